@@ -1,0 +1,142 @@
+# kvmlu build. `make` builds all userspace into build/; `make check` runs
+# every test; `make demo` is the main job; `make bench`, `make fuzz`,
+# `make kernel` as the README says.
+#
+# Every user-facing target first runs scripts/install-deps.sh (a no-op once
+# the packages are there), then re-enters make for the real work, so a fresh
+# machine needs nothing installed by hand.
+#
+# Three builds of the same sources:
+#   build/            -O2, what `make demo`, `make bench` and users run
+#   build/san/        ASan + UBSan, what the tests run
+#   build/fuzz/       clang, libFuzzer-instrumented, for `make fuzz`
+# Each folder's module.mk registers its libraries, programs and tests with
+# the kvmlu_lib / kvmlu_prog helpers below.
+
+.DEFAULT_GOAL := all
+SHELL := /bin/bash
+B := build
+
+ENTRY_TARGETS := all check demo bench fuzz kernel
+.PHONY: $(ENTRY_TARGETS) deps clean
+ifeq ($(KVMLU_DEPS_DONE),)
+$(ENTRY_TARGETS):
+	@scripts/install-deps.sh
+	@$(MAKE) --no-print-directory KVMLU_DEPS_DONE=1 $@
+deps:
+	@scripts/install-deps.sh
+else
+
+CC := gcc
+FUZZ_CC := clang
+STD := -std=c11 -D_GNU_SOURCE
+WARN := -Wall -Wextra -Werror
+INC := -Iinclude -I.
+PKGS := libfdt json-c libxxhash
+PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+LDLIBS := -lfdt -ljson-c -lxxhash -lpthread
+
+CFLAGS_rel  := $(STD) $(WARN) $(INC) $(PKG_CFLAGS) -O2 -g
+CFLAGS_san  := $(STD) $(WARN) $(INC) $(PKG_CFLAGS) -O1 -g \
+	-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+CFLAGS_fuzz := $(STD) $(WARN) $(INC) $(PKG_CFLAGS) -O1 -g \
+	-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
+LDFLAGS_rel  :=
+LDFLAGS_san  := -fsanitize=address,undefined
+LDFLAGS_fuzz := -fsanitize=fuzzer,address,undefined
+
+OBJDIR_rel := $(B)/obj
+OBJDIR_san := $(B)/san/obj
+OBJDIR_fuzz := $(B)/fuzz/obj
+LIBDIR_rel := $(B)/lib
+LIBDIR_san := $(B)/san/lib
+LIBDIR_fuzz := $(B)/fuzz/lib
+BINDIR_rel := $(B)/bin
+BINDIR_san := $(B)/san/bin
+
+$(OBJDIR_rel)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_rel) -MMD -MP -c $< -o $@
+$(OBJDIR_san)/%.o: %.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS_san) -MMD -MP -c $< -o $@
+$(OBJDIR_fuzz)/%.o: %.c
+	@mkdir -p $(@D)
+	$(FUZZ_CC) $(CFLAGS_fuzz) -MMD -MP -c $< -o $@
+
+# Libraries in link order (a library may use those after it).
+LIB_ORDER := agent vmm guestmem
+
+# $(call kvmlu_lib,NAME,SOURCES): libNAME.a in every build.
+define kvmlu_lib
+LIB_$(1)_SRCS := $(2)
+LIBS_DEFINED += $(1)
+$(LIBDIR_rel)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2))
+	@mkdir -p $$(@D); rm -f $$@; ar rcs $$@ $$^
+$(LIBDIR_san)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2))
+	@mkdir -p $$(@D); rm -f $$@; ar rcs $$@ $$^
+$(LIBDIR_fuzz)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_fuzz)/%.o,$(2))
+	@mkdir -p $$(@D); rm -f $$@; ar rcs $$@ $$^
+DEPFILES += $$(patsubst %.c,$(OBJDIR_rel)/%.d,$(2)) $$(patsubst %.c,$(OBJDIR_san)/%.d,$(2))
+endef
+
+# libs a program or test links, in LIB_ORDER, for a build
+libs_for = $(foreach l,$(LIB_ORDER),$(if $(filter $(l),$(2)),$(LIBDIR_$(1))/lib$(l).a))
+
+# $(call kvmlu_prog,NAME,MAIN_SOURCES,LIBS): build/bin/NAME and build/san/bin/NAME
+define kvmlu_prog
+PROGS_rel += $(BINDIR_rel)/$(1)
+PROGS_san += $(BINDIR_san)/$(1)
+$(BINDIR_rel)/$(1): $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2)) $$(call libs_for,rel,$(3))
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS_rel) -o $$@ $$^ $(LDLIBS) $(4)
+$(BINDIR_san)/$(1): $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2)) $$(call libs_for,san,$(3))
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS_san) -o $$@ $$^ $(LDLIBS) $(4)
+DEPFILES += $$(patsubst %.c,$(OBJDIR_rel)/%.d,$(2)) $$(patsubst %.c,$(OBJDIR_san)/%.d,$(2))
+endef
+
+# $(call kvmlu_unit_test,SOURCE,LIBS): a cmocka test in the sanitizer build
+define kvmlu_unit_test
+UNIT_TESTS += $(B)/san/test/$(basename $(notdir $(1)))
+$(B)/san/test/$(basename $(notdir $(1))): $(OBJDIR_san)/$(basename $(1)).o $$(call libs_for,san,$(2))
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS_san) -o $$@ $$^ $(LDLIBS) -lcmocka
+DEPFILES += $(OBJDIR_san)/$(basename $(1)).d
+endef
+
+# $(call kvmlu_fuzzer,SOURCE,LIBS): a libFuzzer target
+define kvmlu_fuzzer
+FUZZERS += $(B)/fuzz/bin/$(basename $(notdir $(1)))
+$(B)/fuzz/bin/$(basename $(notdir $(1))): $(OBJDIR_fuzz)/$(basename $(1)).o $$(call libs_for,fuzz,$(2))
+	@mkdir -p $$(@D)
+	$(FUZZ_CC) $(LDFLAGS_fuzz) -o $$@ $$^ $(LDLIBS)
+endef
+
+# Each folder registers what it builds.
+include $(wildcard guestmem/module.mk vmm/module.mk agent/module.mk)
+include $(wildcard tests/guest/module.mk tests/unit/module.mk tests/fuzz/module.mk)
+include $(wildcard kernel/module.mk tests/harness/module.mk tests/bench/module.mk)
+
+all: $(PROGS_rel) $(GUEST_BINS)
+
+# The test binaries: sanitizer builds of the programs, unit tests, payloads.
+tests-build: all $(PROGS_san) $(UNIT_TESTS)
+
+check: tests-build
+	@tests/run-tests.sh
+
+demo: all
+	@tests/demo.sh
+
+bench: all
+	@tests/bench/run.sh
+
+fuzz: $(FUZZERS)
+	@tests/fuzz/run.sh $(FUZZERS)
+
+clean:
+	rm -rf $(B)
+
+-include $(DEPFILES)
+endif

@@ -1,0 +1,14 @@
+#!/bin/bash
+# `make bench`: every tests/bench/bench_*.sh in name order. Each prints its
+# own table; figures that matter are ratios measured side by side in one run
+# (these machines are noisy), never absolute thresholds.
+set -u
+cd "$(dirname "$0")/../.."
+rc=0
+for b in tests/bench/bench_*.sh; do
+	[ -x "$b" ] || continue
+	echo "=== $(basename "$b" .sh)"
+	"$b" || { echo "bench $(basename "$b") failed (exit $?)"; rc=1; }
+	echo
+done
+exit $rc

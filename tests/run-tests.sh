@@ -1,0 +1,102 @@
+#!/bin/bash
+# The test run behind `make check`: cmocka unit tests, native /dev/kvm
+# integration tests, then the QEMU host-harness cases. Every case ends as
+# PASS, FAIL or SKIP (with its reason); the last line is the summary
+# "N passed, N failed, N skipped" that CI reads. Exit status 1 on any FAIL.
+#
+# KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
+# picks native/harness cases by name.
+set -u
+cd "$(dirname "$0")/.."
+top=$PWD
+logs=$top/build/test-logs
+mkdir -p "$logs"
+suites=${KVMLU_TESTS:-unit,native,harness}
+filter=${KVMLU_TEST_FILTER:-.}
+pass=0 fail=0 skip=0
+failed=()
+
+result() { # result PASS|FAIL|SKIP name [reason]
+	case $1 in
+	PASS) pass=$((pass + 1)); echo "PASS: $2" ;;
+	FAIL) fail=$((fail + 1)); failed+=("$2"); echo "FAIL: $2${3:+ ($3)}" ;;
+	SKIP) skip=$((skip + 1)); echo "SKIP: $2 (${3:-no reason given})" ;;
+	esac
+}
+
+want() { [[ ",$suites," == *",$1,"* ]]; }
+
+if want unit; then
+	echo "== unit tests (cmocka, ASan+UBSan)"
+	for t in build/san/test/test_*; do
+		[ -x "$t" ] || continue
+		name=unit/$(basename "$t")
+		log=$logs/${name//\//_}.log
+		# cmocka prints one [ OK ] / [ FAILED ] line per case.
+		timeout 300 "$t" >"$log" 2>&1
+		rc=$?
+		while read -r line; do
+			case $line in
+			"[       OK ] "*) result PASS "$name/${line#\[       OK \] }" ;;
+			"[  FAILED  ] "*" test(s), listed below:"*) ;;
+			"[  FAILED  ] "*) result FAIL "$name/${line#\[  FAILED  \] }" ;;
+			"[  SKIPPED ] "*" test(s), listed below:"*) ;;
+			"[  SKIPPED ] "*) result SKIP "$name/${line#\[  SKIPPED \] }" "skipped by the test" ;;
+			esac
+		done < <(grep -E '^\[ +(OK|FAILED|SKIPPED) +\] ' "$log" | grep -v ' test(s)\.$')
+		if [ $rc -ne 0 ] && ! grep -q '^\[  FAILED  \]' "$log"; then
+			result FAIL "$name" "exit $rc, see $log"
+			tail -n 20 "$log"
+		elif [ $rc -ne 0 ]; then
+			tail -n 30 "$log"
+		fi
+	done
+fi
+
+# A case script exits 0 (pass), 77 (skip: its last output line is the
+# reason) or anything else (fail). Its output goes to a log, shown on FAIL.
+run_case() { # run_case suite script timeout
+	local name=$1/$(basename "$2" .sh) log rc
+	[[ $name =~ $filter ]] || return 0
+	log=$logs/${name//\//_}.log
+	timeout --foreground -k 10 "$3" "$2" >"$log" 2>&1
+	rc=$?
+	case $rc in
+	0) result PASS "$name" ;;
+	77) result SKIP "$name" "$(tail -n 1 "$log")" ;;
+	124) result FAIL "$name" "timed out after $3 s, log $log"; tail -n 30 "$log" ;;
+	*) result FAIL "$name" "exit $rc, log $log"; tail -n 30 "$log" ;;
+	esac
+}
+
+if want native; then
+	echo "== native tests (kvmlu-vmm on this machine's /dev/kvm)"
+	for s in tests/native/*.sh; do
+		[ -x "$s" ] && run_case native "$s" 600
+	done
+fi
+
+if want harness; then
+	echo "== harness tests (QEMU host running the project's kernel)"
+	if [ -x tests/harness/check.sh ]; then
+		# The harness prints its own PASS:/FAIL:/SKIP: lines.
+		while IFS= read -r line; do
+			case $line in
+			"PASS: "*) result PASS "${line#PASS: }" ;;
+			"FAIL: "*) result FAIL "${line#FAIL: }" ;;
+			"SKIP: "*) r=${line#SKIP: }; result SKIP "${r%% (*}" "$(sed -n 's/^[^(]*(\(.*\))$/\1/p' <<<"$r")" ;;
+			*) echo "$line" ;;
+			esac
+		done < <(KVMLU_TEST_FILTER=$filter tests/harness/check.sh 2>&1)
+	else
+		result SKIP harness "tests/harness/check.sh not present"
+	fi
+fi
+
+echo
+if [ $fail -gt 0 ]; then
+	echo "failed:"
+	printf '  %s\n' "${failed[@]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped"
+[ $fail -eq 0 ]
