@@ -50,6 +50,11 @@ struct guestmem {
 #define GUESTMEM_LOW_RAM_END	0xC0000000ULL	/* 3 GiB: hole up to 4 GiB */
 #define GUESTMEM_HIGH_RAM_START	0x100000000ULL
 
+/* Region sizes and GPAs are multiples of this (memslots, huge pages). */
+#define GUESTMEM_SIZE_ALIGN	(2ULL << 20)
+/* Largest guest guestmem_layout() plans (well inside 46-bit GPAs). */
+#define GUESTMEM_MAX_RAM	(1ULL << 40)
+
 /* Parse "256M", "2G", "1048576", "512K": bytes, must be a multiple of 2 MiB. */
 int guestmem_parse_size(const char *s, uint64_t *out);
 
@@ -76,10 +81,17 @@ int guestmem_create(struct guestmem *gm, enum guestmem_backend backend,
  * state FDT); fds[i] is the file of region i. Checks each file's size is at
  * least its region's and maps it. On error, nothing is left mapped and the
  * fds stay owned by the caller.
+ * The plan is outside input too: regions must be 2 MiB aligned, must not
+ * overlap or share a slot; total is recomputed (0 is fine). memfd files
+ * must be unlinked shmem files (what LUO can preserve), guest_memfd files
+ * real guest_memfds. On success gm owns the fds (guestmem_destroy closes).
  */
 int guestmem_adopt(struct guestmem *gm, const int *fds, char *err, size_t errlen);
 
-/* Register every region as a memslot of vm_fd (KVM_SET_USER_MEMORY_REGION2). */
+/*
+ * Register every region as a memslot of vm_fd (KVM_SET_USER_MEMORY_REGION2).
+ * If one fails, the slots already registered are deleted again.
+ */
 int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen);
 
 /* Host pointer for [gpa, gpa+len) if it lies inside one region, else NULL. */

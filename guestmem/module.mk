@@ -1,0 +1,5 @@
+# libguestmem: guest RAM files, memslots, checksums, fd handoff.
+$(eval $(call kvmlu_lib,guestmem,$(wildcard guestmem/*.c)))
+
+# make bench: checksum throughput next to plain memory reads (bench_checksum.sh).
+$(eval $(call kvmlu_prog,kvmlu-bench-mem,tests/bench/bench_mem.c,guestmem))
