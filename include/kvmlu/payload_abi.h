@@ -17,6 +17,10 @@
  *         present|writable|user, so CPL 3 code can touch all of RAM.
  *
  * All vCPUs start at once (no INIT/SIPI dance), each with its own index.
+ *
+ * Port access from CPL 3: on the hosts here KVM drops IOPL on the way to
+ * CPL 3, so a payload must grant its ports through the TSS I/O bitmap
+ * (the witness does) rather than rely on IOPL 3.
  */
 #ifndef KVMLU_PAYLOAD_ABI_H
 #define KVMLU_PAYLOAD_ABI_H
