@@ -1,0 +1,9 @@
+# Peer test: upstream tools/testing/selftests/liveupdate/luo_kexec_simple, as it
+# ships (built by build-peers.sh). One session with one memfd across one kexec.
+# Stage 1 runs it with -s 1, then kexec; stage 2 runs -s 2 (lib.sh:
+# luo_selftest_stage).
+HARNESS_NAME=peer/luo_kexec_simple
+HARNESS_TIMEOUT=180
+
+stage1() { luo_selftest_stage luo_kexec_simple; }
+stage2() { luo_selftest_stage luo_kexec_simple; }

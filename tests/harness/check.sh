@@ -1,0 +1,93 @@
+#!/bin/bash
+# The harness part of `make check` (called by tests/run-tests.sh, which
+# counts the PASS:/FAIL:/SKIP: lines printed here and echoes the rest).
+#
+# 1. The kernel: kernel/build.sh returns in seconds when the cache has the
+#    current key, else builds it (~7 min on 2 cores; CI's first run on a
+#    new machine does this). KVMLU_HARNESS_NO_BUILD=1 skips the cases
+#    instead of building.
+# 2. uapi/kvmlu_headers_match_kernel (no QEMU).
+# 3. The upstream selftests from the same source, built static (cached).
+# 4. The initramfs, then every tests/harness/cases/*.sh whose result name
+#    matches KVMLU_TEST_FILTER, one QEMU boot each, sequentially (2 cores).
+# The last lines say which cases ran and which were filtered out.
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+cd "$top" || exit 1
+filter=${KVMLU_TEST_FILTER:-.}
+logs=$top/build/test-logs
+work=$top/build/harness
+mkdir -p "$logs" "$work"
+
+case_name() { # the result name of a case file (HARNESS_NAME= or harness/CASE)
+	local n
+	n=$(sed -n 's/^HARNESS_NAME=//p' "$1" | tail -n 1)
+	echo "${n:-harness/$(basename "$1" .sh)}"
+}
+skip_all() { # skip_all REASON
+	local c
+	for c in "$here"/cases/*.sh; do
+		n=$(case_name "$c")
+		[[ $n =~ $filter ]] && echo "SKIP: $n ($1)"
+	done
+}
+
+uapi_name=uapi/kvmlu_headers_match_kernel
+if [ -f build/kernel/info ] && [ "${KVMLU_HARNESS_NO_BUILD:-0}" = 1 ]; then
+	echo "harness: using the kernel in build/kernel without checking its key"
+elif [ "${KVMLU_HARNESS_NO_BUILD:-0}" = 1 ]; then
+	[[ $uapi_name =~ $filter ]] && echo "SKIP: $uapi_name (no kernel in the cache, KVMLU_HARNESS_NO_BUILD=1)"
+	skip_all "no kernel in the cache, KVMLU_HARNESS_NO_BUILD=1"
+	exit 0
+else
+	echo "harness: kernel/build.sh (seconds if cached, ~7 min to build; log $logs/harness-kernel.log)"
+	if ! kernel/build.sh >"$logs/harness-kernel.log" 2>&1; then
+		tail -n 20 "$logs/harness-kernel.log" | sed 's/^/    | /'
+		echo "FAIL: harness/kernel_build (kernel/build.sh failed, log $logs/harness-kernel.log)"
+		skip_all "the kernel did not build"
+		exit 0
+	fi
+fi
+kdir=$(readlink -f build/kernel)
+echo "harness: kernel $(sed -n 's/^package_version=//p' "$kdir/info"), $kdir"
+
+if [[ $uapi_name =~ $filter ]]; then
+	"$here/uapi/check.sh" "$kdir/headers/include" "$work/uapi"
+fi
+
+peers=""
+peers_err=""
+if ! peers=$("$here/build-peers.sh" "$kdir" 2>"$logs/harness-peers.log"); then
+	peers_err="upstream selftests did not build, log $logs/harness-peers.log"
+	tail -n 10 "$logs/harness-peers.log" | sed 's/^/    | /'
+	peers=""
+fi
+
+initrd=$work/initramfs.cpio
+if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
+	cat "$logs/harness-initramfs.log"
+	echo "FAIL: harness/initramfs (mkinitramfs.sh failed, log $logs/harness-initramfs.log)"
+	skip_all "no initramfs"
+	exit 0
+fi
+echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
+
+ran=() filtered=()
+for c in "$here"/cases/*.sh; do
+	n=$(case_name "$c")
+	if ! [[ $n =~ $filter ]]; then
+		filtered+=("$n")
+		continue
+	fi
+	if [ -n "$peers_err" ] && [[ $n == peer/* ]]; then
+		echo "FAIL: $n ($peers_err)"
+		ran+=("$n")
+		continue
+	fi
+	"$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
+	ran+=("$n")
+done
+echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"
+[ ${#filtered[@]} -gt 0 ] && echo "harness: filtered out: ${filtered[*]}"
+exit 0

@@ -1,0 +1,111 @@
+# Helpers for harness case scripts; sourced by /init inside the QEMU host
+# (busybox sh). Every line meant for the host starts with "KVMLU-HARNESS: "
+# on the serial console; run-case.sh reads them.
+#
+#   pass [msg] / fail msg / skip reason   end the case: print the verdict and
+#                                         power QEMU off with its exit code
+#   report PASS|FAIL|SKIP name [reason]   one extra result line (subtests)
+#   kexec_next_stage [extra cmdline]      kexec -s the same kernel into the
+#                                         next stage; does not return
+#   harness_log msg                       a timestamped progress line
+#   $HARNESS_CASE $HARNESS_STAGE          from kvmlu.case= / kvmlu.stage=
+#   $HARNESS_CARRY                        a directory copied into the next
+#                                         stage's initramfs by the harness,
+#                                         NOT through KHO: for expectations
+#                                         only, never for what a test proves
+
+HARNESS_CMDLINE=$(cat /proc/cmdline)
+HARNESS_CASE=$(echo "$HARNESS_CMDLINE" | sed -n 's/.*kvmlu\.case=\([^ ]*\).*/\1/p')
+HARNESS_STAGE=$(echo "$HARNESS_CMDLINE" | sed -n 's/.*kvmlu\.stage=\([0-9]*\).*/\1/p')
+HARNESS_STAGE=${HARNESS_STAGE:-1}
+HARNESS_CARRY=/carry
+HARNESS_KERNEL=/boot/bzImage
+export HARNESS_CASE HARNESS_STAGE HARNESS_CARRY HARNESS_KERNEL
+
+harness_log() {
+	echo "KVMLU-HARNESS: [$(cut -d' ' -f1 /proc/uptime)] $*"
+}
+
+# isa-debug-exit at 0xf4: QEMU exits with (value << 1) | 1, so 0 -> 1 pass,
+# 1 -> 3 fail, 2 -> 5 skip. A plain poweroff (exit 0) is "no verdict".
+harness_exit() {
+	printf "\\$(printf '%03o' "$1")" |
+		dd of=/dev/port bs=1 seek=244 count=1 2>/dev/null
+	echo "KVMLU-HARNESS: isa-debug-exit write failed, powering off"
+	poweroff -f
+	sleep 60
+}
+
+pass() {
+	echo "KVMLU-HARNESS: RESULT PASS ${1:-}"
+	harness_exit 0
+}
+
+fail() {
+	echo "KVMLU-HARNESS: RESULT FAIL ${1:-no reason given}"
+	harness_exit 1
+}
+
+skip() {
+	echo "KVMLU-HARNESS: RESULT SKIP ${1:-no reason given}"
+	harness_exit 2
+}
+
+report() { # report PASS|FAIL|SKIP name [reason]
+	echo "KVMLU-HARNESS: REPORT $1 $2${3:+ ($3)}"
+}
+
+# The next kernel needs an initramfs file, and the running one cannot hold
+# itself, so it is rebuilt from the rootfs. A bind mount of / shows rootfs
+# without the mounts on top (/dev keeps its console node, /tmp is empty).
+harness_make_initrd() { # harness_make_initrd OUT
+	mkdir -p /run/rootview
+	mount --bind / /run/rootview || return 1
+	(cd /run/rootview && find . | cpio -o -H newc 2>/dev/null) >"$1"
+	local rc=$?
+	umount /run/rootview
+	return $rc
+}
+
+kexec_next_stage() { # kexec_next_stage [extra cmdline words]
+	local next=$((HARNESS_STAGE + 1)) cmdline initrd=/tmp/.next-initrd.cpio
+	cmdline=$(echo "$HARNESS_CMDLINE" | sed "s/kvmlu\.stage=[0-9]*/kvmlu.stage=$next/")
+	case $cmdline in *kvmlu.stage=*) ;; *) cmdline="$cmdline kvmlu.stage=$next" ;; esac
+	[ -n "${1:-}" ] && cmdline="$cmdline $*"
+	harness_make_initrd "$initrd" || fail "stage $HARNESS_STAGE: could not rebuild the initramfs"
+	harness_log "kexec load: stage $next, initramfs $(wc -c <"$initrd") bytes"
+	kexec -s -l "$HARNESS_KERNEL" --initrd="$initrd" --command-line="$cmdline" ||
+		fail "stage $HARNESS_STAGE: kexec -s -l $HARNESS_KERNEL failed"
+	rm -f "$initrd"
+	sync
+	harness_log "kexec -e: stage $HARNESS_STAGE -> $next"
+	kexec -e
+	fail "stage $HARNESS_STAGE: kexec -e returned"
+}
+
+dmesg_has() { # dmesg_has REGEX
+	dmesg | grep -q -E "$1"
+}
+
+# An upstream two-stage LUO selftest (tools/testing/selftests/liveupdate,
+# built by build-peers.sh), run as its vmtest.sh init runs it: stage 1
+# `-s 1` (it leaves a child holding its sessions), kexec; stage 2 `-s 2`,
+# which must exit 0 and print "TEST PASSED".
+luo_selftest_stage() { # luo_selftest_stage NAME
+	local bin=/peer/liveupdate/$1 rc
+	[ -x "$bin" ] || fail "$bin missing (build-peers.sh)"
+	case $HARNESS_STAGE in
+	1)
+		"$bin" -s 1 || fail "$1 -s 1 exited $?"
+		kexec_next_stage
+		;;
+	2)
+		"$bin" -s 2 >/tmp/peer.out 2>&1
+		rc=$?
+		cat /tmp/peer.out
+		[ $rc -eq 0 ] || fail "$1 -s 2 exited $rc"
+		grep -q 'TEST PASSED' /tmp/peer.out || fail "$1 -s 2 printed no 'TEST PASSED'"
+		pass "$1 passed both stages"
+		;;
+	esac
+}

@@ -1,0 +1,90 @@
+#!/bin/bash
+# Builds the harness host's initramfs (an uncompressed newc cpio):
+# busybox-static with its applet links, kexec-tools' kexec, the project's
+# programs from build/bin and build/guest with the shared libraries ldd
+# lists for them, the kernel itself as /boot/bzImage (stage 1 kexecs it),
+# the upstream selftest binaries (PEERS dir, optional), /init, the guest
+# helpers and every case script. Rebuilt on each harness run (~1 s).
+#
+# Usage: mkinitramfs.sh OUT.cpio BZIMAGE [PEERS_DIR]
+# Extra files for a case: tests/harness/cases/NAME.files, lines of
+# "host-path guest-path" (host path relative to the repo top; a missing host
+# file is left out, so the case can SKIP with the reason).
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+out=$1 kernel=$2 peers=${3:-}
+mkdir -p "$(dirname "$out")"
+# A private staging tree and an atomic rename: two harness runs at once
+# (several engineers share the work tree) never see a half-written archive.
+root=$(mktemp -d "$(dirname "$out")/rootfs.XXXXXX")
+trap 'rm -rf "$root"' EXIT
+chmod 755 "$root"
+
+die() { echo "mkinitramfs: $*" >&2; exit 1; }
+[ -f "$kernel" ] || die "kernel $kernel not found"
+[ "$(id -u)" = 0 ] || die "needs root (mknod /dev/console, files owned by root)"
+
+mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,run,boot,cases,harness,carry,kvmlu/bin,kvmlu/guest,peer,etc,root}
+# The kernel opens /dev/console before /init can mount devtmpfs.
+mknod -m 600 "$root/dev/console" c 5 1
+
+copy_libs() { # copy_libs ELF: the shared libraries ldd names for it
+	local lib
+	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' |
+	while read -r lib; do
+		[ -e "$root$lib" ] && continue
+		mkdir -p "$root$(dirname "$lib")"
+		cp -L "$lib" "$root$lib"
+	done
+}
+
+add_prog() { # add_prog HOST_PATH GUEST_PATH
+	mkdir -p "$root$(dirname "$2")"
+	cp -L "$1" "$root$2"
+	# ldd fails on static binaries and on non-ELF files: nothing to copy.
+	if ldd "$1" >/dev/null 2>&1; then
+		copy_libs "$1"
+	fi
+}
+
+busybox=$(command -v busybox) || die "busybox not found (package busybox-static)"
+ldd "$busybox" >/dev/null 2>&1 && die "$busybox is dynamically linked; install busybox-static"
+cp "$busybox" "$root/bin/busybox"
+for applet in $("$busybox" --list); do
+	[ -e "$root/bin/$applet" ] || ln -s busybox "$root/bin/$applet"
+done
+
+kexec=$(command -v kexec || echo /usr/sbin/kexec)
+[ -x "$kexec" ] || die "kexec not found (package kexec-tools)"
+add_prog "$kexec" /sbin/kexec
+
+for f in "$top"/build/bin/*; do
+	[ -f "$f" ] && [ -x "$f" ] && add_prog "$f" "/kvmlu/bin/$(basename "$f")"
+done
+for f in "$top"/build/guest/*; do
+	[ -f "$f" ] && cp "$f" "$root/kvmlu/guest/"
+done
+
+cp "$kernel" "$root/boot/bzImage"
+cp "$here/guest/init" "$root/init"
+cp "$here/guest/lib.sh" "$root/harness/lib.sh"
+cp "$here"/cases/*.sh "$root/cases/"
+if [ -n "$peers" ] && [ -d "$peers" ]; then
+	cp -a "$peers/." "$root/peer/"
+fi
+
+for list in "$here"/cases/*.files; do
+	[ -f "$list" ] || continue
+	while read -r src dst; do
+		case $src in ''|'#'*) continue ;; esac
+		[ -e "$top/$src" ] || continue
+		add_prog "$top/$src" "$dst"
+	done <"$list"
+done
+
+echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
+echo "root:x:0:" >"$root/etc/group"
+
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$root.cpio"
+mv "$root.cpio" "$out"

@@ -1,0 +1,112 @@
+#!/bin/bash
+# Boots one harness case in QEMU and prints its verdict lines:
+# "PASS: name", "FAIL: name (why)", "SKIP: name (reason)", plus one line per
+# "report" the case made inside. Called by check.sh; usable by hand:
+#   tests/harness/run-case.sh CASE BZIMAGE INITRAMFS [LOGDIR]
+#
+# The serial console goes to LOGDIR/harness-CASE.log, each line prefixed
+# with the host time since QEMU was started ("[  12.345678] ..."), which is
+# what tests/bench/bench_kexec.sh measures. The exit code comes from
+# isa-debug-exit (see guest/lib.sh); a hard host-side timeout kills QEMU.
+# The log is kept for every case; a failing case also prints its tail.
+#
+# Host-side settings, read from "HARNESS_X=value" lines of the case file
+# (never by running it; it holds guest code):
+#   HARNESS_NAME     result name           (default harness/CASE)
+#   HARNESS_MEM      QEMU -m               (default 2G)
+#   HARNESS_SMP      QEMU -smp             (default 2)
+#   HARNESS_TIMEOUT  seconds for all stages (default 120)
+#   HARNESS_APPEND   extra kernel command line words
+#   HARNESS_PASS_LINE / HARNESS_FAIL_LINE  judge by the serial log instead
+#                    of the exit code: pass iff PASS_LINE appears and
+#                    FAIL_LINE does not (for tests that cannot power off)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+top=$(cd "$here/../.." && pwd)
+case=$1 kernel=$2 initrd=$3 logs=${4:-$top/build/test-logs}
+file=$here/cases/$case.sh
+mkdir -p "$logs"
+log=$logs/harness-$case.log
+
+setting() { # setting NAME DEFAULT
+	local v
+	v=$(sed -n "s/^$1=//p" "$file" | tail -n 1)
+	v=${v#\"}; v=${v%\"}; v=${v#\'}; v=${v%\'}
+	echo "${v:-$2}"
+}
+name=$(setting HARNESS_NAME "harness/$case")
+mem=$(setting HARNESS_MEM 2G)
+smp=$(setting HARNESS_SMP 2)
+limit=$(setting HARNESS_TIMEOUT 120)
+append=$(setting HARNESS_APPEND "")
+pass_line=$(setting HARNESS_PASS_LINE "")
+fail_line=$(setting HARNESS_FAIL_LINE "")
+
+stamp() { # prefix each serial line with the host time since $1 (us)
+	local line now
+	while IFS= read -r line; do
+		now=${EPOCHREALTIME/./}
+		now=$((now - $1))
+		printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
+	done
+}
+
+# no_timer_check: under TCG on a loaded host the IO-APIC timer check can
+# miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
+cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
+start=${EPOCHREALTIME/./}
+timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$smp" \
+	-nographic -nodefaults -serial stdio -no-reboot \
+	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	</dev/null 2>&1 | stamp "$start" >"$log"
+rc=${PIPESTATUS[0]}
+
+result_line=$(grep -a 'KVMLU-HARNESS: RESULT ' "$log" | tail -n 1)
+reason=${result_line#*KVMLU-HARNESS: RESULT }
+reason=${reason#* }
+stages=$(grep -a -o 'KVMLU-HARNESS: \[[0-9. ]*\] userspace stage [0-9]*' "$log" |
+	sed 's/.* //' | tr '\n' ' ' | sed 's/ $//')
+
+grep -a 'KVMLU-HARNESS: REPORT ' "$log" | sed 's/.*KVMLU-HARNESS: REPORT //' |
+while read -r status rest; do
+	sub=${rest%% *} why=${rest#"$sub"}; why=${why# }
+	case $status in
+	PASS) echo "PASS: $sub" ;;
+	FAIL) echo "FAIL: $sub${why:+ $why}" ;;
+	SKIP) echo "SKIP: $sub ${why:-(no reason given)}" ;;
+	esac
+done
+
+verdict=FAIL why=""
+if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+	why="timed out after ${limit}s, stages reached: ${stages:-none}"
+elif [ -n "$pass_line" ]; then
+	if [ -n "$fail_line" ] && grep -a -q -F "$fail_line" "$log"; then
+		why="serial log has '$fail_line'"
+	elif grep -a -q -F "$pass_line" "$log"; then
+		verdict=PASS
+	else
+		why="serial log lacks '$pass_line'"
+	fi
+else
+	case $rc in
+	1) verdict=PASS ;;
+	3) why=${reason:-the case failed without a reason} ;;
+	5) verdict=SKIP why=${reason:-no reason given} ;;
+	*)
+		why="QEMU exited $rc without a verdict, stages reached: ${stages:-none}"
+		grep -a -q 'Kernel panic' "$log" && why="$why; kernel panic"
+		;;
+	esac
+fi
+
+case $verdict in
+PASS) echo "PASS: $name" ;;
+SKIP) echo "SKIP: $name ($why)" ;;
+FAIL)
+	echo "FAIL: $name ($why, log $log)"
+	tail -n 30 "$log" | sed 's/^/    | /'
+	;;
+esac
+[ $verdict != FAIL ]
