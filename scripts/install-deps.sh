@@ -7,7 +7,8 @@ set -eu
 PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libfdt-dev device-tree-compiler libjson-c-dev libxxhash-dev libcmocka-dev
 qemu-system-x86 kexec-tools busybox-static cpio
-flex bison bc libelf-dev libssl-dev dwarves python3 xz-utils zstd rsync"
+flex bison bc libelf-dev libssl-dev dwarves python3 xz-utils zstd rsync jq
+libvirt-dev libvirt-daemon-system libxml2-dev"
 
 missing=""
 for p in $PKGS; do

@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The libvirt domain reports as JSON (see libvirt_domains.h): written into
+ * the journal before the kexec and into the report, read back by the next
+ * kernel's agent. What comes back is untrusted like any file: every field
+ * is checked and a bad entry refuses the whole array.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/agent_err.h"
+#include "agent/libvirt_domains.h"
+
+static void add_time(struct json_object *o, const char *key, int64_t ns)
+{
+	if (ns)
+		json_object_object_add(o, key, json_object_new_int64(ns));
+}
+
+struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (unsigned int i = 0; arr && i < s->nr; i++) {
+		const struct libvirt_domain_report *d = &s->d[i];
+		struct json_object *o = json_object_new_object();
+		int64_t down = libvirt_domain_downtime_ns(d);
+
+		if (!o) {
+			json_object_put(arr);
+			return NULL;
+		}
+		json_object_object_add(o, "name", json_object_new_string(d->name));
+		json_object_object_add(o, "uuid", json_object_new_string(d->uuid));
+		json_object_object_add(o, "state",
+				       json_object_new_string(libvirt_domain_state_name(d->state)));
+		json_object_object_add(o, "was_paused", json_object_new_boolean(d->was_paused));
+		add_time(o, "suspended_ns", d->suspended_ns);
+		add_time(o, "saved_ns", d->saved_ns);
+		add_time(o, "resumed_ns", d->resumed_ns);
+		/* Written for the reader of the report; ignored when read back. */
+		if (down >= 0)
+			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
+		if (d->error[0])
+			json_object_object_add(o, "error", json_object_new_string(d->error));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static int get_str(struct json_object *o, const char *key, bool required, char *buf,
+		   size_t len, char *err, size_t errlen)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, key, &v)) {
+		if (required)
+			return agent_err(err, errlen, -EINVAL, "libvirt domain without \"%s\"", key);
+		buf[0] = '\0';
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a string", key);
+	s = json_object_get_string(v);
+	if (strlen(s) >= len)
+		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" longer than %zu",
+				 key, len - 1);
+	snprintf(buf, len, "%s", s);
+	return 0;
+}
+
+static int get_time(struct json_object *o, const char *key, int64_t *out, char *err,
+		    size_t errlen)
+{
+	struct json_object *v;
+
+	*out = 0;
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a time", key);
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
+static int entry_from_json(struct json_object *o, struct libvirt_domain_report *d,
+			   char *err, size_t errlen)
+{
+	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
+		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "error", NULL };
+	struct json_object *v;
+	char state[24];
+	unsigned int st;
+	int ret;
+
+	if (!json_object_is_type(o, json_type_object))
+		return agent_err(err, errlen, -EINVAL, "libvirt domain entry is not an object");
+	json_object_object_foreach(o, key, val) {
+		unsigned int k;
+
+		(void)val;
+		for (k = 0; keys[k] && strcmp(keys[k], key); k++)
+			;
+		if (!keys[k])
+			return agent_err(err, errlen, -EINVAL, "libvirt domain key \"%.32s\" unknown",
+					 key);
+	}
+	memset(d, 0, sizeof(*d));
+	if ((ret = get_str(o, "name", true, d->name, sizeof(d->name), err, errlen)) ||
+	    (ret = get_str(o, "uuid", true, d->uuid, sizeof(d->uuid), err, errlen)) ||
+	    (ret = get_str(o, "state", true, state, sizeof(state), err, errlen)) ||
+	    (ret = get_str(o, "error", false, d->error, sizeof(d->error), err, errlen)) ||
+	    (ret = get_time(o, "suspended_ns", &d->suspended_ns, err, errlen)) ||
+	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
+	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))
+		return ret;
+	if (strlen(d->uuid) != LIBVIRT_UUID_LEN)
+		return agent_err(err, errlen, -EINVAL, "libvirt domain uuid \"%s\" is not a UUID",
+				 d->uuid);
+	for (st = 0; st < LIBVIRT_DOMAIN_NR_STATES; st++)
+		if (!strcmp(state, libvirt_domain_state_name(st)))
+			break;
+	if (st == LIBVIRT_DOMAIN_NR_STATES)
+		return agent_err(err, errlen, -EINVAL, "libvirt domain state \"%s\" unknown", state);
+	d->state = (enum libvirt_domain_state)st;
+	if (json_object_object_get_ex(o, "was_paused", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return agent_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
+		d->was_paused = json_object_get_boolean(v);
+	}
+	return 0;
+}
+
+int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s,
+			      char *err, size_t errlen)
+{
+	struct libvirt_domain_report *tmp;
+	size_t n;
+	int ret = 0;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return agent_err(err, errlen, -EINVAL, "libvirt domains is not an array");
+	n = json_object_array_length(arr);
+	if (n > LIBVIRT_DOMAINS_MAX)
+		return agent_err(err, errlen, -E2BIG, "%zu libvirt domains, at most %d", n,
+				 LIBVIRT_DOMAINS_MAX);
+	/* Parsed aside first, so a bad entry leaves s as it was. */
+	tmp = calloc(n ? n : 1, sizeof(*tmp));
+	if (!tmp)
+		return agent_err(err, errlen, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = entry_from_json(json_object_array_get_idx(arr, i), &tmp[i], err, errlen);
+	if (!ret) {
+		memcpy(s->d, tmp, n * sizeof(*tmp));
+		s->nr = (unsigned int)n;
+	}
+	free(tmp);
+	return ret;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The real operations behind the host-update state machine: VMM control
+ * sockets, kexec_file_load, LUO, state_dir, child kvmlu-vmm processes.
+ * One context per update run; the outgoing journal session lives in it
+ * until the kexec (or rollback closes it).
+ */
+#ifndef KVMLU_UPDATE_OPS_HOST_H
+#define KVMLU_UPDATE_OPS_HOST_H
+
+#include <sys/types.h>
+
+#include "agent/agent_config.h"
+#include "agent/journal.h"
+#include "agent/libvirt_update.h"
+#include "agent/update_machine.h"
+#include "guestmem/luo_session.h"
+
+struct json_object;
+
+struct update_host_ctx {
+	const struct agent_config *cfg;
+	struct luo_session journal_out;	/* before kexec */
+	struct luo_session journal_in;	/* after kexec */
+	/* Where progress events go (the CLI's connection); may be NULL. */
+	void (*emit)(void *arg, struct json_object *ev);
+	void *emit_arg;
+	bool quiet;			/* no progress lines on stderr */
+	struct libvirt_update libvirt;	/* libvirt domains (ops->domains_*) */
+	/* The `kvmlu-vmm restore` children started, by VM name. */
+	unsigned int nr_restores;
+	struct {
+		char name[JOURNAL_NAME_MAX];
+		pid_t pid;
+		char log[AGENT_PATH_MAX + 96];
+	} restores[JOURNAL_MAX_VMS];
+};
+
+void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
+			  const struct agent_config *cfg);
+
+/* The event as the agent sends it to the CLI (a new object). */
+struct json_object *update_event_json(const struct journal *j, enum update_event ev,
+				      enum update_phase phase, const struct journal_vm *vm);
+
+#endif /* KVMLU_UPDATE_OPS_HOST_H */
