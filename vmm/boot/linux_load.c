@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Linux image placement and the zero page: see linux_load.h.
+ *
+ * Planning and writing are separate so that every refusal (kernel or
+ * initrd too big for the RAM, command line too long for the kernel)
+ * happens before the first byte of guest RAM is written.
+ */
+#include <errno.h>
+#include <stdbool.h>
+#include <string.h>
+
+#include "vmm/boot/linux_e820.h"
+#include "vmm/boot/linux_layout.h"
+#include "vmm/boot/linux_load.h"
+#include "vmm/boot/mptable.h"
+#include "vmm/err.h"
+
+#define GDT_CODE64	0x00af9a000000ffffULL	/* P, DPL0, code r/x, L, G */
+#define GDT_DATA	0x00cf92000000ffffULL	/* P, DPL0, data r/w, D/B, G */
+#define GDT_ENTRIES	4			/* null, unused, CS 0x10, DS 0x18 */
+
+#define PTE_P		0x1ULL
+#define PTE_RW		0x2ULL
+#define PTE_PS		0x80ULL
+#define PAGE_2M		0x200000ULL
+#define GIB		0x40000000ULL
+
+#define CR0_PE		(1ULL << 0)
+#define CR0_MP		(1ULL << 1)
+#define CR0_ET		(1ULL << 4)
+#define CR0_NE		(1ULL << 5)
+#define CR0_PG		(1ULL << 31)
+#define CR4_PAE		(1ULL << 5)
+#define EFER_LME	(1ULL << 8)
+#define EFER_LMA	(1ULL << 10)
+
+/* "Undefined" loader id: no registered id fits a VMM without firmware. */
+#define LINUX_TYPE_OF_LOADER	0xff
+#define LINUX_LOAD_MIN_ADDR	LINUX_HIGH_MEM_START
+
+static uint64_t align_up(uint64_t v, uint64_t a)
+{
+	return (v + a - 1) & ~(a - 1);
+}
+
+/* RAM that is contiguous from GPA 0, as far as the identity map reaches. */
+static uint64_t low_ram_end(const struct guestmem *gm)
+{
+	uint64_t end = 0;
+	unsigned int i;
+
+	for (i = 0; i < gm->nr; i++) {
+		if (gm->r[i].gpa != end)
+			break;
+		end += gm->r[i].size;
+	}
+	if (end > GUESTMEM_LOW_RAM_END)
+		end = GUESTMEM_LOW_RAM_END;
+	return end;
+}
+
+static bool fits(uint64_t start, uint64_t size, uint64_t end)
+{
+	return start <= end && size <= end - start;
+}
+
+/* The boot-time structures must not overlap and must stay in Linux's low 64 KiB. */
+_Static_assert(LINUX_GDT_GPA + GDT_ENTRIES * 8 <= LINUX_BOOT_PARAMS_GPA, "GDT below zero page");
+_Static_assert(LINUX_BOOT_PARAMS_GPA + 4096 <= LINUX_PML4_GPA, "zero page below page tables");
+_Static_assert(LINUX_PD_GPA + LINUX_IDMAP_GIB * 4096 <= LINUX_CMDLINE_GPA, "PDs below cmdline");
+_Static_assert(LINUX_CMDLINE_GPA + LINUX_CMDLINE_MAX + 1 <= LINUX_LOW_STRUCT_END, "low 64 KiB");
+
+int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in,
+		    struct linux_load_plan *plan, char *err, size_t errlen)
+{
+	struct boot_e820_entry e820[E820_MAX_ENTRIES_ZEROPAGE];
+	const struct linux_bzimage *img;
+	uint64_t top, cmax;
+	unsigned int nr;
+	int rc;
+
+	if (!gm || !in || !in->image || !in->cmdline || !plan)
+		return vmm_err(err, errlen, -EINVAL, "Linux boot: missing input");
+	img = in->image;
+	memset(plan, 0, sizeof(*plan));
+	plan->low_ram_end = low_ram_end(gm);
+	if (plan->low_ram_end < LINUX_MIN_RAM)
+		return vmm_err(err, errlen, -ENOMEM,
+			       "Linux boot: %llu MiB of RAM from address 0, need at least %llu MiB",
+			       (unsigned long long)(plan->low_ram_end >> 20),
+			       (unsigned long long)(LINUX_MIN_RAM >> 20));
+	/* Built again when written; here so that a bad layout changes nothing. */
+	rc = linux_e820_build(gm, e820, E820_MAX_ENTRIES_ZEROPAGE, &nr, err, errlen);
+	if (rc)
+		return rc;
+	if (in->nr_cpus == 0 || in->nr_cpus > MPTABLE_MAX_CPUS)
+		return vmm_err(err, errlen, -EINVAL, "Linux boot: %u vCPUs, must be 1..%u",
+			       in->nr_cpus, MPTABLE_MAX_CPUS);
+	if (mptable_size(in->nr_cpus) > LINUX_HIGH_MEM_START - LINUX_MPTABLE_GPA)
+		return vmm_err(err, errlen, -E2BIG, "Linux boot: MP table for %u vCPUs too big",
+			       in->nr_cpus);
+
+	cmax = img->cmdline_max < LINUX_CMDLINE_MAX ? img->cmdline_max : LINUX_CMDLINE_MAX;
+	plan->cmdline_len = strlen(in->cmdline);
+	if (plan->cmdline_len > cmax)
+		return vmm_err(err, errlen, -E2BIG,
+			       "Linux boot: command line is %zu bytes, the kernel takes at most %llu",
+			       plan->cmdline_len, (unsigned long long)cmax);
+
+	/*
+	 * A relocatable kernel runs where it is put, so use its preferred
+	 * address when RAM holds it there; else the first aligned address
+	 * from 1 MiB. A fixed kernel is loaded at 1 MiB and moves itself to
+	 * pref_address, so both ranges must be RAM.
+	 */
+	if (img->relocatable) {
+		plan->kernel_gpa = img->pref_address;
+		if (plan->kernel_gpa < LINUX_LOAD_MIN_ADDR ||
+		    !fits(plan->kernel_gpa, img->init_size, plan->low_ram_end))
+			plan->kernel_gpa = align_up(LINUX_LOAD_MIN_ADDR, img->alignment);
+	} else {
+		plan->kernel_gpa = LINUX_LOAD_MIN_ADDR;
+		if (img->pref_address > LINUX_LOAD_MIN_ADDR &&
+		    !fits(img->pref_address, img->init_size, plan->low_ram_end))
+			return vmm_err(err, errlen, -ENOMEM,
+				       "Linux boot: fixed kernel runs at %#llx with init_size %#x, past RAM end %#llx",
+				       (unsigned long long)img->pref_address, img->init_size,
+				       (unsigned long long)plan->low_ram_end);
+	}
+	if (!fits(plan->kernel_gpa, img->init_size, plan->low_ram_end))
+		return vmm_err(err, errlen, -ENOMEM,
+			       "Linux boot: kernel needs %#x bytes (init_size) at %#llx, RAM below 3 GiB ends at %#llx",
+			       img->init_size, (unsigned long long)plan->kernel_gpa,
+			       (unsigned long long)plan->low_ram_end);
+	plan->kernel_end = plan->kernel_gpa + img->init_size;
+	plan->entry = plan->kernel_gpa + LINUX_ENTRY64_OFFSET;
+
+	if (in->initrd && in->initrd_size) {
+		/* initrd_addr_max is the highest byte, inclusive. */
+		top = (uint64_t)img->initrd_addr_max + 1;
+		if (top > plan->low_ram_end)
+			top = plan->low_ram_end;
+		if (in->initrd_size > top || top - in->initrd_size < plan->kernel_end)
+			return vmm_err(err, errlen, -ENOMEM,
+				       "Linux boot: initrd of %zu bytes does not fit between the kernel's end %#llx and %#llx",
+				       in->initrd_size, (unsigned long long)plan->kernel_end,
+				       (unsigned long long)top);
+		plan->initrd_gpa = (top - in->initrd_size) & ~0xfffULL;
+		if (plan->initrd_gpa < plan->kernel_end)
+			return vmm_err(err, errlen, -ENOMEM,
+				       "Linux boot: initrd of %zu bytes does not fit above the kernel's end %#llx",
+				       in->initrd_size, (unsigned long long)plan->kernel_end);
+		plan->initrd_size = in->initrd_size;
+	}
+	return 0;
+}
+
+static void linux_write_gdt(uint64_t *gdt)
+{
+	memset(gdt, 0, GDT_ENTRIES * sizeof(*gdt));
+	gdt[LINUX_BOOT_CS / 8] = GDT_CODE64;
+	gdt[LINUX_BOOT_DS / 8] = GDT_DATA;
+}
+
+static void linux_write_page_tables(uint64_t *pml4, uint64_t *pdpt, uint64_t *pd)
+{
+	uint64_t g, i;
+
+	memset(pml4, 0, 4096);
+	memset(pdpt, 0, 4096);
+	pml4[0] = LINUX_PDPT_GPA | PTE_P | PTE_RW;
+	for (g = 0; g < LINUX_IDMAP_GIB; g++) {
+		pdpt[g] = (LINUX_PD_GPA + g * 4096) | PTE_P | PTE_RW;
+		for (i = 0; i < 512; i++)
+			pd[g * 512 + i] = (g * GIB + i * PAGE_2M) | PTE_P | PTE_RW | PTE_PS;
+	}
+}
+
+static int linux_write_zero_page(const struct guestmem *gm, const struct linux_load_input *in,
+				 const struct linux_load_plan *plan, struct boot_params *bp,
+				 char *err, size_t errlen)
+{
+	struct setup_header *h = &bp->hdr;
+	unsigned int nr = 0;
+	int rc;
+
+	memset(bp, 0, sizeof(*bp));
+	/* Fields past what this kernel's header has stay zero, as it expects. */
+	memcpy(h, &in->image->hdr, in->image->hdr_copy_len);
+	h->type_of_loader = LINUX_TYPE_OF_LOADER;
+	h->vid_mode = 0xffff;		/* "normal": no video mode change */
+	h->loadflags = (uint8_t)(h->loadflags & ~(QUIET_FLAG | KEEP_SEGMENTS | CAN_USE_HEAP));
+	h->code32_start = (uint32_t)plan->kernel_gpa;
+	h->cmd_line_ptr = (uint32_t)LINUX_CMDLINE_GPA;
+	h->ramdisk_image = (uint32_t)plan->initrd_gpa;
+	h->ramdisk_size = (uint32_t)plan->initrd_size;
+	h->setup_data = 0;
+
+	rc = linux_e820_build(gm, bp->e820_table, E820_MAX_ENTRIES_ZEROPAGE, &nr, err, errlen);
+	if (rc)
+		return rc;
+	bp->e820_entries = (uint8_t)nr;
+	return 0;
+}
+
+int linux_load_write(const struct guestmem *gm, const struct linux_load_input *in,
+		     const struct linux_load_plan *plan, char *err, size_t errlen)
+{
+	struct boot_params *bp;
+	uint64_t *gdt, *pml4, *pdpt, *pd;
+	void *kernel, *initrd = NULL, *mp;
+	char *cmdline;
+	size_t mp_len;
+	int rc;
+
+	if (!gm || !in || !in->image || !plan)
+		return vmm_err(err, errlen, -EINVAL, "Linux boot: missing input");
+	mp_len = mptable_size(in->nr_cpus);
+	gdt = guestmem_gpa_to_hva(gm, LINUX_GDT_GPA, GDT_ENTRIES * 8);
+	bp = guestmem_gpa_to_hva(gm, LINUX_BOOT_PARAMS_GPA, sizeof(*bp));
+	pml4 = guestmem_gpa_to_hva(gm, LINUX_PML4_GPA, 4096);
+	pdpt = guestmem_gpa_to_hva(gm, LINUX_PDPT_GPA, 4096);
+	pd = guestmem_gpa_to_hva(gm, LINUX_PD_GPA, LINUX_IDMAP_GIB * 4096);
+	cmdline = guestmem_gpa_to_hva(gm, LINUX_CMDLINE_GPA, plan->cmdline_len + 1);
+	mp = guestmem_gpa_to_hva(gm, LINUX_MPTABLE_GPA, mp_len);
+	kernel = guestmem_gpa_to_hva(gm, plan->kernel_gpa, in->image->kernel_size);
+	if (plan->initrd_size)
+		initrd = guestmem_gpa_to_hva(gm, plan->initrd_gpa, plan->initrd_size);
+	if (!gdt || !bp || !pml4 || !pdpt || !pd || !cmdline || !mp || !kernel ||
+	    (plan->initrd_size && !initrd))
+		return vmm_err(err, errlen, -EFAULT,
+			       "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
+			       (unsigned long long)plan->kernel_gpa);
+
+	rc = linux_write_zero_page(gm, in, plan, bp, err, errlen);
+	if (rc)
+		return rc;
+	rc = mptable_write(mp, mp_len, (uint32_t)LINUX_MPTABLE_GPA, in->nr_cpus, err, errlen);
+	if (rc)
+		return rc;
+	linux_write_gdt(gdt);
+	linux_write_page_tables(pml4, pdpt, pd);
+	memcpy(cmdline, in->cmdline, plan->cmdline_len + 1);
+	memcpy(kernel, in->image->kernel, in->image->kernel_size);
+	if (initrd)
+		memcpy(initrd, in->initrd, plan->initrd_size);
+	return 0;
+}
+
+static void linux_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+{
+	memset(s, 0, sizeof(*s));
+	s->selector = sel;
+	s->limit = 0xffffffff;
+	s->type = type;
+	s->present = 1;
+	s->s = 1;
+	s->g = 1;
+	s->l = code;
+	s->db = !code;
+}
+
+void linux_load_bsp_regs(const struct linux_load_plan *plan, struct kvm_regs *regs,
+			 struct kvm_sregs *sregs)
+{
+	linux_segment(&sregs->cs, LINUX_BOOT_CS, 0xb, true);
+	linux_segment(&sregs->ds, LINUX_BOOT_DS, 0x3, false);
+	sregs->es = sregs->fs = sregs->gs = sregs->ss = sregs->ds;
+	/* VM entry wants a usable busy TSS; Linux loads its own later. */
+	memset(&sregs->tr, 0, sizeof(sregs->tr));
+	sregs->tr.limit = 0x67;
+	sregs->tr.type = 0xb;
+	sregs->tr.present = 1;
+	memset(&sregs->ldt, 0, sizeof(sregs->ldt));
+	sregs->ldt.type = 0x2;
+	sregs->ldt.unusable = 1;
+	sregs->gdt.base = LINUX_GDT_GPA;
+	sregs->gdt.limit = GDT_ENTRIES * 8 - 1;
+	sregs->idt.base = 0;
+	sregs->idt.limit = 0;
+	sregs->cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG;
+	sregs->cr3 = LINUX_PML4_GPA;
+	sregs->cr4 = CR4_PAE;
+	sregs->efer = EFER_LME | EFER_LMA;
+
+	memset(regs, 0, sizeof(*regs));
+	regs->rip = plan->entry;
+	regs->rsi = LINUX_BOOT_PARAMS_GPA;
+	regs->rflags = 0x2;
+}
