@@ -1,0 +1,164 @@
+#!/bin/bash
+# Shared helpers for tests/native/*.sh (sourced, not run): start a
+# kvmlu-vmm (the sanitizer build) with the witness guest, wait for serial
+# lines, talk JSON to its control socket with kvmlu-ctl, stop it, and end
+# the test with one PASS/FAIL line. Every wait is bounded; the EXIT trap
+# kills any VMM the test started (by its pid) and removes the work dir.
+#
+#   . "$(dirname "$0")/lib.sh"
+#   kv_init
+#   kv_start --memory 256M --cpus 2
+#   kv_wait_serial 'cpu=0 tick=' 30
+#   kv_ok '{"cmd":"pause"}'
+#   kv_pass
+set -u
+
+KV_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+KV_VMM=${KVMLU_VMM:-$KV_TOP/build/san/bin/kvmlu-vmm}
+KV_CTL=${KVMLU_CTL:-$KV_TOP/build/bin/kvmlu-ctl}
+KV_WITNESS=${KVMLU_WITNESS:-$KV_TOP/build/guest/witness.bin}
+KV_NAME=$(basename "$0" .sh)
+KV_DIR=
+KV_PID=
+KV_SOCK=
+KV_SERIAL=
+KV_STDERR=
+KV_REPLY=
+# ASan: a leak or error in the VMM must fail the test, with a report.
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=0:exitcode=99}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:exitcode=98}
+
+kv_log() { echo "[$KV_NAME] $*"; }
+
+kv_fail() {
+	kv_log "failed: $*"
+	if [ -n "$KV_SERIAL" ] && [ -f "$KV_SERIAL" ]; then
+		kv_log "serial (last 10 lines):"; tail -n 10 "$KV_SERIAL"
+	fi
+	if [ -n "$KV_STDERR" ] && [ -f "$KV_STDERR" ]; then
+		kv_log "vmm stderr (last 20 lines):"; tail -n 20 "$KV_STDERR"
+	fi
+	echo "FAIL: $KV_NAME: $*"
+	exit 1
+}
+
+kv_pass() { echo "PASS: $KV_NAME"; exit 0; }
+
+# Exit 77 with the reason as the last line (tests/run-tests.sh shows it).
+kv_skip() { echo "$*"; exit 77; }
+
+kv_cleanup() {
+	if [ -n "$KV_PID" ] && kill -0 "$KV_PID" 2>/dev/null; then
+		kill -KILL "$KV_PID" 2>/dev/null
+		wait "$KV_PID" 2>/dev/null
+	fi
+	[ -n "$KV_DIR" ] && rm -rf "$KV_DIR"
+}
+
+kv_init() {
+	[ -x "$KV_VMM" ] || kv_fail "$KV_VMM not built (make tests-build)"
+	[ -x "$KV_CTL" ] || kv_fail "$KV_CTL not built (make)"
+	[ -f "$KV_WITNESS" ] || kv_fail "$KV_WITNESS not built (make)"
+	command -v jq >/dev/null || kv_fail "jq missing (scripts/install-deps.sh)"
+	[ -c /dev/kvm ] || kv_skip "no /dev/kvm on this machine"
+	[ -r /dev/kvm ] && [ -w /dev/kvm ] || kv_skip "/dev/kvm not accessible to uid $(id -u)"
+	KV_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kvmlu-$KV_NAME.XXXXXX")
+	trap kv_cleanup EXIT
+}
+
+# kv_start [kvmlu-vmm run options...]: a witness VM named after the test,
+# 256M and 1 vCPU unless given; returns once the control socket answers.
+kv_start() {
+	local args=("$@") have_mem=0 have_cpus=0 a i
+	for a in "${args[@]}"; do
+		case $a in --memory*) have_mem=1 ;; --cpus*) have_cpus=1 ;; esac
+	done
+	[ $have_mem = 1 ] || args+=(--memory 256M)
+	[ $have_cpus = 1 ] || args+=(--cpus 1)
+	KV_SOCK=$KV_DIR/ctl.sock
+	KV_SERIAL=$KV_DIR/serial.log
+	KV_STDERR=$KV_DIR/vmm.err
+	: >"$KV_SERIAL"
+	kv_log "start: kvmlu-vmm run --name $KV_NAME ${args[*]}"
+	"$KV_VMM" run --name "$KV_NAME" --payload "$KV_WITNESS" --serial "$KV_SERIAL" \
+		--control "$KV_SOCK" "${args[@]}" 2>"$KV_STDERR" &
+	KV_PID=$!
+	# KV_NO_WAIT=1: the caller expects the guest to end the VMM by itself.
+	[ "${KV_NO_WAIT:-0}" = 1 ] && return 0
+	for i in $(seq 1 300); do
+		if [ -S "$KV_SOCK" ] && "$KV_CTL" -t 2 "$KV_SOCK" '{"cmd":"status"}' >/dev/null 2>&1; then
+			return 0
+		fi
+		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm exited during start-up"
+		sleep 0.1
+	done
+	kv_fail "control socket $KV_SOCK did not answer within 30 s"
+}
+
+# kv_ctl JSON [timeout]: one request; the reply in $KV_REPLY (and stdout).
+kv_ctl() {
+	KV_REPLY=$("$KV_CTL" -t "${2:-20}" "$KV_SOCK" "$1") ||
+		kv_fail "no reply to $1"
+	echo "$KV_REPLY"
+}
+
+# kv_ok JSON: the request must succeed; the reply in $KV_REPLY.
+kv_ok() {
+	kv_ctl "$@" >/dev/null
+	[ "$(jq -r .ok <<<"$KV_REPLY")" = true ] || kv_fail "$1 -> $KV_REPLY"
+	kv_log "$1 -> $KV_REPLY"
+}
+
+# kv_err JSON CLASS: the request must fail with that error class.
+kv_err() {
+	kv_ctl "$1" >/dev/null
+	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$1 should fail, got $KV_REPLY"
+	[ "$(jq -r .error.class <<<"$KV_REPLY")" = "$2" ] ||
+		kv_fail "$1: expected class $2, got $KV_REPLY"
+	kv_log "$1 -> $2 (as expected)"
+}
+
+# kv_ret FIELD: a field of the last reply's "return" object.
+kv_ret() { jq -r ".return.$1" <<<"$KV_REPLY"; }
+
+# kv_wait_serial REGEX [TIMEOUT_S] [MIN_COUNT]: wait until the serial log
+# has MIN_COUNT (default 1) lines matching REGEX.
+kv_wait_serial() {
+	local re=$1 t=${2:-30} min=${3:-1} i
+	for i in $(seq 1 $((t * 10))); do
+		[ "$(grep -cE -- "$re" "$KV_SERIAL" 2>/dev/null)" -ge "$min" ] && return 0
+		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm exited while waiting for '$re'"
+		sleep 0.1
+	done
+	kv_fail "no $min serial line(s) matching '$re' within $t s"
+}
+
+# kv_tick CPU: the last tick vCPU CPU printed (empty if none yet).
+kv_tick() {
+	grep -E "^witness boot=[0-9a-f]{16} cpu=$1 tick=" "$KV_SERIAL" | tail -n 1 |
+		sed -E 's/.* tick=([0-9]+).*/\1/'
+}
+
+# kv_boot_ids: every distinct boot id seen on the serial log.
+kv_boot_ids() {
+	grep -oE '^witness (start )?boot=[0-9a-f]{16}' "$KV_SERIAL" | sed 's/.*boot=//' | sort -u
+}
+
+kv_tick_lines() { grep -cE '^witness boot=[0-9a-f]{16} cpu=[0-9]+ tick=' "$KV_SERIAL"; }
+
+# kv_stop: shutdown over the socket; the VMM must exit 0 within 30 s.
+kv_stop() {
+	local i rc
+	kv_ok '{"cmd":"shutdown"}'
+	for i in $(seq 1 300); do
+		kill -0 "$KV_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -0 "$KV_PID" 2>/dev/null && kv_fail "kvmlu-vmm still running 30 s after shutdown"
+	wait "$KV_PID"
+	rc=$?
+	KV_PID=
+	[ $rc = 0 ] || kv_fail "kvmlu-vmm exited with status $rc after shutdown"
+	[ -e "$KV_SOCK" ] && kv_fail "control socket $KV_SOCK left behind"
+	kv_log "stopped cleanly"
+}

@@ -1,0 +1,257 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of vmm/options.c: the kvmlu-vmm command line is user input,
+ * so every malformed form must be refused with a message naming the
+ * option, and good forms must give exactly the values typed.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "vmm/options.h"
+
+#define MiB (1ULL << 20)
+
+/* argv must be writable for getopt; copies a NULL-terminated list. */
+static int parse(struct vmm_options *o, char *err, const char *const *args)
+{
+	static char store[32][256];
+	char *argv[33];
+	int argc = 0;
+
+	for (; args[argc]; argc++) {
+		strncpy(store[argc], args[argc], sizeof(store[0]) - 1);
+		store[argc][sizeof(store[0]) - 1] = '\0';
+		argv[argc] = store[argc];
+	}
+	argv[argc] = NULL;
+	err[0] = '\0';
+	return vmm_options_parse(argc, argv, o, err, 256);
+}
+
+#define RUN_OK "kvmlu-vmm", "run", "--name", "vm1", "--memory", "256M", "--cpus", "2", \
+	"--payload", "w.bin"
+
+static void test_options_parses_a_full_run_line(void **state)
+{
+	const char *const a[] = { RUN_OK, "--memory-backend", "guest_memfd", "--serial",
+				  "/tmp/s", "--control", "/tmp/c.sock", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.cmd, VMM_CMD_RUN);
+	assert_string_equal(o.name, "vm1");
+	assert_true(o.memory == 256 * MiB);
+	assert_int_equal(o.cpus, 2);
+	assert_string_equal(o.payload, "w.bin");
+	assert_int_equal(o.backend, GUESTMEM_GUEST_MEMFD);
+	assert_string_equal(o.serial, "/tmp/s");
+	assert_string_equal(o.control, "/tmp/c.sock");
+	assert_false(o.help);
+}
+
+static void test_options_defaults_to_memfd_and_stdout(void **state)
+{
+	const char *const a[] = { RUN_OK, NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.backend, GUESTMEM_MEMFD);
+	assert_null(o.serial);
+	assert_null(o.control);
+}
+
+static void test_options_accepts_equals_form(void **state)
+{
+	const char *const a[] = { "kvmlu-vmm", "run", "--name=vm2", "--memory=2G", "--cpus=4",
+				  "--payload=p", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_string_equal(o.name, "vm2");
+	assert_true(o.memory == 2048 * MiB);
+	assert_int_equal(o.cpus, 4);
+}
+
+static void test_options_can_parse_twice(void **state)
+{
+	const char *const a[] = { RUN_OK, NULL };
+	const char *const b[] = { "kvmlu-vmm", "run", "--name", "other", "--memory", "64M",
+				  "--cpus", "1", "--payload", "x", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(parse(&o, err, b), 0);
+	assert_string_equal(o.name, "other");
+	assert_int_equal(o.cpus, 1);
+}
+
+static void expect_refused(const char *const *a, const char *needle)
+{
+	struct vmm_options o;
+	char err[256];
+
+	assert_int_equal(parse(&o, err, a), -EINVAL);
+	if (!strstr(err, needle))
+		fail_msg("error '%s' does not mention '%s'", err, needle);
+}
+
+static void test_options_rejects_missing_required(void **state)
+{
+	const char *const no_name[] = { "kvmlu-vmm", "run", "--memory", "256M", "--cpus", "1",
+					"--payload", "p", NULL };
+	const char *const no_mem[] = { "kvmlu-vmm", "run", "--name", "a", "--cpus", "1",
+				       "--payload", "p", NULL };
+	const char *const no_cpus[] = { "kvmlu-vmm", "run", "--name", "a", "--memory", "256M",
+					"--payload", "p", NULL };
+	const char *const no_boot[] = { "kvmlu-vmm", "run", "--name", "a", "--memory", "256M",
+					"--cpus", "1", NULL };
+	const char *const no_cmd[] = { "kvmlu-vmm", NULL };
+
+	(void)state;
+	expect_refused(no_name, "--name");
+	expect_refused(no_mem, "--memory");
+	expect_refused(no_cpus, "--cpus");
+	expect_refused(no_boot, "--payload");
+	expect_refused(no_cmd, "command");
+}
+
+static void test_options_rejects_bad_cpus(void **state)
+{
+	const char *const bad[][11] = {
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "0", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "65", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "2x", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "-1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "256M", "--cpus", "99999999999999999999", "--payload", "p", NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i], "--cpus");
+}
+
+static void test_options_rejects_bad_memory(void **state)
+{
+	const char *const bad[][11] = {
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "12X", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "1M", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "0", "--cpus", "1", "--payload", "p", NULL },
+	};
+	size_t i;
+
+	(void)state;
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i], "--memory");
+}
+
+static void test_options_rejects_bad_names(void **state)
+{
+	const char *const bad[][11] = {
+		{ "kvmlu-vmm", "run", "--name", "a/b", "--memory", "256M", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "", "--memory", "256M", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", ".hidden", "--memory", "256M", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a b", "--memory", "256M", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name",
+		  "a234567890123456789012345678901234567890123456789012345678901234", "--memory", "256M",
+		  "--cpus", "1", "--payload", "p", NULL },
+	};
+	size_t i;
+
+	(void)state;
+	assert_true(vmm_options_name_valid("vm-1_a.b"));
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i], "--name");
+}
+
+static void test_options_rejects_unknown_repeated_and_stray(void **state)
+{
+	const char *const unknown[] = { RUN_OK, "--frobnicate", NULL };
+	const char *const twice[] = { RUN_OK, "--cpus", "3", NULL };
+	const char *const stray[] = { RUN_OK, "extra", NULL };
+	const char *const novalue[] = { RUN_OK, "--serial", NULL };
+	const char *const backend[] = { RUN_OK, "--memory-backend", "hugetlb", NULL };
+	const char *const both[] = { RUN_OK, "--kernel", "bzImage", NULL };
+	const char *const initrd[] = { RUN_OK, "--initrd", "i", NULL };
+	const char *const verb[] = { "kvmlu-vmm", "launch", NULL };
+
+	(void)state;
+	expect_refused(unknown, "--frobnicate");
+	expect_refused(twice, "--cpus");
+	expect_refused(stray, "extra");
+	expect_refused(novalue, "--serial");
+	expect_refused(backend, "hugetlb");
+	expect_refused(both, "--kernel");
+	expect_refused(initrd, "--initrd");
+	expect_refused(verb, "launch");
+}
+
+static void test_options_help_and_version(void **state)
+{
+	const char *const help[] = { "kvmlu-vmm", "--help", NULL };
+	const char *const run_help[] = { "kvmlu-vmm", "run", "--help", NULL };
+	const char *const ver[] = { "kvmlu-vmm", "--version", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, help), 0);
+	assert_true(o.help);
+	assert_int_equal(parse(&o, err, run_help), 0);
+	assert_true(o.help);
+	assert_int_equal(parse(&o, err, ver), 0);
+	assert_true(o.version);
+}
+
+static void test_options_restore_needs_session(void **state)
+{
+	const char *const ok[] = { "kvmlu-vmm", "restore", "--session", "kvmlu/vm/vm1",
+				   "--control", "/tmp/c", NULL };
+	const char *const missing[] = { "kvmlu-vmm", "restore", NULL };
+	const char *const run_only[] = { "kvmlu-vmm", "restore", "--session", "s", "--cpus", "2",
+					 NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, ok), 0);
+	assert_int_equal(o.cmd, VMM_CMD_RESTORE);
+	assert_string_equal(o.session, "kvmlu/vm/vm1");
+	expect_refused(missing, "--session");
+	expect_refused(run_only, "--cpus");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options_parses_a_full_run_line),
+		cmocka_unit_test(test_options_defaults_to_memfd_and_stdout),
+		cmocka_unit_test(test_options_accepts_equals_form),
+		cmocka_unit_test(test_options_can_parse_twice),
+		cmocka_unit_test(test_options_rejects_missing_required),
+		cmocka_unit_test(test_options_rejects_bad_cpus),
+		cmocka_unit_test(test_options_rejects_bad_memory),
+		cmocka_unit_test(test_options_rejects_bad_names),
+		cmocka_unit_test(test_options_rejects_unknown_repeated_and_stray),
+		cmocka_unit_test(test_options_help_and_version),
+		cmocka_unit_test(test_options_restore_needs_session),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Control commands: a table from name to handler, one handler per
+ * command. To add one (save-state, upgrade, prepare-update, ...): write
+ * its handler (in the file of the concept it drives, e.g. vmm/state/),
+ * declare it here, and add a row to the table in commands.c naming the
+ * args keys it accepts. The dispatcher rejects unknown args keys before
+ * calling the handler, so a handler only checks types and values.
+ *
+ * Handlers run on the control server's thread, one request at a time:
+ * commands never interleave (a checksum cannot race a resume).
+ */
+#ifndef KVMLU_CONTROL_COMMANDS_H
+#define KVMLU_CONTROL_COMMANDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#include "vmm/control/protocol.h"
+
+struct vm;
+
+/* What a handler may act on; grows as commands need more (upgrade state). */
+struct control_ctx {
+	struct vm *vm;
+	unsigned int verify_timeout_ms;	/* guest-verify wait, default 10 s */
+	/* Live upgrade (vmm/upgrade.c): the socket it hands over, and whether it did. */
+	int listen_fd;			/* the control server's, -1 if none */
+	const char *control_path;
+	bool handed_off;		/* set by upgrade: the server stops at once, keeps the path */
+};
+
+/*
+ * 0 with *ret set to the "return" object (or left NULL for {}), or
+ * nonzero with e filled.
+ */
+typedef int (*control_cmd_fn)(struct control_ctx *ctx, json_object *args,
+			      json_object **ret, struct control_error *e);
+
+struct control_command {
+	const char *name;
+	control_cmd_fn fn;
+	const char *const *args;	/* accepted args keys, NULL-terminated; NULL: none */
+};
+
+const struct control_command *control_command_find(const char *name);
+
+/*
+ * One request line in, one reply line out (malloc'd, newline-terminated;
+ * NULL only when out of memory).
+ */
+char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
+			  size_t *reply_len);
+
+/* The handlers in commands.c. */
+int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+		       struct control_error *e);
+int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
+		      struct control_error *e);
+int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
+		       struct control_error *e);
+int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
+			 struct control_error *e);
+int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
+			 struct control_error *e);
+int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
+			     struct control_error *e);
+/* vmm/upgrade.c */
+int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
+			struct control_error *e);
+/* vmm/state/save_state.c */
+int control_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct control_error *e);
+
+#endif /* KVMLU_CONTROL_COMMANDS_H */

@@ -1,0 +1,367 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Control socket server (see server.h). One thread polls the listening
+ * socket, the wake eventfd and every client. Each client has an input
+ * buffer of CONTROL_LINE_MAX bytes; a complete line is one request.
+ *
+ * Unhappy paths, none of which disturbs the VM or other clients:
+ * 1. Line over CONTROL_LINE_MAX: one LineTooLong error reply, the rest of
+ *    that line is discarded up to its newline, the connection goes on.
+ * 2. Peer not root and not the owner: PermissionDenied reply, closed.
+ * 3. More than CONTROL_MAX_CLIENTS: Busy reply, closed.
+ * 4. A client that does not read its replies (send would block): closed,
+ *    so a stuck client never stalls the loop.
+ * 5. EOF with a partial line: it is handled as a request, then closed.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include "vmm/control/server.h"
+#include "vmm/err.h"
+
+struct control_client {
+	int fd;
+	size_t len;		/* bytes in buf */
+	bool discarding;	/* inside an oversized line */
+	char buf[CONTROL_LINE_MAX + 1];
+};
+
+/* Best effort: a reply that does not fit the socket buffer closes the client. */
+static int control_send(int fd, const char *buf, size_t len)
+{
+	ssize_t n;
+
+	while (len) {
+		n = send(fd, buf, len, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return -EPIPE;
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static void control_send_error(int fd, const char *class, const char *desc)
+{
+	struct control_error e;
+	size_t len;
+	char *r;
+
+	control_error_set(&e, class, "%s", desc);
+	r = control_reply_error(&e, NULL, &len);
+	if (r)
+		(void)control_send(fd, r, len);
+	free(r);
+}
+
+static void control_client_close(struct control_server *s, unsigned int i)
+{
+	close(s->clients[i]->fd);
+	free(s->clients[i]);
+	s->clients[i] = NULL;
+}
+
+static int control_bind(struct control_server *s, const char *path, char *err, size_t errlen)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
+	mode_t old_mask;
+	int fd, probe, rc;
+
+	if (strlen(path) >= sizeof(sa.sun_path))
+		return vmm_err(err, errlen, -ENAMETOOLONG, "--control %s: path longer than %zu bytes",
+			       path, sizeof(sa.sun_path) - 1);
+	memcpy(sa.sun_path, path, strlen(path));
+	if (lstat(path, &st) == 0) {
+		if (!S_ISSOCK(st.st_mode))
+			return vmm_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
+				       path);
+		/* A socket file: stale if nobody answers on it. */
+		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (probe < 0)
+			return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+		rc = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+		close(probe);
+		if (rc == 0)
+			return vmm_err(err, errlen, -EADDRINUSE,
+				       "--control %s: another process is listening there", path);
+		if (unlink(path) < 0)
+			return vmm_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
+				       path, strerror(errno));
+	}
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0)
+		return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+	/* No window in which the socket file is more open than 0600. */
+	old_mask = umask(0177);
+	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	umask(old_mask);
+	if (rc < 0) {
+		rc = vmm_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
+		goto err_close;
+	}
+	if (chmod(path, 0600) < 0 || stat(path, &st) < 0) {
+		rc = vmm_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
+		goto err_unlink;
+	}
+	if (listen(fd, CONTROL_MAX_CLIENTS) < 0) {
+		rc = vmm_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
+		goto err_unlink;
+	}
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->listen_fd = fd;
+	return 0;
+err_unlink:
+	unlink(path);
+err_close:
+	close(fd);
+	return rc;
+}
+
+static void control_accept(struct control_server *s)
+{
+	struct ucred cred;
+	socklen_t clen = sizeof(cred);
+	unsigned int i;
+	char msg[128];
+	int fd;
+
+	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	if (fd < 0)
+		return;
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
+		s->refused++;
+		close(fd);
+		return;
+	}
+	if (cred.uid != 0 && cred.uid != s->owner) {
+		snprintf(msg, sizeof(msg), "uid %u may not use this socket (only root and uid %u)",
+			 (unsigned int)cred.uid, (unsigned int)s->owner);
+		control_send_error(fd, CONTROL_ERR_PERMISSION, msg);
+		s->refused++;
+		close(fd);
+		return;
+	}
+	for (i = 0; i < CONTROL_MAX_CLIENTS && s->clients[i]; i++)
+		;
+	if (i == CONTROL_MAX_CLIENTS || !(s->clients[i] = malloc(sizeof(struct control_client)))) {
+		snprintf(msg, sizeof(msg), "too many control clients (limit %d)", CONTROL_MAX_CLIENTS);
+		control_send_error(fd, CONTROL_ERR_BUSY, msg);
+		s->refused++;
+		close(fd);
+		return;
+	}
+	s->clients[i]->fd = fd;
+	s->clients[i]->len = 0;
+	s->clients[i]->discarding = false;
+}
+
+static int control_handle(struct control_server *s, struct control_client *c,
+			  const char *line, size_t len)
+{
+	size_t rlen;
+	char *reply = control_handle_line(s->ctx, line, len, &rlen);
+	int rc;
+
+	if (!reply)
+		return -ENOMEM;
+	rc = control_send(c->fd, reply, rlen);
+	free(reply);
+	return rc;
+}
+
+/* Handle every complete line in c->buf; 0, or <0 to close the client. */
+static int control_consume(struct control_server *s, struct control_client *c)
+{
+	size_t start = 0, i;
+	int rc;
+
+	for (i = 0; i < c->len; i++) {
+		if (c->buf[i] != '\n')
+			continue;
+		if (c->discarding) {
+			c->discarding = false;
+		} else {
+			rc = control_handle(s, c, c->buf + start, i - start);
+			if (rc)
+				return rc;
+		}
+		start = i + 1;
+	}
+	memmove(c->buf, c->buf + start, c->len - start);
+	c->len -= start;
+	if (c->len == CONTROL_LINE_MAX) {
+		/* Full without a newline: too long. Say so once, drop the rest of it. */
+		if (!c->discarding) {
+			char msg[96];
+
+			snprintf(msg, sizeof(msg), "request line longer than %d bytes", CONTROL_LINE_MAX);
+			control_send_error(c->fd, CONTROL_ERR_LINE_TOO_LONG, msg);
+		}
+		c->discarding = true;
+		c->len = 0;
+	}
+	return 0;
+}
+
+static void control_client_io(struct control_server *s, unsigned int idx)
+{
+	struct control_client *c = s->clients[idx];
+	ssize_t n;
+
+	n = recv(c->fd, c->buf + c->len, CONTROL_LINE_MAX - c->len, MSG_DONTWAIT);
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return;
+	if (n <= 0) {
+		if (n == 0 && c->len && !c->discarding)
+			(void)control_handle(s, c, c->buf, c->len);
+		control_client_close(s, idx);
+		return;
+	}
+	c->len += (size_t)n;
+	if (control_consume(s, c))
+		control_client_close(s, idx);
+}
+
+static void *control_server_thread(void *arg)
+{
+	struct control_server *s = arg;
+	struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
+	unsigned int map[CONTROL_MAX_CLIENTS];
+	unsigned int i, n;
+
+	pthread_setname_np(pthread_self(), "control");
+	for (;;) {
+		pfd[0] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
+		pfd[1] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
+		n = 2;
+		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+			if (!s->clients[i])
+				continue;
+			map[n - 2] = i;
+			pfd[n++] = (struct pollfd){ .fd = s->clients[i]->fd, .events = POLLIN };
+		}
+		if (poll(pfd, n, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if (pfd[0].revents)
+			break;
+		for (i = 2; i < n; i++)
+			if (pfd[i].revents)
+				control_client_io(s, map[i - 2]);
+		/* Upgraded: the new VMM serves the socket now; accept nothing more. */
+		if (s->ctx && s->ctx->handed_off)
+			break;
+		if (pfd[1].revents & POLLIN)
+			control_accept(s);
+	}
+	return NULL;
+}
+
+int control_server_start(struct control_server *s, const char *path,
+			 struct control_ctx *ctx, char *err, size_t errlen)
+{
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->listen_fd = s->wake_fd = -1;
+	s->ctx = ctx;
+	s->owner = geteuid();
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	rc = control_bind(s, path, err, errlen);
+	if (rc)
+		return rc;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0) {
+		rc = vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		goto err_unbind;
+	}
+	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
+	if (rc) {
+		rc = vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+		goto err_wake;
+	}
+	s->started = true;
+	return 0;
+err_wake:
+	close(s->wake_fd);
+	s->wake_fd = -1;
+err_unbind:
+	unlink(path);
+	close(s->listen_fd);
+	s->listen_fd = -1;
+	return rc;
+}
+
+int control_server_adopt(struct control_server *s, int listen_fd, const char *path,
+			 struct control_ctx *ctx, char *err, size_t errlen)
+{
+	struct stat st;
+	int rc;
+
+	memset(s, 0, sizeof(*s));
+	s->listen_fd = s->wake_fd = -1;
+	s->ctx = ctx;
+	s->owner = geteuid();
+	snprintf(s->path, sizeof(s->path), "%s", path);
+	/* The file is the one the old VMM bound: ours to remove at the end now. */
+	if (stat(path, &st) < 0)
+		return vmm_err(err, errlen, -errno, "control %s: %s", path, strerror(errno));
+	s->dev = st.st_dev;
+	s->ino = st.st_ino;
+	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0)
+		return vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+	s->listen_fd = listen_fd;
+	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
+	if (rc) {
+		close(s->wake_fd);
+		s->wake_fd = -1;
+		s->listen_fd = -1;
+		return vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+	}
+	s->started = true;
+	return 0;
+}
+
+void control_server_stop(struct control_server *s)
+{
+	uint64_t one = 1;
+	struct stat st;
+	unsigned int i;
+
+	if (s->started) {
+		if (write(s->wake_fd, &one, sizeof(one)) < 0) {
+			/* only fails if already signalled */
+		}
+		pthread_join(s->thread, NULL);
+		s->started = false;
+	}
+	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (s->clients[i])
+			control_client_close(s, i);
+	if (s->listen_fd >= 0) {
+		/* A new VMM may already have bound the path (upgrade): leave its file alone. */
+		if (!(s->ctx && s->ctx->handed_off) && lstat(s->path, &st) == 0 &&
+		    st.st_dev == s->dev && st.st_ino == s->ino)
+			unlink(s->path);
+		close(s->listen_fd);
+		s->listen_fd = -1;
+	}
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	s->wake_fd = -1;
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The control socket of one kvmlu-vmm: a UNIX stream socket (mode 0600)
+ * served by one event-loop thread. Only root and the socket's owner (the
+ * VMM's effective uid) may talk to it: the file mode keeps others out of
+ * connect(), SO_PEERCRED is checked again on every accepted connection.
+ *
+ * Lifecycle: control_server_start() binds (replacing a stale socket file
+ * left by a dead VMM, refusing a live one) and starts the thread;
+ * requests are handled one at a time by control_handle_line();
+ * control_server_stop() wakes and joins the thread, closes every client
+ * and removes the socket file if it is still ours. After a live upgrade
+ * the new VMM binds the same path again.
+ */
+#ifndef KVMLU_CONTROL_SERVER_H
+#define KVMLU_CONTROL_SERVER_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "vmm/control/commands.h"
+
+#define CONTROL_MAX_CLIENTS 16
+
+struct control_client;
+
+struct control_server {
+	int listen_fd;
+	int wake_fd;		/* eventfd: stop the loop */
+	pthread_t thread;
+	bool started;
+	char path[108];
+	dev_t dev;		/* the socket file we bound, to unlink only ours */
+	ino_t ino;
+	uid_t owner;
+	struct control_ctx *ctx;
+	struct control_client *clients[CONTROL_MAX_CLIENTS];
+	unsigned long refused;	/* connections turned away (credentials, full) */
+};
+
+int control_server_start(struct control_server *s, const char *path,
+			 struct control_ctx *ctx, char *err, size_t errlen);
+/*
+ * Live upgrade, new process: serve listen_fd (received from the old VMM,
+ * already bound to path and listening) instead of binding. On error
+ * listen_fd stays the caller's.
+ */
+int control_server_adopt(struct control_server *s, int listen_fd, const char *path,
+			 struct control_ctx *ctx, char *err, size_t errlen);
+/* Safe on a zeroed server and if start failed. */
+void control_server_stop(struct control_server *s);
+
+#endif /* KVMLU_CONTROL_SERVER_H */

@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Error text for the caller: see err.h. */
+#include <stdarg.h>
+#include <stdio.h>
+
+#include "vmm/err.h"
+
+int vmm_err(char *err, size_t errlen, int ret, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return ret;
+}

@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmlu-vmm: one process per VM. main() is the only place that prints
+ * the final error and decides the exit status; everything below it
+ * returns 0 or -errno with its message in a buffer.
+ *
+ * Lifecycle of `run`: parse options, open the serial output, build the
+ * VM, boot the payload, open the control socket, start the vCPUs, then
+ * wait until a stop is requested (guest, control socket, SIGTERM/SIGINT).
+ * Then join the vCPUs, close the control socket, tear the VM down.
+ *
+ * Exit status: 0 clean stop (shutdown command, SIGTERM/SIGINT, guest
+ * power-off); 1 setup or VMM failure; 64 bad command line; 10 guest
+ * triple fault; 11 guest reset; 12 guest crash; 13 KVM internal error;
+ * 14 KVM entry failure.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "kvmlu/version.h"
+#include "vmm/control/server.h"
+#include "vmm/incoming.h"
+#include "vmm/live_update.h"
+#include "vmm/options.h"
+#include "vmm/boot/linux_boot.h"
+#include "vmm/payload_boot.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define EXIT_USAGE 64
+
+static int vmm_exit_status(enum vm_stop_reason r)
+{
+	switch (r) {
+	case VM_STOP_NONE:
+	case VM_STOP_REQUESTED:
+	case VM_STOP_SIGNAL:
+	case VM_STOP_GUEST_POWEROFF:
+		return 0;
+	case VM_STOP_GUEST_TRIPLE_FAULT:
+		return 10;
+	case VM_STOP_GUEST_RESET:
+		return 11;
+	case VM_STOP_GUEST_CRASH:
+		return 12;
+	case VM_STOP_INTERNAL_ERROR:
+		return 13;
+	case VM_STOP_FAIL_ENTRY:
+		return 14;
+	case VM_STOP_VMM_ERROR:
+		break;
+	}
+	return 1;
+}
+
+/* Wait for a stop request or a termination signal; 0, or -errno. */
+static int vmm_wait_for_stop(struct vm *vm, int sig_fd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2] = {
+		{ .fd = vm->stop_efd, .events = POLLIN },
+		{ .fd = sig_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents)
+			return 0;
+		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
+					strsignal((int)si.ssi_signo));
+			return 0;
+		}
+	}
+}
+
+static int vmm_run(const struct vmm_options *o, int sig_fd)
+{
+	struct vm_config cfg = {
+		.name = o->name, .ram_size = o->memory, .nr_vcpus = o->cpus,
+		.backend = o->backend, .serial_fd = STDOUT_FILENO,
+	};
+	struct control_server server;
+	struct control_ctx ctx = { 0 };
+	char err[512] = "";
+	int serial_fd = -1, rc, status = 1;
+	struct vm vm;
+
+	memset(&server, 0, sizeof(server));
+	server.listen_fd = server.wake_fd = -1;
+	if (o->serial) {
+		serial_fd = open(o->serial, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		if (serial_fd < 0) {
+			fprintf(stderr, "kvmlu-vmm: --serial %s: %s\n", o->serial, strerror(errno));
+			return 1;
+		}
+		cfg.serial_fd = serial_fd;
+	}
+	rc = vm_create(&vm, &cfg, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "kvmlu-vmm: %s: create VM: %s\n", o->name, err);
+		goto out_serial;
+	}
+	if (o->kernel)
+		rc = linux_boot(&vm, o->kernel, o->initrd, o->append, err, sizeof(err));
+	else
+		rc = payload_boot(&vm, o->payload, err, sizeof(err));
+	if (rc) {
+		fprintf(stderr, "kvmlu-vmm: %s: %s\n", o->name, err);
+		goto out_vm;
+	}
+	ctx.vm = &vm;
+	ctx.listen_fd = -1;
+	if (o->control) {
+		rc = control_server_start(&server, o->control, &ctx, err, sizeof(err));
+		if (rc) {
+			fprintf(stderr, "kvmlu-vmm: %s: control socket: %s\n", o->name, err);
+			goto out_vm;
+		}
+		ctx.listen_fd = server.listen_fd;
+		ctx.control_path = o->control;
+	}
+	rc = vm_start(&vm, err, sizeof(err));
+	if (rc)
+		fprintf(stderr, "kvmlu-vmm: %s: start: %s\n", o->name, err);
+	else
+		rc = vmm_wait_for_stop(&vm, sig_fd);
+	if (rc)
+		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
+	vm_join(&vm);
+	/* The control thread may be in a command that touches the VM: stop it first. */
+	control_server_stop(&server);
+	status = vmm_exit_status(vm.stop_reason);
+	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", o->name,
+		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+out_vm:
+	vm_destroy(&vm);
+out_serial:
+	if (serial_fd >= 0)
+		close(serial_fd);
+	return status;
+}
+
+int main(int argc, char **argv)
+{
+	struct vmm_options o;
+	char err[512] = "";
+	sigset_t set;
+	int sig_fd, status;
+
+	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade.c. */
+	if (argc > 1 && !strcmp(argv[1], "incoming"))
+		return vmm_incoming_main(argc, argv);
+	if (vmm_options_parse(argc, argv, &o, err, sizeof(err))) {
+		fprintf(stderr, "kvmlu-vmm: %s\n", err);
+		return EXIT_USAGE;
+	}
+	if (o.help) {
+		vmm_options_usage(stdout, "kvmlu-vmm");
+		return 0;
+	}
+	if (o.version) {
+		printf("kvmlu-vmm %s\n", KVMLU_VERSION);
+		return 0;
+	}
+	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update_restore.c */
+		return live_update_restore_main(o.session, o.control, o.serial);
+
+	/*
+	 * Every thread inherits this mask: termination signals arrive only
+	 * through the signalfd, the kick signal only in vCPU threads.
+	 */
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup()) {
+		fprintf(stderr, "kvmlu-vmm: signal setup: %s\n", strerror(errno));
+		return 1;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	sigdelset(&set, VCPU_KICK_SIGNAL);
+	sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	if (sig_fd < 0) {
+		fprintf(stderr, "kvmlu-vmm: signalfd: %s\n", strerror(errno));
+		return 1;
+	}
+	status = vmm_run(&o, sig_fd);
+	close(sig_fd);
+	return status;
+}

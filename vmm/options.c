@@ -1,0 +1,265 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmlu-vmm command line (see options.h). getopt_long with one option
+ * table per subcommand; strict: unknown options, stray arguments, repeated
+ * options, bad numbers and missing required options are all errors, so a
+ * typo in a unit file never starts a VM that is not what was asked for.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/err.h"
+#include "vmm/options.h"
+#include "vmm/vm.h"
+
+enum {
+	OPT_NAME = 'n',
+	OPT_MEMORY = 'm',
+	OPT_CPUS = 'c',
+	OPT_HELP = 'h',
+	OPT_PAYLOAD = 256,
+	OPT_KERNEL,
+	OPT_INITRD,
+	OPT_APPEND,
+	OPT_BACKEND,
+	OPT_SERIAL,
+	OPT_CONTROL,
+	OPT_SESSION,
+	OPT_MAX_,
+};
+
+static const struct option run_opts[] = {
+	{ "name", required_argument, NULL, OPT_NAME },
+	{ "memory", required_argument, NULL, OPT_MEMORY },
+	{ "cpus", required_argument, NULL, OPT_CPUS },
+	{ "payload", required_argument, NULL, OPT_PAYLOAD },
+	{ "kernel", required_argument, NULL, OPT_KERNEL },
+	{ "initrd", required_argument, NULL, OPT_INITRD },
+	{ "append", required_argument, NULL, OPT_APPEND },
+	{ "memory-backend", required_argument, NULL, OPT_BACKEND },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+static const struct option restore_opts[] = {
+	{ "session", required_argument, NULL, OPT_SESSION },
+	{ "serial", required_argument, NULL, OPT_SERIAL },
+	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "help", no_argument, NULL, OPT_HELP },
+	{ NULL, 0, NULL, 0 },
+};
+
+void vmm_options_usage(FILE *f, const char *prog)
+{
+	fprintf(f,
+		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
+		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
+		"           [--serial FILE] [--control SOCK]\n"
+		"       %s restore --session NAME [--serial FILE] [--control SOCK]\n"
+		"       %s --help | --version\n"
+		"\n"
+		"  --name N            VM name: letters, digits, '.', '_', '-' (max %d)\n"
+		"  --memory SIZE       guest RAM, e.g. 256M or 2G (a multiple of 2 MiB)\n"
+		"  --cpus K            vCPUs, 1..%d\n"
+		"  --payload FILE      flat 64-bit payload (include/kvmlu/payload_abi.h)\n"
+		"  --kernel BZIMAGE    Linux kernel to boot instead of a payload\n"
+		"  --memory-backend B  memfd (default) or guest_memfd\n"
+		"  --serial FILE       COM1 output (appended); default stdout\n"
+		"  --control SOCK      JSON control socket (mode 0600)\n",
+		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS);
+}
+
+bool vmm_options_name_valid(const char *name)
+{
+	size_t i, n = strlen(name);
+
+	if (n == 0 || n > VM_NAME_MAX || !isalnum((unsigned char)name[0]))
+		return false;
+	for (i = 1; i < n; i++)
+		if (!isalnum((unsigned char)name[i]) && !strchr("._-", name[i]))
+			return false;
+	return true;
+}
+
+static const char *options_name(const struct option *table, int c)
+{
+	for (; table->name; table++)
+		if (table->val == c)
+			return table->name;
+	return "?";
+}
+
+static int options_parse_cpus(const char *s, unsigned int *out, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	if (!isdigit((unsigned char)s[0]))
+		return vmm_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
+	errno = 0;
+	v = strtoul(s, &end, 10);
+	if (errno || *end)
+		return vmm_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
+	if (v < 1 || v > VM_MAX_VCPUS)
+		return vmm_err(err, errlen, -EINVAL, "--cpus %lu: must be 1..%d", v, VM_MAX_VCPUS);
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int options_parse_path(const char *opt, const char *s, const char **out,
+			      char *err, size_t errlen)
+{
+	if (!*s)
+		return vmm_err(err, errlen, -EINVAL, "--%s: empty path", opt);
+	*out = s;
+	return 0;
+}
+
+static int options_take(int c, const char *arg, struct vmm_options *o,
+			char *err, size_t errlen)
+{
+	int rc;
+
+	switch (c) {
+	case OPT_NAME:
+		if (!vmm_options_name_valid(arg))
+			return vmm_err(err, errlen, -EINVAL,
+				       "--name '%s': use 1..%d of [A-Za-z0-9._-], starting with a letter or digit",
+				       arg, VM_NAME_MAX);
+		o->name = arg;
+		return 0;
+	case OPT_MEMORY:
+		rc = guestmem_parse_size(arg, &o->memory);
+		if (rc || o->memory == 0)
+			return vmm_err(err, errlen, -EINVAL,
+				       "--memory '%s': need a size like 256M or 2G, a multiple of 2 MiB",
+				       arg);
+		return 0;
+	case OPT_CPUS:
+		return options_parse_cpus(arg, &o->cpus, err, errlen);
+	case OPT_PAYLOAD:
+		return options_parse_path("payload", arg, &o->payload, err, errlen);
+	case OPT_KERNEL:
+		return options_parse_path("kernel", arg, &o->kernel, err, errlen);
+	case OPT_INITRD:
+		return options_parse_path("initrd", arg, &o->initrd, err, errlen);
+	case OPT_APPEND:
+		o->append = arg;
+		return 0;
+	case OPT_BACKEND:
+		if (guestmem_backend_parse(arg, &o->backend))
+			return vmm_err(err, errlen, -EINVAL,
+				       "--memory-backend '%s': must be memfd or guest_memfd", arg);
+		return 0;
+	case OPT_SERIAL:
+		return options_parse_path("serial", arg, &o->serial, err, errlen);
+	case OPT_CONTROL:
+		return options_parse_path("control", arg, &o->control, err, errlen);
+	case OPT_SESSION:
+		if (!*arg || strlen(arg) >= 64)
+			return vmm_err(err, errlen, -EINVAL,
+				       "--session '%s': must be 1..63 characters", arg);
+		o->session = arg;
+		return 0;
+	}
+	return vmm_err(err, errlen, -EINVAL, "internal: option %d", c);
+}
+
+static int options_check_run(struct vmm_options *o, char *err, size_t errlen)
+{
+	if (!o->name)
+		return vmm_err(err, errlen, -EINVAL, "run: --name is required");
+	if (!o->memory)
+		return vmm_err(err, errlen, -EINVAL, "run: --memory is required");
+	if (!o->cpus)
+		return vmm_err(err, errlen, -EINVAL, "run: --cpus is required");
+	if (!o->payload == !o->kernel)
+		return vmm_err(err, errlen, -EINVAL,
+			       "run: give exactly one of --payload and --kernel");
+	if (o->payload && (o->initrd || o->append))
+		return vmm_err(err, errlen, -EINVAL,
+			       "run: --initrd and --append go with --kernel, not --payload");
+	return 0;
+}
+
+int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
+		      char *err, size_t errlen)
+{
+	const struct option *table;
+	bool seen[OPT_MAX_] = { false };
+	const char *sub;
+	int c, rc;
+
+	memset(o, 0, sizeof(*o));
+	o->backend = GUESTMEM_MEMFD;
+	if (argc < 2)
+		return vmm_err(err, errlen, -EINVAL, "missing command: run or restore (see --help)");
+	sub = argv[1];
+	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
+		if (argc > 2)
+			return vmm_err(err, errlen, -EINVAL, "--help takes no arguments");
+		o->help = true;
+		return 0;
+	}
+	if (!strcmp(sub, "--version")) {
+		if (argc > 2)
+			return vmm_err(err, errlen, -EINVAL, "--version takes no arguments");
+		o->version = true;
+		return 0;
+	}
+	if (!strcmp(sub, "run")) {
+		o->cmd = VMM_CMD_RUN;
+		table = run_opts;
+	} else if (!strcmp(sub, "restore")) {
+		o->cmd = VMM_CMD_RESTORE;
+		table = restore_opts;
+	} else {
+		return vmm_err(err, errlen, -EINVAL, "unknown command '%s': use run or restore", sub);
+	}
+
+	/* getopt keeps global state; reset it so parsing can run more than once. */
+	optind = 2;
+	opterr = 0;
+	for (;;) {
+		c = getopt_long(argc, argv, "+:h", table, NULL);
+		if (c == -1)
+			break;
+		if (c == ':')
+			return vmm_err(err, errlen, -EINVAL, "%s: option '%s' needs a value",
+				       sub, argv[optind - 1]);
+		if (c == '?') {
+			if (optopt)
+				return vmm_err(err, errlen, -EINVAL, "%s: unknown option '-%c'",
+					       sub, optopt);
+			return vmm_err(err, errlen, -EINVAL, "%s: unknown option '%s'",
+				       sub, argv[optind - 1]);
+		}
+		if (c == OPT_HELP) {
+			o->help = true;
+			continue;
+		}
+		if (c < 0 || c >= OPT_MAX_)
+			return vmm_err(err, errlen, -EINVAL, "%s: unexpected option", sub);
+		if (seen[c])
+			return vmm_err(err, errlen, -EINVAL, "%s: option '--%s' given twice", sub,
+				       options_name(table, c));
+		seen[c] = true;
+		rc = options_take(c, optarg, o, err, errlen);
+		if (rc)
+			return rc;
+	}
+	if (optind < argc)
+		return vmm_err(err, errlen, -EINVAL, "%s: unexpected argument '%s'", sub, argv[optind]);
+	if (o->help)
+		return 0;
+	if (o->cmd == VMM_CMD_RUN)
+		return options_check_run(o, err, errlen);
+	if (!o->session)
+		return vmm_err(err, errlen, -EINVAL, "restore: --session is required");
+	return 0;
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The kvmlu-vmm command line:
+ *   kvmlu-vmm run --name N --memory SIZE --cpus K
+ *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
+ *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
+ *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE]
+ *   kvmlu-vmm --help | --version
+ * Parsed once in main(); every value is checked here so the rest of the
+ * VMM only sees well-formed options. Nothing is opened or created.
+ */
+#ifndef KVMLU_VMM_OPTIONS_H
+#define KVMLU_VMM_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "guestmem/guestmem.h"
+
+enum vmm_command {
+	VMM_CMD_NONE = 0,	/* --help / --version only */
+	VMM_CMD_RUN,
+	VMM_CMD_RESTORE,
+};
+
+struct vmm_options {
+	enum vmm_command cmd;
+	bool help;
+	bool version;
+	const char *name;
+	uint64_t memory;		/* bytes */
+	unsigned int cpus;
+	const char *payload;
+	const char *kernel;		/* Linux boot (vmm/boot/linux*) */
+	const char *initrd;
+	const char *append;
+	enum guestmem_backend backend;
+	const char *serial;		/* NULL: stdout */
+	const char *control;		/* NULL: no control socket */
+	const char *session;		/* restore: LUO session name */
+};
+
+/*
+ * Parse argv (argv[0] is the program). 0 on success (check help/version
+ * first), -EINVAL with a one-line reason in err otherwise. Pointers in
+ * opts point into argv.
+ */
+int vmm_options_parse(int argc, char **argv, struct vmm_options *opts,
+		      char *err, size_t errlen);
+
+void vmm_options_usage(FILE *f, const char *prog);
+
+/* [A-Za-z0-9][A-Za-z0-9._-]{0,62}: safe in paths and LUO session names. */
+bool vmm_options_name_valid(const char *name);
+
+#endif /* KVMLU_VMM_OPTIONS_H */

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Flat payload boot (see payload_boot.h and include/kvmlu/payload_abi.h).
+ *
+ * The payload file is untrusted: it must be a regular file, non-empty and
+ * no larger than KVMLU_PAYLOAD_MAX_SIZE, or nothing is written. RAM must
+ * hold the payload area and at most KVMLU_PAYLOAD_MAX_RAM_GIB, as the
+ * boot page tables map that much with one PD page per GiB.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kvmlu/kvm_uapi.h"
+#include "kvmlu/payload_abi.h"
+#include "vmm/err.h"
+#include "vmm/payload_boot.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+#define GDT_CODE64	0x00af9a000000ffffULL	/* P, DPL0, code r/x, L, G */
+#define GDT_DATA	0x00cf92000000ffffULL	/* P, DPL0, data r/w, D/B, G */
+
+#define PTE_P	0x1ULL
+#define PTE_RW	0x2ULL
+#define PTE_US	0x4ULL
+#define PTE_PS	0x80ULL
+#define PAGE_2M	0x200000ULL
+#define GIB	0x40000000ULL
+
+#define CR0_PE	(1ULL << 0)
+#define CR0_MP	(1ULL << 1)
+#define CR0_ET	(1ULL << 4)
+#define CR0_NE	(1ULL << 5)
+#define CR0_WP	(1ULL << 16)
+#define CR0_AM	(1ULL << 18)
+#define CR0_PG	(1ULL << 31)
+#define CR4_PAE	(1ULL << 5)
+#define CR4_OSFXSR	(1ULL << 9)
+#define CR4_OSXMMEXCPT	(1ULL << 10)
+#define EFER_SCE	(1ULL << 0)
+#define EFER_LME	(1ULL << 8)
+#define EFER_LMA	(1ULL << 10)
+#define EFER_NXE	(1ULL << 11)
+
+static void *payload_gpa(struct vm *vm, uint64_t gpa, uint64_t len)
+{
+	return guestmem_gpa_to_hva(&vm->mem, gpa, len);
+}
+
+static uint64_t payload_ram_top(const struct vm *vm)
+{
+	const struct guestmem_region *last = &vm->mem.r[vm->mem.nr - 1];
+
+	return last->gpa + last->size;
+}
+
+static int payload_load_image(struct vm *vm, const char *path, uint64_t *size,
+			      char *err, size_t errlen)
+{
+	struct stat st;
+	uint8_t *dst;
+	size_t done = 0;
+	ssize_t n;
+	int fd, rc = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return vmm_err(err, errlen, -errno, "--payload %s: %s", path, strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		rc = vmm_err(err, errlen, -errno, "--payload %s: fstat: %s", path, strerror(errno));
+		goto err_close;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = vmm_err(err, errlen, -EINVAL, "--payload %s: not a regular file", path);
+		goto err_close;
+	}
+	if (st.st_size <= 0 || (uint64_t)st.st_size > KVMLU_PAYLOAD_MAX_SIZE) {
+		rc = vmm_err(err, errlen, -EFBIG, "--payload %s: size %lld, must be 1..%llu bytes",
+			     path, (long long)st.st_size, KVMLU_PAYLOAD_MAX_SIZE);
+		goto err_close;
+	}
+	dst = payload_gpa(vm, KVMLU_PAYLOAD_ENTRY, (uint64_t)st.st_size);
+	if (!dst) {
+		rc = vmm_err(err, errlen, -ENOMEM, "--payload %s: guest RAM has no room at %#llx",
+			     path, KVMLU_PAYLOAD_ENTRY);
+		goto err_close;
+	}
+	while (done < (size_t)st.st_size) {
+		n = read(fd, dst + done, (size_t)st.st_size - done);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0) {
+			rc = vmm_err(err, errlen, n < 0 ? -errno : -EIO,
+				     "--payload %s: read at %zu of %lld: %s", path, done,
+				     (long long)st.st_size, n < 0 ? strerror(errno) : "short file");
+			goto err_close;
+		}
+		done += (size_t)n;
+	}
+	*size = (uint64_t)st.st_size;
+err_close:
+	close(fd);
+	return rc;
+}
+
+static void payload_write_gdt(struct vm *vm)
+{
+	uint64_t *gdt = payload_gpa(vm, KVMLU_BOOT_GDT_GPA, 3 * sizeof(uint64_t));
+
+	gdt[0] = 0;
+	gdt[KVMLU_BOOT_CS / 8] = GDT_CODE64;
+	gdt[KVMLU_BOOT_DS / 8] = GDT_DATA;
+}
+
+static void payload_write_page_tables(struct vm *vm, uint64_t top)
+{
+	uint64_t gib = (top + GIB - 1) / GIB, g, i;
+	uint64_t *pml4 = payload_gpa(vm, KVMLU_PML4_GPA, 4096);
+	uint64_t *pdpt = payload_gpa(vm, KVMLU_PDPT_GPA, 4096);
+	uint64_t *pd = payload_gpa(vm, KVMLU_PD_GPA, gib * 4096);
+
+	memset(pml4, 0, 4096);
+	memset(pdpt, 0, 4096);
+	pml4[0] = KVMLU_PDPT_GPA | PTE_P | PTE_RW | PTE_US;
+	for (g = 0; g < gib; g++) {
+		pdpt[g] = (KVMLU_PD_GPA + g * 4096) | PTE_P | PTE_RW | PTE_US;
+		for (i = 0; i < 512; i++)
+			pd[g * 512 + i] = (g * GIB + i * PAGE_2M) | PTE_P | PTE_RW | PTE_US | PTE_PS;
+	}
+}
+
+static void payload_write_boot_info(struct vm *vm, uint64_t image_size)
+{
+	struct kvmlu_boot_info *bi = payload_gpa(vm, KVMLU_BOOT_INFO_GPA, sizeof(*bi));
+	unsigned int i;
+
+	memset(bi, 0, sizeof(*bi));
+	bi->magic = KVMLU_BOOT_INFO_MAGIC;
+	bi->version = KVMLU_BOOT_INFO_VERSION;
+	bi->nr_vcpus = vm->nr_vcpus;
+	bi->tsc_khz = vm->tsc_khz;
+	bi->payload_start = KVMLU_PAYLOAD_ENTRY;
+	bi->payload_end = KVMLU_PAYLOAD_ENTRY + image_size;
+	/* Boot structures and the image itself; the payload's own bss and stacks come after. */
+	bi->low_reserved_end = (bi->payload_end + 4095) & ~4095ULL;
+	bi->nr_regions = vm->mem.nr;
+	for (i = 0; i < vm->mem.nr && i < KVMLU_BOOT_MAX_REGIONS; i++) {
+		bi->regions[i].gpa = vm->mem.r[i].gpa;
+		bi->regions[i].size = vm->mem.r[i].size;
+	}
+}
+
+static void payload_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
+{
+	memset(s, 0, sizeof(*s));
+	s->selector = sel;
+	s->base = 0;
+	s->limit = 0xffffffff;
+	s->type = type;
+	s->present = 1;
+	s->s = 1;
+	s->g = 1;
+	s->l = code;
+	s->db = !code;
+}
+
+static int payload_setup_vcpu(struct vcpu *v, char *err, size_t errlen)
+{
+	struct kvm_sregs sr;
+	struct kvm_regs r;
+	int rc;
+
+	rc = vcpu_get_sregs(v, &sr, err, errlen);
+	if (rc)
+		return rc;
+	payload_segment(&sr.cs, KVMLU_BOOT_CS, 0xb, true);
+	payload_segment(&sr.ds, KVMLU_BOOT_DS, 0x3, false);
+	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
+	/* VM entry wants a usable busy TSS even though the payload loads its own. */
+	memset(&sr.tr, 0, sizeof(sr.tr));
+	sr.tr.limit = 0x67;
+	sr.tr.type = 0xb;
+	sr.tr.present = 1;
+	memset(&sr.ldt, 0, sizeof(sr.ldt));
+	sr.ldt.type = 0x2;
+	sr.ldt.unusable = 1;
+	sr.gdt.base = KVMLU_BOOT_GDT_GPA;
+	sr.gdt.limit = 3 * 8 - 1;
+	sr.idt.base = 0;
+	sr.idt.limit = 0;
+	sr.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_AM | CR0_PG;
+	sr.cr3 = KVMLU_PML4_GPA;
+	sr.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT;
+	sr.efer = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
+	rc = vcpu_set_sregs(v, &sr, err, errlen);
+	if (rc)
+		return rc;
+
+	memset(&r, 0, sizeof(r));
+	r.rip = KVMLU_PAYLOAD_ENTRY;
+	r.rdi = v->index;
+	r.rsi = KVMLU_BOOT_INFO_GPA;
+	r.rflags = 0x2;
+	rc = vcpu_set_regs(v, &r, err, errlen);
+	if (rc)
+		return rc;
+	/* With an in-kernel LAPIC the APs would wait for INIT/SIPI otherwise. */
+	return vcpu_set_mp_state(v, KVM_MP_STATE_RUNNABLE, err, errlen);
+}
+
+int payload_boot(struct vm *vm, const char *path, char *err, size_t errlen)
+{
+	uint64_t top, size = 0;
+	unsigned int i;
+	int rc;
+
+	if (!vm->mem.nr)
+		return vmm_err(err, errlen, -EINVAL, "payload boot: VM has no RAM");
+	top = payload_ram_top(vm);
+	if (!payload_gpa(vm, 0, KVMLU_PAYLOAD_AREA_END))
+		return vmm_err(err, errlen, -EINVAL,
+			       "payload boot: needs RAM from 0 to %#llx in one region",
+			       KVMLU_PAYLOAD_AREA_END);
+	if (top > KVMLU_PAYLOAD_MAX_RAM_GIB * GIB)
+		return vmm_err(err, errlen, -EINVAL,
+			       "payload boot: RAM ends at %#llx, over the %llu GiB the boot page tables map",
+			       (unsigned long long)top, KVMLU_PAYLOAD_MAX_RAM_GIB);
+	if (vm->mem.nr > KVMLU_BOOT_MAX_REGIONS)
+		return vmm_err(err, errlen, -EINVAL, "payload boot: %u RAM regions, boot info holds %d",
+			       vm->mem.nr, KVMLU_BOOT_MAX_REGIONS);
+	rc = payload_load_image(vm, path, &size, err, errlen);
+	if (rc)
+		return rc;
+	payload_write_gdt(vm);
+	payload_write_boot_info(vm, size);
+	payload_write_page_tables(vm, top);
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		rc = payload_setup_vcpu(&vm->vcpus[i], err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}

@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Building and tearing down a VM (see vm.h for the lifecycle). Order of
+ * creation, and why:
+ *   1. KVM_CREATE_VM, then the TSS and identity-map addresses: both must
+ *      be set before the first vCPU exists.
+ *   2. KVM_CREATE_IRQCHIP then KVM_CREATE_PIT2: the PIT needs the irqchip,
+ *      and vCPUs created afterwards get an in-kernel LAPIC.
+ *   3. Guest RAM (libguestmem): guest_memfd is created from the VM fd.
+ *   4. Devices on the bus, then the vCPUs.
+ * vm_destroy() undoes all of it and is also what a failed vm_create()
+ * runs, so every step must tolerate the later ones not having happened.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+#include "kvmlu/kvm_uapi.h"
+#include "vmm/err.h"
+#include "vmm/kvm.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+static void vm_on_guest_reset(void *ctx)
+{
+	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (write to port %#x)",
+			RESET_PORT_CF9);
+}
+
+static void vm_on_kbc_reset(void *ctx)
+{
+	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (keyboard controller pulse, port %#x)",
+			I8042_CMD_PORT);
+}
+
+int vm_irq_line(void *ctx, unsigned int irq, int level)
+{
+	struct vm *vm = ctx;
+	struct kvm_irq_level l = { .irq = irq, .level = (__u32)level };
+
+	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &l) < 0)
+		return -errno;
+	return 0;
+}
+
+static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
+{
+	struct kvm_pit_config pit = { .flags = 0 };
+
+	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0UL);
+	if (vm->vm_fd < 0) {
+		vm->vm_fd = -1;
+		return vmm_err(err, errlen, -errno, "KVM_CREATE_VM: %s", strerror(errno));
+	}
+	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)VM_TSS_ADDR) < 0)
+		return vmm_err(err, errlen, -errno, "KVM_SET_TSS_ADDR %#llx: %s",
+			       VM_TSS_ADDR, strerror(errno));
+	{
+		__u64 id_map = VM_IDENTITY_MAP_ADDR;
+
+		if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &id_map) < 0)
+			return vmm_err(err, errlen, -errno, "KVM_SET_IDENTITY_MAP_ADDR %#llx: %s",
+				       VM_IDENTITY_MAP_ADDR, strerror(errno));
+	}
+	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
+		return vmm_err(err, errlen, -errno, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
+	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
+		return vmm_err(err, errlen, -errno, "KVM_CREATE_PIT2: %s", strerror(errno));
+	return 0;
+}
+
+static int vm_create_devices(struct vm *vm, char *err, size_t errlen)
+{
+	int rc;
+
+	io_bus_init(&vm->bus);
+	rc = uart8250_register(&vm->uart, &vm->bus, 0x3f8);
+	if (rc)
+		return vmm_err(err, errlen, rc, "register COM1 at 0x3f8: %s", strerror(-rc));
+	rc = test_port_register(&vm->test_port, &vm->bus);
+	if (rc)
+		return vmm_err(err, errlen, rc, "register test port: %s", strerror(-rc));
+	rc = reset_port_register(&vm->reset, &vm->bus, vm_on_guest_reset, vm);
+	if (rc)
+		return vmm_err(err, errlen, rc, "register reset port: %s", strerror(-rc));
+	rc = i8042_init(&vm->kbc, vm_on_kbc_reset, vm);
+	if (rc)
+		return vmm_err(err, errlen, rc, "i8042 init: %s", strerror(-rc));
+	rc = i8042_register(&vm->kbc, &vm->bus);
+	if (rc)
+		return vmm_err(err, errlen, rc, "register i8042 at 0x60/0x64: %s", strerror(-rc));
+	return 0;
+}
+
+static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
+{
+	unsigned int i;
+	int rc, khz;
+
+	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
+	if (!vm->vcpus)
+		return vmm_err(err, errlen, -ENOMEM, "allocate %u vCPUs", vm->nr_vcpus);
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vm->vcpus[i].fd = -1;
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		rc = vcpu_create(vm, &vm->vcpus[i], i, err, errlen);
+		if (rc)
+			return rc;
+	}
+	khz = ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
+	if (khz <= 0)
+		return vmm_err(err, errlen, khz < 0 ? -errno : -EINVAL,
+			       "vCPU 0: KVM_GET_TSC_KHZ returned %d", khz);
+	vm->tsc_khz = (uint64_t)khz;
+	return 0;
+}
+
+int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	pthread_condattr_t ca;
+	int rc;
+
+	memset(vm, 0, sizeof(*vm));
+	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
+	if (!cfg->name || !*cfg->name || strlen(cfg->name) > VM_NAME_MAX)
+		return vmm_err(err, errlen, -EINVAL, "VM name must be 1..%d characters",
+			       VM_NAME_MAX);
+	if (cfg->nr_vcpus < 1 || cfg->nr_vcpus > VM_MAX_VCPUS)
+		return vmm_err(err, errlen, -EINVAL, "%u vCPUs: must be 1..%d",
+			       cfg->nr_vcpus, VM_MAX_VCPUS);
+	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
+	vm->nr_vcpus = cfg->nr_vcpus;
+	vm->ram_size = cfg->ram_size;
+	clock_gettime(CLOCK_MONOTONIC, &vm->created);
+
+	pthread_mutex_init(&vm->lock, NULL);
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&vm->cond, &ca);
+	pthread_condattr_destroy(&ca);
+	rc = uart8250_init(&vm->uart, cfg->serial_fd, UART8250_COM1_IRQ, vm_irq_line, vm);
+	if (rc) {
+		vmm_err(err, errlen, rc, "UART init: %s", strerror(-rc));
+		goto err_destroy;
+	}
+	rc = test_port_init(&vm->test_port);
+	if (rc) {
+		vmm_err(err, errlen, rc, "test port init: %s", strerror(-rc));
+		goto err_destroy;
+	}
+
+	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (vm->stop_efd < 0) {
+		rc = vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		goto err_destroy;
+	}
+	rc = kvm_open(NULL, err, errlen);
+	if (rc < 0)
+		goto err_destroy;
+	vm->kvm_fd = rc;
+	rc = kvm_check_caps(vm->kvm_fd, cfg->backend, err, errlen);
+	if (rc)
+		goto err_destroy;
+	rc = kvm_vcpu_mmap_size(vm->kvm_fd, err, errlen);
+	if (rc < 0)
+		goto err_destroy;
+	vm->run_size = rc;
+	rc = vm_create_kvm_objects(vm, err, errlen);
+	if (rc)
+		goto err_destroy;
+	rc = guestmem_layout(cfg->ram_size, &vm->mem);
+	if (rc) {
+		vmm_err(err, errlen, rc, "memory layout for %llu bytes: %s",
+			(unsigned long long)cfg->ram_size, strerror(-rc));
+		goto err_destroy;
+	}
+	if (cfg->adopt_fds) {
+		vm->mem.backend = cfg->backend;
+		rc = guestmem_adopt(&vm->mem, cfg->adopt_fds, err, errlen);
+	} else {
+		rc = guestmem_create(&vm->mem, cfg->backend, cfg->ram_size, vm->vm_fd,
+				     vm->name, err, errlen);
+	}
+	if (rc)
+		goto err_destroy;
+	rc = guestmem_bind(&vm->mem, vm->vm_fd, err, errlen);
+	if (rc)
+		goto err_destroy;
+	rc = vm_create_devices(vm, err, errlen);
+	if (rc)
+		goto err_destroy;
+	rc = vm_create_vcpus(vm, err, errlen);
+	if (rc)
+		goto err_destroy;
+	vm->state = VM_STATE_CREATED;
+	return 0;
+err_destroy:
+	/* vm_destroy() undoes, in reverse, whatever of the above was done. */
+	vm_destroy(vm);
+	return rc;
+}
+
+int vm_start(struct vm *vm, char *err, size_t errlen)
+{
+	unsigned int i;
+	int rc;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->state = VM_STATE_RUNNING;
+	pthread_mutex_unlock(&vm->lock);
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		pthread_mutex_lock(&vm->lock);
+		vm->nr_threads++;
+		pthread_mutex_unlock(&vm->lock);
+		rc = vcpu_start(&vm->vcpus[i], err, errlen);
+		if (rc) {
+			pthread_mutex_lock(&vm->lock);
+			vm->nr_threads--;
+			pthread_mutex_unlock(&vm->lock);
+			vm_request_stop(vm, VM_STOP_VMM_ERROR, "%s", err ? err : "vCPU start failed");
+			return rc;
+		}
+	}
+	return 0;
+}
+
+void vm_kick_vcpus(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->nr_vcpus; i++)
+		vcpu_kick(&vm->vcpus[i]);
+}
+
+void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, const char *fmt, ...)
+{
+	uint64_t one = 1;
+	va_list ap;
+	bool first;
+
+	pthread_mutex_lock(&vm->lock);
+	first = vm->stop_reason == VM_STOP_NONE;
+	if (first) {
+		vm->stop_reason = reason;
+		va_start(ap, fmt);
+		vsnprintf(vm->stop_msg, sizeof(vm->stop_msg), fmt, ap);
+		va_end(ap);
+	}
+	vm->stop_req = true;
+	if (vm->state != VM_STATE_STOPPED)
+		vm->state = VM_STATE_STOPPING;
+	atomic_store(&vm->kick, 1);
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+	if (!first)
+		return;
+	vm_kick_vcpus(vm);
+	test_port_abort(&vm->test_port);
+	if (vm->stop_efd >= 0 && write(vm->stop_efd, &one, sizeof(one)) < 0) {
+		/* Nonblocking eventfd: only fails if the counter is full, i.e. already signalled. */
+	}
+}
+
+void vm_join(struct vm *vm)
+{
+	unsigned int i;
+
+	for (i = 0; i < vm->nr_vcpus; i++) {
+		if (!vm->vcpus[i].thread_started)
+			continue;
+		pthread_join(vm->vcpus[i].thread, NULL);
+		vm->vcpus[i].thread_started = false;
+	}
+	pthread_mutex_lock(&vm->lock);
+	vm->state = VM_STATE_STOPPED;
+	pthread_mutex_unlock(&vm->lock);
+}
+
+void vm_destroy(struct vm *vm)
+{
+	unsigned int i;
+
+	if (vm->vcpus) {
+		vm_join(vm);
+		for (i = 0; i < vm->nr_vcpus; i++)
+			vcpu_destroy(&vm->vcpus[i]);
+		free(vm->vcpus);
+		vm->vcpus = NULL;
+	}
+	guestmem_destroy(&vm->mem);
+	if (vm->vm_fd >= 0)
+		close(vm->vm_fd);
+	if (vm->kvm_fd >= 0)
+		close(vm->kvm_fd);
+	if (vm->stop_efd >= 0)
+		close(vm->stop_efd);
+	vm->vm_fd = vm->kvm_fd = vm->stop_efd = -1;
+	test_port_destroy(&vm->test_port);
+	uart8250_destroy(&vm->uart);
+	i8042_destroy(&vm->kbc);
+	pthread_cond_destroy(&vm->cond);
+	pthread_mutex_destroy(&vm->lock);
+}
+
+enum vm_state vm_get_state(struct vm *vm)
+{
+	enum vm_state s;
+
+	pthread_mutex_lock(&vm->lock);
+	s = vm->state;
+	pthread_mutex_unlock(&vm->lock);
+	return s;
+}
+
+const char *vm_state_name(enum vm_state s)
+{
+	switch (s) {
+	case VM_STATE_CREATED: return "created";
+	case VM_STATE_RUNNING: return "running";
+	case VM_STATE_PAUSED: return "paused";
+	case VM_STATE_STOPPING: return "stopping";
+	case VM_STATE_STOPPED: return "stopped";
+	}
+	return "unknown";
+}
+
+const char *vm_stop_reason_name(enum vm_stop_reason r)
+{
+	switch (r) {
+	case VM_STOP_NONE: return "none";
+	case VM_STOP_REQUESTED: return "shutdown-command";
+	case VM_STOP_SIGNAL: return "signal";
+	case VM_STOP_GUEST_TRIPLE_FAULT: return "guest-triple-fault";
+	case VM_STOP_GUEST_RESET: return "guest-reset";
+	case VM_STOP_GUEST_POWEROFF: return "guest-poweroff";
+	case VM_STOP_GUEST_CRASH: return "guest-crash";
+	case VM_STOP_INTERNAL_ERROR: return "kvm-internal-error";
+	case VM_STOP_FAIL_ENTRY: return "kvm-fail-entry";
+	case VM_STOP_VMM_ERROR: return "vmm-error";
+	}
+	return "unknown";
+}
+
+double vm_uptime(const struct vm *vm)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - vm->created.tv_sec) +
+	       (double)(now.tv_nsec - vm->created.tv_nsec) / 1e9;
+}

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One virtual machine: the KVM VM fd, its vCPUs, its RAM (libguestmem),
+ * its devices and the run state every thread agrees on.
+ *
+ * Lifecycle (happy path): vm_create() builds the VM with no vCPU running
+ * (irqchip, PIT, RAM files bound as memslots, devices on the bus, vCPUs
+ * created); a boot step (payload_boot.c, or a restore from saved state)
+ * sets the vCPU registers; vm_start() starts one thread per vCPU;
+ * vm_pause()/vm_resume() (pause.c) park and release them; some thread
+ * calls vm_request_stop() (guest shutdown, a control command, a signal);
+ * vm_join() waits for the vCPU threads; vm_destroy() closes everything.
+ * A failed vm_create() leaves nothing behind.
+ */
+#ifndef KVMLU_VMM_VM_H
+#define KVMLU_VMM_VM_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "guestmem/guestmem.h"
+#include "vmm/devices/i8042.h"
+#include "vmm/devices/reset_port.h"
+#include "vmm/devices/test_port.h"
+#include "vmm/devices/uart8250.h"
+#include "vmm/io_bus.h"
+
+#define VM_NAME_MAX	63
+#define VM_MAX_VCPUS	64
+/* Below the 4 GiB PCI hole, above any RAM (which ends at 3 GiB there). */
+#define VM_TSS_ADDR		0xfffbd000ULL
+#define VM_IDENTITY_MAP_ADDR	0xfffbc000ULL
+
+enum vm_state {
+	VM_STATE_CREATED = 0,	/* built, vCPUs not started */
+	VM_STATE_RUNNING,
+	VM_STATE_PAUSED,	/* every vCPU thread parked outside KVM_RUN */
+	VM_STATE_STOPPING,	/* stop requested, threads winding down */
+	VM_STATE_STOPPED,	/* all vCPU threads gone */
+};
+
+/* Why the VM stopped; main() turns this into the exit status. */
+enum vm_stop_reason {
+	VM_STOP_NONE = 0,
+	VM_STOP_REQUESTED,	/* `shutdown` control command */
+	VM_STOP_SIGNAL,		/* SIGTERM / SIGINT */
+	VM_STOP_GUEST_TRIPLE_FAULT,	/* KVM_EXIT_SHUTDOWN */
+	VM_STOP_GUEST_RESET,	/* port 0xcf9, KVM_SYSTEM_EVENT_RESET */
+	VM_STOP_GUEST_POWEROFF,	/* KVM_SYSTEM_EVENT_SHUTDOWN */
+	VM_STOP_GUEST_CRASH,	/* KVM_SYSTEM_EVENT_CRASH */
+	VM_STOP_INTERNAL_ERROR,	/* KVM_EXIT_INTERNAL_ERROR */
+	VM_STOP_FAIL_ENTRY,	/* KVM_EXIT_FAIL_ENTRY */
+	VM_STOP_VMM_ERROR,	/* the VMM itself failed (an ioctl, an odd exit) */
+};
+
+struct vcpu;
+
+struct vm_config {
+	const char *name;
+	uint64_t ram_size;
+	unsigned int nr_vcpus;
+	enum guestmem_backend backend;
+	int serial_fd;		/* UART output; not owned by the VM */
+	/*
+	 * Live upgrade (vmm/incoming.c): RAM files to take over, one per
+	 * region of guestmem_layout(ram_size), instead of creating new ones
+	 * (memfd backend only). NULL: create. The VM owns them on success.
+	 */
+	const int *adopt_fds;
+};
+
+struct vm {
+	char name[VM_NAME_MAX + 1];
+	int kvm_fd;
+	int vm_fd;
+	int run_size;		/* bytes of each vCPU's kvm_run mapping */
+	unsigned int nr_vcpus;
+	struct vcpu *vcpus;
+	struct guestmem mem;
+	uint64_t ram_size;
+	uint64_t tsc_khz;
+	struct io_bus bus;
+	struct uart8250 uart;
+	struct test_port test_port;
+	struct reset_port reset;
+	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
+	struct timespec created;	/* CLOCK_MONOTONIC */
+
+	/*
+	 * Run control. kick is the one flag the KVM_RUN loop reads on every
+	 * iteration: non-zero whenever pause_req or stop_req is set, so the
+	 * fast path costs one atomic load. Everything else is under lock.
+	 */
+	atomic_int kick;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;	/* parks, wake-ups, thread exits */
+	enum vm_state state;
+	bool pause_req;
+	bool stop_req;
+	unsigned int nr_parked;
+	unsigned int nr_threads;	/* vCPU threads still alive */
+	enum vm_stop_reason stop_reason;
+	char stop_msg[256];
+	int stop_efd;		/* eventfd, readable once a stop is requested */
+};
+
+int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
+
+/* Start every vCPU thread; the vCPUs must have been booted first. */
+int vm_start(struct vm *vm, char *err, size_t errlen);
+
+/*
+ * Ask everything to stop; the first reason given wins and is kept with
+ * its message. Safe from any thread, including a vCPU thread.
+ */
+void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* Wait for all vCPU threads to finish (after vm_request_stop()). */
+void vm_join(struct vm *vm);
+
+/* Tear down; safe on a zeroed vm or after a failed vm_create(). */
+void vm_destroy(struct vm *vm);
+
+/* KVM_IRQ_LINE on the in-kernel irqchip; ctx is the struct vm. */
+int vm_irq_line(void *ctx, unsigned int irq, int level);
+
+enum vm_state vm_get_state(struct vm *vm);
+const char *vm_state_name(enum vm_state s);
+const char *vm_stop_reason_name(enum vm_stop_reason r);
+/* Seconds since vm_create(). */
+double vm_uptime(const struct vm *vm);
+
+/* Wake every vCPU out of KVM_RUN so it rereads vm->kick (pause.c, vm.c). */
+void vm_kick_vcpus(struct vm *vm);
+
+#endif /* KVMLU_VMM_VM_H */
