@@ -32,18 +32,26 @@ if want unit; then
 		[ -x "$t" ] || continue
 		name=unit/$(basename "$t")
 		log=$logs/${name//\//_}.log
-		# cmocka prints one [ OK ] / [ FAILED ] line per case.
 		timeout 300 "$t" >"$log" 2>&1
 		rc=$?
-		while read -r line; do
-			case $line in
-			"[       OK ] "*) result PASS "$name/${line#\[       OK \] }" ;;
-			"[  FAILED  ] "*" test(s), listed below:"*) ;;
-			"[  FAILED  ] "*) result FAIL "$name/${line#\[  FAILED  \] }" ;;
-			"[  SKIPPED ] "*" test(s), listed below:"*) ;;
-			"[  SKIPPED ] "*) result SKIP "$name/${line#\[  SKIPPED \] }" "skipped by the test" ;;
+		# cmocka prints one [ OK ] / [ FAILED ] / [ SKIPPED ] line per case,
+		# then lists the failed and skipped ones again after "[====]":
+		# only the lines before that count. A skipped case's reason is the
+		# last line it printed itself (by convention "SKIP: reason").
+		while IFS=$'\t' read -r kind case reason; do
+			case $kind in
+			OK) result PASS "$name/$case" ;;
+			FAILED) result FAIL "$name/$case" ;;
+			SKIPPED) result SKIP "$name/$case" "${reason:-skipped by the test}" ;;
 			esac
-		done < <(grep -E '^\[ +(OK|FAILED|SKIPPED) +\] ' "$log" | grep -v ' test(s)\.$')
+		done < <(awk '
+			/^\[==========\] .* run\./ { exit }
+			/^\[ RUN      \] / { why = ""; next }
+			/^\[       OK \] / { print "OK\t" $4; next }
+			/^\[  FAILED  \] / { print "FAILED\t" $4; next }
+			/^\[  SKIPPED \] / { print "SKIPPED\t" $4 "\t" why; next }
+			!/^\[/ && NF { why = $0; sub(/^SKIP: */, "", why) }
+		' "$log")
 		if [ $rc -ne 0 ] && ! grep -q '^\[  FAILED  \]' "$log"; then
 			result FAIL "$name" "exit $rc, see $log"
 			tail -n 20 "$log"

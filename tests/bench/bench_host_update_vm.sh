@@ -1,0 +1,131 @@
+#!/bin/bash
+# Bench: blackout of a VM across a host kexec (pause -> running again in
+# the new kernel) next to the bare kexec time of the same run (kexec -e
+# -> the new kernel's userspace), for witness guests of 256 MiB, 1 GiB
+# and 4 GiB (KVMLU_BENCH_SIZES="256M 1G" to choose), inside the QEMU
+# host of tests/harness (its memory raised to guest + 2 GiB).
+#
+# All times are host-side stamps of serial lines (one clock for both
+# kernels), except the per-step figures the VMM reports itself:
+# capture (includes the memory checksum at pause), preserve (the
+# PRESERVE_FD ioctls: the kernel pins every page), retrieve (RETRIEVE_FD
+# after the kexec: the kernel rebuilds the files from preserved pages),
+# and the checksum verification after the kexec. preserve and retrieve
+# are the kernel-side cost, given per GiB.
+#
+# QEMU runs TCG with nested KVM here: absolute numbers are far from
+# hardware; compare columns within a row, and rows with each other.
+set -u
+top=$(cd "$(dirname "$0")/../.." && pwd)
+cd "$top"
+work=$top/build/bench-host-update
+logs=$top/build/test-logs
+sizes=${KVMLU_BENCH_SIZES:-256M 1G 4G}
+mkdir -p "$work" "$logs"
+
+if [ ! -f build/kernel/bzImage ]; then
+	echo "bench_host_update_vm: SKIP: no host kernel in build/kernel (make kernel)"
+	exit 0
+fi
+for f in build/bin/kvmlu-vmm build/bin/kvmlu-ctl build/guest/witness.bin; do
+	[ -e "$f" ] || { echo "bench_host_update_vm: SKIP: $f not built"; exit 0; }
+done
+
+tests/harness/mkinitramfs.sh "$work/initramfs.cpio" build/kernel/bzImage \
+	2>"$logs/bench-host-update-initramfs.log" || {
+	cat "$logs/bench-host-update-initramfs.log"; exit 1; }
+# The bench's script for the QEMU host: a second cpio archive appended to
+# the harness's (the kernel unpacks concatenated archives).
+root=$work/extra
+rm -rf "$root"
+mkdir -p "$root/cases" "$root/harness"
+cp tests/harness/cases/vm_common.inc "$root/harness/vm_common.sh"
+cat >"$root/cases/bench_vm.sh" <<'EOF'
+. /harness/vm_common.sh
+MEM=$(sed -n 's/.*kvmlu\.bench_mem=\([^ ]*\).*/\1/p' /proc/cmdline)
+stage1() {
+	vm_need_binaries
+	vm_start bench "$MEM" 1
+	vm_wait_tick bench 0 3000 || fail "no tick"
+	# As a host update does (the agent loads the kernel in preflight), the
+	# next kernel is loaded before the pause, so the blackout holds only
+	# prepare-update, the kexec itself and the restore.
+	khz=$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' | tail -n 1)
+	cmdline=$(sed "s/kvmlu\.stage=1/kvmlu.stage=2/" /proc/cmdline)
+	[ -n "$khz" ] && cmdline="$cmdline tsc_early_khz=$khz"
+	harness_make_initrd /tmp/next.cpio || fail "initramfs rebuild"
+	kexec -s -l "$HARNESS_KERNEL" --initrd=/tmp/next.cpio --command-line="$cmdline" ||
+		fail "kexec -s -l failed"
+	rm -f /tmp/next.cpio
+	harness_log "bench pausing: prepare-update"
+	r=$(vm_ctl bench prepare-update)
+	harness_log "bench prepared: $r"
+	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
+	harness_log "kexec -e: stage 1 -> 2"
+	kexec -e
+	fail "kexec -e returned"
+}
+stage2() {
+	vm_need_binaries
+	vm_restore bench
+	vm_wait_restored bench || fail "restore: $(tail -n 1 /tmp/bench.vmm)"
+	st=$(vm_ctl bench update-status)
+	harness_log "bench status: $st"
+	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified: $st"
+	pass "bench $MEM"
+}
+EOF
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >>"$work/initramfs.cpio"
+
+mib() { # mib 256M|1G|4G -> MiB
+	case $1 in *G) echo $(( ${1%G} * 1024 )) ;; *M) echo "${1%M}" ;; *) echo 0 ;; esac
+}
+stamp_of() { # stamp_of LOG PATTERN: host seconds of the first matching line
+	grep -a -m 1 -F "$2" "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
+}
+num_of() { # num_of TEXT KEY
+	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
+}
+
+printf '%-6s %10s %10s %10s %10s %10s %11s %11s %11s %11s\n' guest blackout_s kexec_s \
+	rest_s capture_ms preserve_ms pres_ms/GiB retrieve_ms retr_ms/GiB verify_ms
+for size in $sizes; do
+	m=$(mib "$size")
+	qmem=$(( m + 2048 ))M
+	log=$logs/bench-host-update-$size.log
+	start=${EPOCHREALTIME/./}
+	timeout -k 5 3600 qemu-system-x86_64 -accel tcg -cpu max -m "$qmem" -smp 2 \
+		-nographic -nodefaults -serial stdio -no-reboot \
+		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
+		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size" \
+		</dev/null 2>&1 | while IFS= read -r line; do
+			now=${EPOCHREALTIME/./}; now=$((now - start))
+			printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
+		done >"$log"
+	rc=${PIPESTATUS[0]}
+	if [ "$rc" != 1 ]; then
+		echo "$size: run failed (QEMU exit $rc), log $log"
+		grep -a 'RESULT' "$log" | tail -n 1
+		continue
+	fi
+	p=$(stamp_of "$log" "bench pausing")
+	k=$(stamp_of "$log" "kexec -e: stage 1")
+	u=$(stamp_of "$log" "userspace stage 2")
+	r=$(stamp_of "$log" "bench resumed")
+	prep=$(grep -a -m 1 'bench prepared' "$log")
+	st=$(grep -a -m 1 'bench status' "$log")
+	cap=$(num_of "$prep" capture_ms)
+	pres=$(num_of "$prep" preserve_ms)
+	retr=$(num_of "$st" retrieve_ms)
+	ver=$(num_of "$st" checksum_ms)
+	awk -v s="$size" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
+		-v pr="$pres" -v rt="$retr" -v v="$ver" 'BEGIN {
+		g = m / 1024
+		printf "%-6s %10.2f %10.2f %10.2f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f\n", s,
+			r - p, u - k, (r - p) - (u - k), c, pr, pr / g, rt, rt / g, v }'
+done
+echo "blackout_s: pause -> vCPUs running after the kexec; kexec_s: kexec -e -> new userspace;"
+echo "rest_s = blackout - kexec: prepare-update (capture incl. the checksum at pause, preserve) and"
+echo "  the restore (retrieve, checksum verification, state); the next kernel is loaded before the pause."
+echo "logs: $logs/bench-host-update-<size>.log"

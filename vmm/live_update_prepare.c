@@ -1,0 +1,332 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * prepare-update and abort-update: the VMM's half of a host update before
+ * the kexec (see live_update.h).
+ *
+ * Happy path: pause -> capture (with the memory checksum) -> state FDT
+ * in a sealed memfd -> LUO session "kvmlu/vm/<name>" -> preserve RAM file
+ * i under LUO_TOKEN_RAM(i), the state memfd under LUO_TOKEN_STATE -> reply
+ * ready and stay paused holding the session fd. The kexec then carries
+ * the session to the next kernel.
+ *
+ * Unhappy paths, each ending with the VM as it was before the request
+ * (running if it ran) and nothing preserved:
+ *  1. No usable /dev/liveupdate, or a name that cannot be a session name:
+ *     refused before the pause.
+ *  2. Pause or capture fails: resumed, error.
+ *  3. A file the kernel cannot preserve (guest_memfd on a kernel without
+ *     its LUO handler, hugetlb): class NotPreservable; closing the session
+ *     unpreserves what it already held.
+ *  4. abort-update: the session is closed (unpreserved) and the VM resumed.
+ *  5. The VMM dies while prepared: the kernel closes the session and the
+ *     VM is not carried over; the agent reports it lost.
+ * While prepared, resume is refused (the saved state would go stale).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "guestmem/guestmem.h"
+#include "vmm/live_update.h"
+#include "vmm/live_update_state_memfd.h"
+#include "vmm/pause.h"
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/vm_capture.h"
+#include "vmm/vm.h"
+
+/* One VM per process: what prepare-update holds until kexec or abort. */
+struct live_update_prepared {
+	bool active;
+	bool was_running;		/* resume on abort */
+	struct luo_session session;
+	char checksum[33];
+	size_t state_bytes;
+	unsigned int nr_files;
+	uint64_t paused_wall_ns;
+	uint64_t prepared_wall_ns;
+};
+
+static struct live_update_prepared prepared = { .session = { .fd = -1 } };
+static struct live_update_restore restored;
+static bool restored_valid;
+
+uint64_t live_update_wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+bool live_update_prepared(void)
+{
+	return prepared.active;
+}
+
+void live_update_restore_publish(const struct live_update_restore *lu)
+{
+	restored = *lu;
+	restored_valid = true;
+}
+
+/* Which class a LUO failure gets: clients act on it (agent rollback). */
+static const char *luo_error_class(int rc, bool preserving)
+{
+	if (preserving && (rc == -ENOENT || rc == -EOPNOTSUPP || rc == -EFBIG))
+		return LIVE_UPDATE_ERR_NOT_PRESERVABLE;
+	if (!preserving && (rc == -ENOENT || rc == -ENOTTY || rc == -EACCES ||
+			    rc == -EPERM || rc == -ENODEV))
+		return LIVE_UPDATE_ERR_NO_LUO;
+	if (rc == -EBUSY && !preserving)
+		return CONTROL_ERR_BUSY;
+	return CONTROL_ERR_FAILED;
+}
+
+/* Put the files into a new session; on error nothing stays preserved. */
+static int prepare_session(struct vm *vm, const char *name, int state_fd,
+			   struct luo_session *s, uint64_t *preserve_ns, struct control_error *e)
+{
+	char err[512] = "";
+	char what[32];
+	uint64_t t0;
+	int rc;
+
+	rc = luo_session_create(s, name, err, sizeof(err));
+	if (rc)
+		return control_error_set(e, luo_error_class(rc, false), "%s", err);
+	/* The kernel pins every page of a preserved memfd here: the per-GiB cost. */
+	t0 = mono_ns();
+	for (unsigned int i = 0; i < vm->mem.nr; i++) {
+		snprintf(what, sizeof(what), "RAM region %u", i);
+		rc = luo_session_preserve_fd(s, vm->mem.r[i].fd, LUO_TOKEN_RAM(i), what,
+					     err, sizeof(err));
+		if (rc) {
+			control_error_set(e, luo_error_class(rc, true), "%s backend: %s",
+					  guestmem_backend_name(vm->mem.backend), err);
+			goto err_close;
+		}
+	}
+	rc = luo_session_preserve_fd(s, state_fd, LUO_TOKEN_STATE, "state memfd",
+				     err, sizeof(err));
+	if (rc) {
+		control_error_set(e, luo_error_class(rc, true), "%s", err);
+		goto err_close;
+	}
+	*preserve_ns = mono_ns() - t0;
+	return 0;
+err_close:
+	/* Closing an outgoing session unpreserves every file already in it. */
+	luo_session_close(s);
+	return rc;
+}
+
+/* Capture into a sealed memfd; *state_fd and the checksum on success. */
+static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *bytes,
+			 uint64_t *capture_ns, struct control_error *e)
+{
+	struct guestmem_checksum c = { 0 };
+	struct state_vm s;
+	char err[512] = "";
+	void *blob = NULL;
+	size_t size = 0;
+	uint64_t t0 = mono_ns();
+	int rc;
+
+	rc = state_vm_capture(vm, true, &s, err, sizeof(err));
+	if (rc)
+		return control_error_set(e, CONTROL_ERR_FAILED, "capture: %s", err);
+	/* After the kexec the files are found by these tokens, not fd order. */
+	for (unsigned int i = 0; i < s.nr_regions; i++)
+		s.regions[i].token = LUO_TOKEN_RAM(i);
+	c.hi = s.checksum_hi;
+	c.lo = s.checksum_lo;
+	guestmem_checksum_format(&c, sum);
+	rc = state_fdt_write(&s, &blob, &size, err, sizeof(err));
+	state_vm_free(&s);
+	if (rc)
+		return control_error_set(e, CONTROL_ERR_FAILED, "state FDT: %s", err);
+	rc = live_update_state_memfd_create(vm->name, blob, size, state_fd, err, sizeof(err));
+	free(blob);
+	if (rc)
+		return control_error_set(e, CONTROL_ERR_FAILED, "%s", err);
+	*bytes = size;
+	*capture_ns = mono_ns() - t0;
+	return 0;
+}
+
+int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
+			    struct control_error *e)
+{
+	struct vm *vm = ctx->vm;
+	struct luo_session s;
+	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
+	enum vm_state st = vm_get_state(vm);
+	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = mono_ns(), resume_ns;
+	size_t bytes = 0;
+	char sum[33];
+	int state_fd = -1, rc;
+
+	(void)args;
+	luo_session_init(&s);
+	if (prepared.active)
+		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
+					 "already prepared: session '%s' is held (abort-update first)",
+					 prepared.session.name);
+	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
+		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
+					 "prepare-update needs a running or paused VM; it is %s",
+					 vm_state_name(st));
+	rc = luo_session_name_for_vm(vm->name, name, err, sizeof(err));
+	if (rc)
+		return control_error_set(e, CONTROL_ERR_FAILED, "no LUO session name for VM '%s': %s",
+					 vm->name, err);
+	/* Refuse before the pause when this host cannot keep anything. */
+	if (access(LUO_SESSION_DEVICE, F_OK) != 0)
+		return control_error_set(e, LIVE_UPDATE_ERR_NO_LUO, "%s: %s", LUO_SESSION_DEVICE,
+					 luo_session_error_hint(LUO_OP_OPEN, ENOENT));
+
+	prepared.was_running = st == VM_STATE_RUNNING;
+	prepared.paused_wall_ns = live_update_wall_ns();
+	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
+	if (rc)
+		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
+					 "pause: %s", err);
+	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, e);
+	if (rc)
+		goto err_resume;
+	rc = prepare_session(vm, name, state_fd, &s, &preserve_ns, e);
+	/* The session holds its own reference to the state file. */
+	close(state_fd);
+	if (rc)
+		goto err_resume;
+
+	prepared.active = true;
+	prepared.session = s;
+	prepared.state_bytes = bytes;
+	prepared.nr_files = vm->mem.nr + 1;
+	prepared.prepared_wall_ns = live_update_wall_ns();
+	snprintf(prepared.checksum, sizeof(prepared.checksum), "%s", sum);
+
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state", json_object_new_string("prepared"));
+	json_object_object_add(*ret, "session", json_object_new_string(s.name));
+	json_object_object_add(*ret, "checksum", json_object_new_string(sum));
+	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
+	json_object_object_add(*ret, "memory", json_object_new_uint64(vm->mem.total));
+	json_object_object_add(*ret, "backend",
+			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
+	json_object_object_add(*ret, "files", json_object_new_int((int)prepared.nr_files));
+	json_object_object_add(*ret, "state_bytes", json_object_new_uint64(bytes));
+	json_object_object_add(*ret, "paused_at_ns", json_object_new_uint64(prepared.paused_wall_ns));
+	json_object_object_add(*ret, "pause_us", json_object_new_double((double)pause_ns / 1e3));
+	json_object_object_add(*ret, "capture_ms", json_object_new_double((double)capture_ns / 1e6));
+	json_object_object_add(*ret, "preserve_ms",
+			       json_object_new_double((double)preserve_ns / 1e6));
+	json_object_object_add(*ret, "prepare_ms",
+			       json_object_new_double((double)(mono_ns() - t0) / 1e6));
+	return 0;
+
+err_resume:
+	if (prepared.was_running && vm_resume(vm, &resume_ns, err, sizeof(err)))
+		snprintf(e->desc + strlen(e->desc), sizeof(e->desc) - strlen(e->desc),
+			 "; and resume failed: %s", err);
+	prepared.was_running = false;
+	return rc ? rc : -EIO;
+}
+
+int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
+			  struct control_error *e)
+{
+	char err[512] = "", session[LUO_SESSION_NAME_SIZE];
+	uint64_t ns = 0;
+	int rc = 0;
+
+	(void)args;
+	if (!prepared.active)
+		return control_error_set(e, LIVE_UPDATE_ERR_NOT_PREPARED,
+					 "abort-update: no prepare-update to abort");
+	snprintf(session, sizeof(session), "%s", prepared.session.name);
+	/* The kernel unpreserves every file of an outgoing session on close. */
+	luo_session_close(&prepared.session);
+	prepared.active = false;
+	if (prepared.was_running)
+		rc = vm_resume(ctx->vm, &ns, err, sizeof(err));
+	if (rc)
+		return control_error_set(e, CONTROL_ERR_FAILED,
+					 "session '%s' closed, but resume failed: %s", session, err);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state",
+			       json_object_new_string(prepared.was_running ? "running" : "paused"));
+	json_object_object_add(*ret, "session", json_object_new_string(session));
+	json_object_object_add(*ret, "resume_us", json_object_new_double((double)ns / 1e3));
+	json_object_object_add(*ret, "paused_ms",
+			       json_object_new_double((double)(live_update_wall_ns() -
+							       prepared.paused_wall_ns) / 1e6));
+	prepared.was_running = false;
+	return 0;
+}
+
+int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct control_error *e)
+{
+	json_object *o = json_object_new_object();
+
+	(void)ctx;
+	(void)args;
+	(void)e;
+	if (prepared.active) {
+		json_object_object_add(o, "phase", json_object_new_string("prepared"));
+		json_object_object_add(o, "session", json_object_new_string(prepared.session.name));
+		json_object_object_add(o, "checksum", json_object_new_string(prepared.checksum));
+		json_object_object_add(o, "state_bytes", json_object_new_uint64(prepared.state_bytes));
+		json_object_object_add(o, "paused_at_ns",
+				       json_object_new_uint64(prepared.paused_wall_ns));
+		json_object_object_add(o, "prepared_at_ns",
+				       json_object_new_uint64(prepared.prepared_wall_ns));
+	} else if (restored_valid) {
+		const struct live_update_restore *r = &restored;
+
+		json_object_object_add(o, "phase", json_object_new_string(
+			!r->memory_verified ? "checksum-mismatch" :
+			r->session.finished ? "restored" : "restoring"));
+		json_object_object_add(o, "session", json_object_new_string(r->session.name));
+		json_object_object_add(o, "memory_verified", json_object_new_boolean(r->memory_verified));
+		json_object_object_add(o, "checksum_recorded",
+				       json_object_new_string(r->checksum_recorded));
+		json_object_object_add(o, "checksum_now", json_object_new_string(r->checksum_now));
+		json_object_object_add(o, "session_finished",
+				       json_object_new_boolean(r->session.finished));
+		json_object_object_add(o, "paused_at_ns", json_object_new_uint64(r->paused_wall_ns));
+		json_object_object_add(o, "restore_started_at_ns",
+				       json_object_new_uint64(r->started_wall_ns));
+		json_object_object_add(o, "resumed_at_ns", json_object_new_uint64(r->resumed_wall_ns));
+		json_object_object_add(o, "retrieve_ms",
+				       json_object_new_double((double)r->retrieve_ns / 1e6));
+		json_object_object_add(o, "checksum_ms",
+				       json_object_new_double((double)r->checksum_ns / 1e6));
+		json_object_object_add(o, "restore_ms", json_object_new_double(
+			r->resumed_wall_ns > r->started_wall_ns ?
+			(double)(r->resumed_wall_ns - r->started_wall_ns) / 1e6 : 0));
+		json_object_object_add(o, "tsc_adjusted", json_object_new_boolean(r->tsc_adjusted));
+		json_object_object_add(o, "tsc_shift", json_object_new_int64(r->tsc_shift));
+		json_object_object_add(o, "tsc_khz_saved", json_object_new_int64(r->tsc_khz_saved));
+		json_object_object_add(o, "tsc_khz_now", json_object_new_int64(r->tsc_khz_now));
+		json_object_object_add(o, "state_bytes", json_object_new_uint64(r->state_bytes));
+	} else {
+		json_object_object_add(o, "phase", json_object_new_string("none"));
+	}
+	*ret = o;
+	return 0;
+}
