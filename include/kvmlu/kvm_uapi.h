@@ -70,6 +70,24 @@ struct kvm_create_guest_memfd {
 #define KVM_CAP_GUEST_MEMFD_FLAGS 244
 #endif
 
+/*
+ * Not upstream: the project's kernel patch (kernel/patches/0002) lets a VM
+ * link an existing shared guest_memfd's memory, e.g. one retrieved from a
+ * LUO session after kexec, or one of the VM a live upgrade replaces.
+ * Probe KVM_CAP_GUEST_MEMFD_LINK before use: stock kernels lack it.
+ */
+#ifndef KVM_LINK_GUEST_MEMFD
+struct kvm_link_guest_memfd {
+	__u32 fd;
+	__u32 flags;
+	__u64 reserved[3];
+};
+#define KVM_LINK_GUEST_MEMFD _IOW(KVMIO, 0xd6, struct kvm_link_guest_memfd)
+#endif
+#ifndef KVM_CAP_GUEST_MEMFD_LINK
+#define KVM_CAP_GUEST_MEMFD_LINK 252
+#endif
+
 /* Present in 6.1 already; listed so a reader sees the whole set used. */
 #ifndef KVM_GET_SREGS2
 #error "KVM_GET_SREGS2 missing: linux-libc-dev older than 5.14"

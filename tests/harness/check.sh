@@ -64,6 +64,14 @@ if ! peers=$("$here/build-peers.sh" "$kdir" 2>"$logs/harness-peers.log"); then
 	peers=""
 fi
 
+# The project's own kernel-side selftests (kernel/selftests/), built against
+# this kernel's headers; the gmem_* cases carry them in their .files.
+if ! kernel/selftests/build.sh "$kdir/headers/include" build/kernel-selftests \
+	>"$logs/harness-kselftests.log" 2>&1; then
+	tail -n 10 "$logs/harness-kselftests.log" | sed 's/^/    | /'
+	echo "FAIL: harness/kernel_selftests_build (log $logs/harness-kselftests.log)"
+fi
+
 initrd=$work/initramfs.cpio
 if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
 	cat "$logs/harness-initramfs.log"

@@ -33,6 +33,11 @@
 	X(KVM_CAP_GUEST_MEMFD, KVM_CAP_GUEST_MEMFD)			\
 	X(KVM_CAP_VM_TYPES, KVM_CAP_VM_TYPES)				\
 	X(KVM_CAP_GUEST_MEMFD_FLAGS, KVM_CAP_GUEST_MEMFD_FLAGS)		\
+	/* the project's kernel patch: KVM_LINK_GUEST_MEMFD */		\
+	X(sz_link_gmem, sizeof(struct kvm_link_guest_memfd))		\
+	X(off_link_gmem_flags, offsetof(struct kvm_link_guest_memfd, flags)) \
+	X(KVM_LINK_GUEST_MEMFD, KVM_LINK_GUEST_MEMFD)			\
+	X(KVM_CAP_GUEST_MEMFD_LINK, KVM_CAP_GUEST_MEMFD_LINK)		\
 	/* vCPU state the VMM saves; from the system headers */	\
 	X(sz_regs, sizeof(struct kvm_regs))				\
 	X(sz_sregs, sizeof(struct kvm_sregs))				\
