@@ -1,0 +1,74 @@
+#!/bin/bash
+# Proves: if the new kvmlu-vmm dies before it has resumed the VM - killed
+# in the middle of the restore, killed just before it would resume, or
+# silent past the upgrade timeout - the old process takes the VM back: the
+# upgrade is answered with an error naming what happened, the same pid
+# runs the same guest (boot id, ticks continue), it is not left paused,
+# and a later upgrade still works.
+. "$(dirname "$0")/lib.sh"
+. "$(dirname "$0")/upgrade_lib.sh"
+kv_init
+
+up_start --memory 256M --cpus 2
+kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 60
+boot=$(kv_boot_ids)
+
+# kill_at POINT: start an upgrade that stops the new process at POINT,
+# SIGKILL it there, and expect the old one to report and resume.
+kill_at() {
+	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i c count tick up
+	for c in 0 1; do count[$c]=$(up_tick_count $c); tick[$c]=$(up_last_tick $c); up[$c]=$(up_last_uptime $c); done
+	marker="stopped at $point (pid "
+	"$KV_CTL" -t 60 "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
+	local ctl=$!
+	for i in $(seq 1 300); do
+		grep -q "$marker" "$KV_STDERR" && break
+		sleep 0.1
+	done
+	child=$(grep -o "$marker[0-9]*" "$KV_STDERR" | tail -n 1 | grep -oE '[0-9]+$')
+	[ -n "$child" ] || kv_fail "new kvmlu-vmm never reached '$point'"
+	kv_log "new kvmlu-vmm $child stopped at $point; killing it"
+	kill -KILL "$child"
+	wait "$ctl" || kv_fail "no reply to the upgrade after killing $child"
+	KV_REPLY=$(cat "$reply_file")
+	kv_log "upgrade -> $KV_REPLY"
+	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "upgrade claims success: $KV_REPLY"
+	jq -r .error.desc <<<"$KV_REPLY" | grep -q "exited before resuming the VM; VM running here" ||
+		kv_fail "error does not say the new process died and the VM resumed: $KV_REPLY"
+	kill -0 "$child" 2>/dev/null && kv_fail "killed child $child still there"
+	kv_ctl '{"cmd":"status"}' >/dev/null
+	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "socket now answered by pid $(kv_ret pid)"
+	[ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after failed upgrade"
+	for c in 0 1; do up_check_continues $c "${count[$c]}" "${tick[$c]}" "${up[$c]}"; done
+	[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
+}
+
+kill_at received
+kill_at restore
+kill_at resume
+
+# Silent past the timeout: the old process kills it itself.
+kv_ctl '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1500}}' 30 >/dev/null
+[ "$(jq -r .error.class <<<"$KV_REPLY")" = Timeout ] || kv_fail "expected Timeout: $KV_REPLY"
+kv_log "timeout -> $KV_REPLY"
+child=$(jq -r .error.desc <<<"$KV_REPLY" | grep -oE 'pid [0-9]+' | grep -oE '[0-9]+')
+[ -n "$child" ] || kv_fail "timeout error does not name the new process"
+kill -0 "$child" 2>/dev/null && kv_fail "new kvmlu-vmm $child still alive after the timeout"
+kv_ctl '{"cmd":"status"}' >/dev/null
+[ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after timeout"
+
+# Paused before the upgrade: a failed upgrade leaves it paused, not running.
+kv_ok '{"cmd":"pause"}'
+kv_ctl '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1000}}' 30 >/dev/null
+jq -r .error.desc <<<"$KV_REPLY" | grep -q 'still paused' || kv_fail "paused VM: $KV_REPLY"
+kv_ctl '{"cmd":"status"}' >/dev/null
+[ "$(kv_ret state)" = paused ] || kv_fail "paused VM is $(kv_ret state) after failed upgrade"
+kv_ok '{"cmd":"resume"}'
+
+# And a real upgrade still works afterwards.
+up_upgrade
+kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 30 $(( $(kv_tick_lines) + 2 ))
+[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed after the good upgrade"
+up_stop
+up_check_sanitizers
+kv_pass

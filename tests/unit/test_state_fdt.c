@@ -1,0 +1,516 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The state FDT reader and validator against good and hostile input,
+ * without KVM: a synthetic two-vCPU state is written, then damaged one
+ * way per test (truncation, corruption, wrong sizes, missing nodes and
+ * properties, out-of-range values, overlapping or unaligned memory, vCPU
+ * count mismatches, a newer major version, foreign compatibles). Each
+ * must be refused with an error that names the problem, and leave the
+ * output state empty. A newer minor version with extra properties must
+ * still be read.
+ *
+ * With KVMLU_STATE_CORPUS_OUT=DIR set, every bad case is also written to
+ * DIR/<case>.dtb with the expected error text in DIR/<case>.expect: that
+ * is how tests/state-corpus/bad/ was made (test_state_corpus.c replays it);
+ * the good state goes to DIR/../good/two_vcpus.dtb.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <libfdt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/state_vm.h"
+
+static char err[512];
+
+/* A plausible state: values KVM would give, nothing needs /dev/kvm. */
+static void make_state(struct state_vm *s)
+{
+	assert_int_equal(state_vm_init(s, 2), 0);
+	strcpy(s->name, "vm1");
+	strcpy(s->uuid, "0f1e2d3c-4b5a-4968-8776-655443322110");
+	strcpy(s->kvmlu_version, "0.1.0");
+	s->backend = STATE_BACKEND_MEMFD;
+	s->nr_regions = 2;
+	s->regions[0] = (struct state_vm_region){ .gpa = 0, .size = 0xc0000000ull,
+						  .token = 0, .slot = 0 };
+	s->regions[1] = (struct state_vm_region){ .gpa = 0x100000000ull, .size = 0x40000000ull,
+						  .token = 1, .slot = 1 };
+	s->has_checksum = true;
+	s->checksum_hi = 0x0123456789abcdefull;
+	s->checksum_lo = 0xfedcba9876543210ull;
+	for (uint32_t i = 0; i < 2; i++) {
+		struct cpu_state *c = &s->cpus[i];
+
+		c->index = i;
+		c->have = CPU_STATE_HAVE_ALL;
+		c->regs.rip = 0x100000 + i;
+		c->regs.rflags = 0x202;
+		c->regs.rax = 0xaaaa0000 + i;
+		c->sregs2.cr0 = 0x80050033;
+		c->sregs2.efer = 0xd01;
+		c->xsave_size = 4096;
+		memset(c->xsave, 0x5a, 512);
+		c->xcrs.nr_xcrs = 1;
+		c->xcrs.xcrs[0].value = 7;
+		c->lapic.regs[0x20] = (char)i;
+		c->mp_state.mp_state = KVM_MP_STATE_RUNNABLE;
+		c->debugregs.dr6 = 0xffff0ff0;
+		c->debugregs.dr7 = 0x400;
+		c->tsc_khz = 2596128;
+		c->tsc_offset = (uint64_t)-123456789;
+		c->nr_msrs = 3;
+		c->msrs[0] = (struct cpu_state_msr){ 0x10, 0x123456789 };
+		c->msrs[1] = (struct cpu_state_msr){ 0xc0000082, 0xffffffff81000000ull };
+		c->msrs[2] = (struct cpu_state_msr){ 0x6e0, 0 };
+		c->nr_cpuid = 2;
+		c->cpuid[0] = (struct kvm_cpuid_entry2){ .function = 0, .eax = 0xd,
+							 .ebx = 0x68747541 };
+		c->cpuid[1] = (struct kvm_cpuid_entry2){ .function = 1, .ecx = 1u << 24 };
+	}
+	s->devices.have = VM_DEVICES_HAVE_ALL;
+	s->devices.pic_master.imr = 0xf8;
+	s->devices.ioapic.base_address = 0xfec00000;
+	s->devices.pit.channels[0].count = 0x10000;
+	s->devices.clock.clock = 123456789;
+	s->devices.clock_wall_ns = 1700000000000000000ull;
+	s->has_uart = true;
+	s->uart.lcr = 0x03;
+	s->uart.dll = 1;
+}
+
+/* The good state's FDT, opened with room to spare for edits. */
+static void *good_fdt(size_t *size)
+{
+	struct state_vm s;
+	void *blob, *buf;
+	size_t n;
+
+	make_state(&s);
+	assert_int_equal(state_fdt_write(&s, &blob, &n, err, sizeof(err)), 0);
+	state_vm_free(&s);
+	buf = malloc(n + 4096);
+	assert_non_null(buf);
+	assert_int_equal(fdt_open_into(blob, buf, (int)n + 4096), 0);
+	free(blob);
+	*size = n + 4096;
+	return buf;
+}
+
+static int node(void *fdt, const char *path)
+{
+	int off = fdt_path_offset(fdt, path);
+
+	assert_true(off >= 0);
+	return off;
+}
+
+static void set_u32(void *fdt, const char *path, const char *prop, uint32_t v)
+{
+	assert_int_equal(fdt_setprop_u32(fdt, node(fdt, path), prop, v), 0);
+}
+
+static void set_u64x2(void *fdt, const char *path, const char *prop, uint64_t a, uint64_t b)
+{
+	fdt64_t v[2] = { cpu_to_fdt64(a), cpu_to_fdt64(b) };
+
+	assert_int_equal(fdt_setprop(fdt, node(fdt, path), prop, v, sizeof(v)), 0);
+}
+
+static void save_case(const char *name, const void *blob, size_t size, const char *expect)
+{
+	const char *dir = getenv("KVMLU_STATE_CORPUS_OUT");
+	char path[512];
+	FILE *f;
+
+	if (!dir)
+		return;
+	snprintf(path, sizeof(path), "%s/%s.dtb", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(blob, 1, size, f), size);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/%s.expect", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "%s\n", expect);
+	fclose(f);
+}
+
+/* load must refuse and say `expect`; the output state must stay empty. */
+static void expect_refused(const char *name, const void *blob, size_t size,
+			   uint32_t vcpus, const char *expect)
+{
+	struct state_vm s;
+
+	memset(&s, 0xa5, sizeof(s));
+	err[0] = '\0';
+	if (state_fdt_load(blob, size, vcpus, &s, err, sizeof(err)) == 0)
+		fail_msg("%s: accepted", name);
+	if (!strstr(err, expect))
+		fail_msg("%s: error \"%s\" does not say \"%s\"", name, err, expect);
+	assert_null(s.cpus);
+	assert_int_equal(s.nr_vcpus, 0);
+	/* The corpus replays without a vCPU count: only states bad by themselves. */
+	if (vcpus == 0)
+		save_case(name, blob, size, expect);
+}
+
+#define BAD(fdt, expect) do {							\
+	fdt_pack(fdt);								\
+	expect_refused(__func__ + 23, fdt, fdt_totalsize(fdt), 0, expect);	\
+	free(fdt);								\
+} while (0)
+
+static void test_state_fdt_roundtrip_keeps_every_field(void **state)
+{
+	struct state_vm a, b;
+	void *blob;
+	size_t n;
+
+	(void)state;
+	make_state(&a);
+	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
+	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
+		fail_msg("load: %s", err);
+	save_case("../good/two_vcpus", blob, n, "");
+	assert_string_equal(a.name, b.name);
+	assert_string_equal(a.uuid, b.uuid);
+	assert_string_equal(a.kvmlu_version, b.kvmlu_version);
+	assert_int_equal(b.nr_regions, 2);
+	assert_memory_equal(a.regions, b.regions, sizeof(a.regions[0]) * 2);
+	assert_true(b.has_checksum);
+	assert_int_equal(a.checksum_hi, b.checksum_hi);
+	assert_int_equal(a.checksum_lo, b.checksum_lo);
+	assert_memory_equal(&a.devices, &b.devices, sizeof(a.devices));
+	assert_memory_equal(&a.uart, &b.uart, sizeof(a.uart));
+	/* cpu_state has padding only after fixed-size members: compare all of it. */
+	for (int i = 0; i < 2; i++)
+		assert_memory_equal(&a.cpus[i], &b.cpus[i], sizeof(a.cpus[i]));
+	free(blob);
+	state_vm_free(&a);
+	state_vm_free(&b);
+}
+
+static void test_state_fdt_reads_newer_minor_with_unknown_props(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	struct state_vm s;
+	fdt32_t fmt[2] = { cpu_to_fdt32(1), cpu_to_fdt32(7) };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
+	set_u32(fdt, "/cpus/cpu@1", "some-future-thing", 42);
+	assert_true(fdt_add_subnode(fdt, node(fdt, "/devices"), "future-device") >= 0);
+	if (state_fdt_load(fdt, n, 2, &s, err, sizeof(err)))
+		fail_msg("newer minor refused: %s", err);
+	assert_int_equal(s.format_minor, 7);
+	state_vm_free(&s);
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_truncated_fdt(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	fdt_pack(fdt);
+	expect_refused("truncated_fdt", fdt, fdt_totalsize(fdt) / 2, 0, "truncated");
+	expect_refused("truncated_header", fdt, 20, 0, "less than a header");
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_corrupted_fdt(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	uint8_t *p = fdt;
+
+	(void)state;
+	fdt_pack(fdt);
+	/* A property header pointing past the strings block. */
+	memset(p + fdt_off_dt_struct(fdt) + 12, 0xff, 8);
+	expect_refused("corrupted_struct", fdt, fdt_totalsize(fdt), 0, "corrupted");
+	memcpy(p, "\x00\x00\x00\x00", 4);
+	expect_refused("bad_magic", fdt, fdt_totalsize(fdt), 0, "not an FDT");
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_wrong_property_size(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	char junk[140] = { 0 };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/cpus/cpu@1"), "regs", junk, 140), 0);
+	BAD(fdt, "/cpus/cpu@1: property \"regs\" is 140 bytes, expected 144");
+}
+
+static void test_state_fdt_rejects_ragged_msr_list(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	char junk[13] = { 0 };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/cpus/cpu@0"), "msrs", junk, 13), 0);
+	BAD(fdt, "\"msrs\" is 13 bytes, not a multiple of 12");
+}
+
+static void test_state_fdt_rejects_huge_xsave(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	void *big = calloc(1, 20000);
+	void *buf = malloc(n + 30000);
+
+	(void)state;
+	assert_int_equal(fdt_open_into(fdt, buf, (int)n + 30000), 0);
+	free(fdt);
+	fdt = buf;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/cpus/cpu@0"), "xsave", big, 20000), 0);
+	free(big);
+	BAD(fdt, "\"xsave\" is 20000 bytes");
+}
+
+static void test_state_fdt_rejects_missing_node(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_del_node(fdt, node(fdt, "/cpus")), 0);
+	BAD(fdt, "missing node \"cpus\"");
+}
+
+static void test_state_fdt_rejects_missing_property(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_delprop(fdt, node(fdt, "/cpus/cpu@0"), "sregs2"), 0);
+	BAD(fdt, "/cpus/cpu@0: missing property \"sregs2\"");
+}
+
+static void test_state_fdt_rejects_out_of_range_mp_state(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, "/cpus/cpu@1", "mp-state", 99);
+	BAD(fdt, "vCPU 1 mp-state 99 unknown");
+}
+
+static void test_state_fdt_rejects_zero_tsc_khz(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, "/cpus/cpu@0", "tsc-khz", 0);
+	BAD(fdt, "vCPU 0 tsc-khz 0 out of range");
+}
+
+static void test_state_fdt_rejects_uart_value_above_byte(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, "/devices/uart@3f8", "lcr", 0x1ff);
+	BAD(fdt, "register lcr = 0x1ff is not a byte");
+}
+
+static void test_state_fdt_rejects_overlapping_regions(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	/* Region 1 now starts inside region 0. */
+	set_u64x2(fdt, "/memory/region@100000000", "reg", 0xbff00000ull, 0x40000000ull);
+	BAD(fdt, "memory regions 0 (gpa 0x0) and 1 (gpa 0xbff00000) overlap");
+}
+
+static void test_state_fdt_rejects_unaligned_region(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u64x2(fdt, "/memory/region@0", "reg", 0x800ull, 0x100000ull);
+	BAD(fdt, "not 4 KiB aligned");
+}
+
+static void test_state_fdt_rejects_region_beyond_address_limit(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u64x2(fdt, "/memory/region@100000000", "reg", 0xfffffffffffff000ull, 0x2000ull);
+	BAD(fdt, "beyond the 2^52 address limit");
+}
+
+static void test_state_fdt_rejects_vcpu_count_mismatch(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, "/cpus", "nr-vcpus", 3);
+	BAD(fdt, "vCPU count mismatch: nr-vcpus 3 but 2 cpu nodes");
+}
+
+static void test_state_fdt_rejects_state_for_other_vcpu_count(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	fdt_pack(fdt);
+	expect_refused("other_vcpu_count", fdt, fdt_totalsize(fdt), 4,
+		       "vCPU count mismatch: state has 2, this VM 4");
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_duplicate_vcpu(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, "/cpus/cpu@1", "reg", 0);
+	BAD(fdt, "vCPU index 0 appears twice");
+}
+
+static void test_state_fdt_rejects_future_major_version(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	fdt32_t fmt[2] = { cpu_to_fdt32(2), cpu_to_fdt32(0) };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
+	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v2"), 0);
+	BAD(fdt, "format 2.0 not understood: this kvmlu reads 1.x");
+}
+
+static void test_state_fdt_rejects_unknown_node_compatible(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, node(fdt, "/devices/kvmclock"), "compatible",
+					    "kvmlu,kvmclock-v9"), 0);
+	BAD(fdt, "compatible \"kvmlu,kvmclock-v9\" not understood");
+}
+
+static void test_state_fdt_rejects_bad_checksum_text(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, node(fdt, "/memory"), "checksum",
+					    "0123456789ABCDEF0123456789abcdef"), 0);
+	BAD(fdt, "is not 32 lowercase hex digits");
+}
+
+static void test_state_fdt_rejects_unknown_backend(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, node(fdt, "/memory"), "backend", "hugetlbfs"), 0);
+	BAD(fdt, "unknown backend \"hugetlbfs\"");
+}
+
+static void test_state_fdt_rejects_unterminated_name(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, 0, "vm-name", "vm1", 3), 0);
+	BAD(fdt, "property \"vm-name\" is not a single string");
+}
+
+static void test_state_fdt_rejects_name_with_slash(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, 0, "vm-name", "../etc"), 0);
+	BAD(fdt, "VM name \"../etc\" has character 0x2f");
+}
+
+static void test_state_fdt_rejects_duplicate_msr(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	fdt32_t m[6] = { cpu_to_fdt32(0x10), 0, 0, cpu_to_fdt32(0x10), 0, 0 };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/cpus/cpu@0"), "msrs", m, sizeof(m)), 0);
+	BAD(fdt, "vCPU 0 MSR 0x10 appears twice");
+}
+
+static void test_state_fdt_rejects_lapic_without_irqchip(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_del_node(fdt, node(fdt, "/devices/irqchip")), 0);
+	BAD(fdt, "vCPU 0 has a LAPIC but the VM lacks an irqchip");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_fdt_roundtrip_keeps_every_field),
+		cmocka_unit_test(test_state_fdt_reads_newer_minor_with_unknown_props),
+		cmocka_unit_test(test_state_fdt_rejects_truncated_fdt),
+		cmocka_unit_test(test_state_fdt_rejects_corrupted_fdt),
+		cmocka_unit_test(test_state_fdt_rejects_wrong_property_size),
+		cmocka_unit_test(test_state_fdt_rejects_ragged_msr_list),
+		cmocka_unit_test(test_state_fdt_rejects_huge_xsave),
+		cmocka_unit_test(test_state_fdt_rejects_missing_node),
+		cmocka_unit_test(test_state_fdt_rejects_missing_property),
+		cmocka_unit_test(test_state_fdt_rejects_out_of_range_mp_state),
+		cmocka_unit_test(test_state_fdt_rejects_zero_tsc_khz),
+		cmocka_unit_test(test_state_fdt_rejects_uart_value_above_byte),
+		cmocka_unit_test(test_state_fdt_rejects_overlapping_regions),
+		cmocka_unit_test(test_state_fdt_rejects_unaligned_region),
+		cmocka_unit_test(test_state_fdt_rejects_region_beyond_address_limit),
+		cmocka_unit_test(test_state_fdt_rejects_vcpu_count_mismatch),
+		cmocka_unit_test(test_state_fdt_rejects_state_for_other_vcpu_count),
+		cmocka_unit_test(test_state_fdt_rejects_duplicate_vcpu),
+		cmocka_unit_test(test_state_fdt_rejects_future_major_version),
+		cmocka_unit_test(test_state_fdt_rejects_unknown_node_compatible),
+		cmocka_unit_test(test_state_fdt_rejects_bad_checksum_text),
+		cmocka_unit_test(test_state_fdt_rejects_unknown_backend),
+		cmocka_unit_test(test_state_fdt_rejects_unterminated_name),
+		cmocka_unit_test(test_state_fdt_rejects_name_with_slash),
+		cmocka_unit_test(test_state_fdt_rejects_duplicate_msr),
+		cmocka_unit_test(test_state_fdt_rejects_lapic_without_irqchip),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,481 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `kvmlu-vmm incoming --fd N` (see incoming.h): the receiving half of a
+ * live upgrade (vmm/upgrade.c has the other half and the whole story).
+ *
+ * Happy path: receive "prepare" and build a VM with that vCPU count and
+ * RAM size while the old process still runs the guest, adopting the
+ * memfd RAM files as they are (guest_memfd: fresh files of this VM);
+ * say "ready". Then receive the state (the guest is paused now), read
+ * and validate it (before KVM sees any of it) and check it describes the
+ * VM we built; guest_memfd: fill the new files from the old ones;
+ * compare the memory checksum if the state has one; restore vCPUs and
+ * devices; serve the inherited control socket; start the vCPUs; say
+ * "resumed"; then run the VM like `kvmlu-vmm run` until it stops.
+ *
+ * Unhappy paths before "resumed": say "error" with the reason if we can
+ * and exit 1; the old process still has the VM and resumes it. Nothing
+ * here touches the old VM: it is only read (guest_memfd copy).
+ *
+ * Test hook: prepare's "stop_at" = "received" | "restore" | "resume" stops
+ * this process at that point (it waits to be killed), so a test can kill
+ * it mid-restore and watch the old one take the VM back.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/signalfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/control/server.h"
+#include "vmm/incoming.h"
+#include "vmm/live_update_state_memfd.h"
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/vm_capture.h"
+#include "vmm/upgrade_wire.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+struct handoff {
+	int fds[UPGRADE_WIRE_MAX_FDS];
+	unsigned int nfds;
+	char name[VM_NAME_MAX + 1];
+	uint64_t ram_size;
+	unsigned int nr_vcpus;
+	enum guestmem_backend backend;
+	int serial_fd, listen_fd;
+	int region_fd[GUESTMEM_MAX_REGIONS];
+	unsigned int nr_region_fds;
+	char control_path[108];
+	char stop_at[16];
+	unsigned int verify_timeout_ms;
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void maybe_stop_at(const struct handoff *h, const char *point)
+{
+	if (strcmp(h->stop_at, point))
+		return;
+	fprintf(stderr, "kvmlu-vmm incoming: stopped at %s (pid %d), waiting to be killed\n",
+		point, (int)getpid());
+	for (;;)
+		pause();
+}
+
+/* fd index from the handoff object; -1 if absent, -EPROTO if bad. */
+static int fd_at(const struct handoff *h, json_object *o, const char *key, bool required)
+{
+	json_object *v;
+	int64_t i;
+
+	if (!json_object_object_get_ex(o, key, &v))
+		return required ? -EPROTO : -1;
+	i = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || i < 0 || i >= (int64_t)h->nfds)
+		return -EPROTO;
+	return h->fds[i];
+}
+
+static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t errlen)
+{
+	json_object *v, *arr;
+	size_t n;
+
+	json_object_object_get_ex(o, "msg", &v);
+	if (strcmp(json_object_get_string(v), "prepare"))
+		return state_err(err, errlen, -EPROTO, "expected prepare, got \"%.40s\"",
+				 json_object_get_string(v));
+	if (!json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) > VM_NAME_MAX)
+		return state_err(err, errlen, -EPROTO, "prepare: bad name");
+	snprintf(h->name, sizeof(h->name), "%s", json_object_get_string(v));
+	if (!json_object_object_get_ex(o, "ram_size", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) <= 0)
+		return state_err(err, errlen, -EPROTO, "prepare: bad ram_size");
+	h->ram_size = (uint64_t)json_object_get_int64(v);
+	if (!json_object_object_get_ex(o, "nr_vcpus", &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int(v) < 1 || json_object_get_int(v) > VM_MAX_VCPUS)
+		return state_err(err, errlen, -EPROTO, "prepare: bad nr_vcpus");
+	h->nr_vcpus = (unsigned int)json_object_get_int(v);
+	if (!json_object_object_get_ex(o, "backend", &v) || !json_object_is_type(v, json_type_string) ||
+	    guestmem_backend_parse(json_object_get_string(v), &h->backend))
+		return state_err(err, errlen, -EPROTO, "prepare: bad backend");
+	h->serial_fd = fd_at(h, o, "serial_fd", true);
+	h->listen_fd = fd_at(h, o, "listen_fd", false);
+	if (h->serial_fd < 0 || h->listen_fd < -1)
+		return state_err(err, errlen, -EPROTO, "prepare: bad serial/listen fd index");
+	if (h->listen_fd >= 0) {
+		if (!json_object_object_get_ex(o, "control_path", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    strlen(json_object_get_string(v)) >= sizeof(h->control_path))
+			return state_err(err, errlen, -EPROTO, "prepare: listen_fd without control_path");
+		snprintf(h->control_path, sizeof(h->control_path), "%s", json_object_get_string(v));
+	}
+	if (!json_object_object_get_ex(o, "region_fds", &arr) ||
+	    !json_object_is_type(arr, json_type_array))
+		return state_err(err, errlen, -EPROTO, "prepare: no region_fds");
+	n = json_object_array_length(arr);
+	if (n == 0 || n > GUESTMEM_MAX_REGIONS)
+		return state_err(err, errlen, -EPROTO, "prepare: %zu region fds", n);
+	for (size_t i = 0; i < n; i++) {
+		json_object *e = json_object_array_get_idx(arr, i);
+		int64_t k = json_object_get_int64(e);
+
+		if (!json_object_is_type(e, json_type_int) || k < 0 || k >= (int64_t)h->nfds)
+			return state_err(err, errlen, -EPROTO, "prepare: bad region fd index");
+		h->region_fd[i] = h->fds[k];
+	}
+	h->nr_region_fds = (unsigned int)n;
+	if (json_object_object_get_ex(o, "stop_at", &v))
+		snprintf(h->stop_at, sizeof(h->stop_at), "%s", json_object_get_string(v));
+	h->verify_timeout_ms = 10000;
+	if (json_object_object_get_ex(o, "verify_timeout_ms", &v) && json_object_get_int(v) > 0)
+		h->verify_timeout_ms = (unsigned int)json_object_get_int(v);
+	return 0;
+}
+
+/* The state must describe the VM built from "prepare": token i is region i. */
+static int state_matches_vm(const struct state_vm *s, const struct vm *vm,
+			    const struct handoff *h, char *err, size_t errlen)
+{
+	if (s->backend != (h->backend == GUESTMEM_GUEST_MEMFD ? STATE_BACKEND_GUEST_MEMFD
+							      : STATE_BACKEND_MEMFD))
+		return state_err(err, errlen, -EINVAL, "state backend %s, VM %s",
+				 state_backend_name(s->backend), guestmem_backend_name(h->backend));
+	if (s->nr_regions != vm->mem.nr)
+		return state_err(err, errlen, -EINVAL, "state has %u memory regions, VM %u",
+				 s->nr_regions, vm->mem.nr);
+	for (uint32_t i = 0; i < s->nr_regions; i++) {
+		if (s->regions[i].token != i || s->regions[i].token >= h->nr_region_fds)
+			return state_err(err, errlen, -EINVAL,
+					 "state region %u names file %llu, not the %u passed", i,
+					 (unsigned long long)s->regions[i].token, h->nr_region_fds);
+		if (s->regions[i].gpa != vm->mem.r[i].gpa || s->regions[i].size != vm->mem.r[i].size ||
+		    s->regions[i].file_offset != vm->mem.r[i].fd_offset)
+			return state_err(err, errlen, -EINVAL,
+					 "state region %u (gpa 0x%llx size 0x%llx) is not the VM's (gpa 0x%llx size 0x%llx)",
+					 i, (unsigned long long)s->regions[i].gpa,
+					 (unsigned long long)s->regions[i].size,
+					 (unsigned long long)vm->mem.r[i].gpa,
+					 (unsigned long long)vm->mem.r[i].size);
+	}
+	return 0;
+}
+
+/*
+ * guest_memfd: the old files are bound to the old VM; fill this VM's
+ * fresh ones from them. The old VM is paused, so the copy is stable.
+ */
+static int copy_guest_memfd(struct vm *vm, const struct state_vm *s, const int *old_fds,
+			    uint64_t *copied, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < s->nr_regions; i++) {
+		size_t len = (size_t)s->regions[i].size;
+		void *src = mmap(NULL, len, PROT_READ, MAP_SHARED | MAP_POPULATE, old_fds[i],
+				 (off_t)s->regions[i].file_offset);
+
+		if (src == MAP_FAILED)
+			return state_err(err, errlen, -errno, "mmap old guest_memfd region %u: %s",
+					 i, strerror(errno));
+		/*
+		 * Fault the destination in one call rather than one page fault
+		 * per 4 KiB inside memcpy (each is slow on these hosts); if the
+		 * kernel cannot, memcpy faults them in anyway.
+		 */
+		(void)madvise(vm->mem.r[i].hva, len, MADV_POPULATE_WRITE);
+		memcpy(vm->mem.r[i].hva, src, len);
+		munmap(src, len);
+		*copied += len;
+	}
+	return 0;
+}
+
+static int check_checksum(struct vm *vm, const struct state_vm *s, char *err, size_t errlen)
+{
+	struct guestmem_checksum c;
+	int ret;
+
+	if (!s->has_checksum)
+		return 0;
+	ret = guestmem_checksum(&vm->mem, 0, &c);
+	if (ret)
+		return state_err(err, errlen, ret, "memory checksum: %s", strerror(-ret));
+	if (c.hi != s->checksum_hi || c.lo != s->checksum_lo)
+		return state_err(err, errlen, -EIO,
+				 "memory checksum %016llx%016llx differs from %016llx%016llx taken at pause",
+				 (unsigned long long)c.hi, (unsigned long long)c.lo,
+				 (unsigned long long)s->checksum_hi,
+				 (unsigned long long)s->checksum_lo);
+	return 0;
+}
+
+static void send_error(int sock, const char *desc)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "msg", json_object_new_string("error"));
+	json_object_object_add(o, "desc", json_object_new_string(desc));
+	(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
+}
+
+static int wait_for_stop(struct vm *vm, int sig_fd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2] = {
+		{ .fd = vm->stop_efd, .events = POLLIN },
+		{ .fd = sig_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents)
+			return 0;
+		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
+					strsignal((int)si.ssi_signo));
+			return 0;
+		}
+	}
+}
+
+static int signals_setup(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup())
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	sigdelset(&set, VCPU_KICK_SIGNAL);
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+static void send_simple(int sock, const char *msg)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "msg", json_object_new_string(msg));
+	(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
+}
+
+/* Step 1, guest still running in the old process: build the VM. */
+static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *create_ms,
+			    char *err, size_t errlen)
+{
+	struct vm_config cfg = { 0 };
+	uint64_t t0;
+	json_object *o;
+	int ret;
+
+	ret = upgrade_wire_recv(sock, &o, h->fds, UPGRADE_WIRE_MAX_FDS, &h->nfds, err, errlen);
+	if (ret)
+		return ret;
+	ret = parse_prepare(o, h, err, errlen);
+	json_object_put(o);
+	if (ret)
+		return ret;
+	maybe_stop_at(h, "received");
+	cfg.name = h->name;
+	cfg.ram_size = h->ram_size;
+	cfg.nr_vcpus = h->nr_vcpus;
+	cfg.backend = h->backend;
+	cfg.serial_fd = h->serial_fd;
+	/*
+	 * memfd: the very same files, nothing copied. vm_create() owns them
+	 * on success; forget them in h->fds so they are not closed twice.
+	 */
+	if (cfg.backend == GUESTMEM_MEMFD) {
+		if (h->nr_region_fds < 1)
+			return state_err(err, errlen, -EINVAL, "prepare: no RAM files");
+		cfg.adopt_fds = h->region_fd;
+	}
+	t0 = now_ns();
+	ret = vm_create(vm, &cfg, err, errlen);
+	if (ret)
+		return ret;
+	*create_ms = (double)(now_ns() - t0) / 1e6;
+	if (cfg.backend == GUESTMEM_MEMFD)
+		for (unsigned int i = 0; i < h->nfds; i++)
+			for (unsigned int j = 0; j < vm->mem.nr; j++)
+				if (h->fds[i] == h->region_fd[j])
+					h->fds[i] = -1;
+	return 0;
+}
+
+/* Step 2, guest paused in the old process: state in, VM running out. */
+static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct state_vm *s,
+			    struct control_server *server, struct control_ctx *ctx,
+			    uint64_t *copied, char *err, size_t errlen)
+{
+	int fds[UPGRADE_WIRE_MAX_FDS], state_fd;
+	unsigned int nfds = 0;
+	json_object *o, *v;
+	void *blob = NULL;
+	size_t size;
+	int ret;
+
+	ret = upgrade_wire_recv(sock, &o, fds, UPGRADE_WIRE_MAX_FDS, &nfds, err, errlen);
+	if (ret)
+		return ret;
+	json_object_object_get_ex(o, "msg", &v);
+	if (strcmp(json_object_get_string(v), "state") || nfds != 1)
+		ret = state_err(err, errlen, -EPROTO, "expected state with 1 fd, got \"%.40s\" with %u",
+				json_object_get_string(v), nfds);
+	json_object_put(o);
+	state_fd = nfds ? fds[0] : -1;
+	for (unsigned int i = 1; i < nfds; i++)
+		close(fds[i]);
+	if (!ret)
+		ret = live_update_state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
+						   err, errlen);
+	if (state_fd >= 0)
+		close(state_fd);
+	if (ret)
+		return ret;
+	/* All checks before KVM sees any of it. */
+	ret = state_fdt_load(blob, size, vm->nr_vcpus, s, err, errlen);
+	free(blob);
+	if (ret)
+		return ret;
+	ret = state_matches_vm(s, vm, h, err, errlen);
+	if (ret)
+		return ret;
+	if (h->backend == GUESTMEM_GUEST_MEMFD) {
+		ret = copy_guest_memfd(vm, s, h->region_fd, copied, err, errlen);
+		if (ret)
+			return ret;
+	}
+	ret = check_checksum(vm, s, err, errlen);
+	if (ret)
+		return ret;
+	maybe_stop_at(h, "restore");
+	ret = state_vm_restore(vm, s, err, errlen);
+	if (ret)
+		return ret;
+	maybe_stop_at(h, "resume");
+	ctx->vm = vm;
+	ctx->listen_fd = -1;
+	ctx->verify_timeout_ms = h->verify_timeout_ms;
+	if (h->listen_fd >= 0) {
+		ret = control_server_adopt(server, h->listen_fd, h->control_path, ctx, err, errlen);
+		if (ret)
+			return ret;
+		for (unsigned int i = 0; i < h->nfds; i++)
+			if (h->fds[i] == h->listen_fd)
+				h->fds[i] = -1;
+		ctx->listen_fd = h->listen_fd;
+		ctx->control_path = h->control_path;
+	}
+	return vm_start(vm, err, errlen);
+}
+
+int vmm_incoming_main(int argc, char **argv)
+{
+	struct control_server server;
+	struct control_ctx ctx = { 0 };
+	struct handoff h = { .nfds = 0 };
+	struct state_vm s = { 0 };
+	struct vm vm;
+	char err[512] = "", *end;
+	uint64_t t0, copied = 0;
+	double prepare_ms = 0, create_ms = 0;
+	int sock, sig_fd, ret, status = 1;
+	long fd;
+
+	memset(&vm, 0, sizeof(vm));
+	vm.kvm_fd = vm.vm_fd = vm.stop_efd = -1;
+	memset(&server, 0, sizeof(server));
+	server.listen_fd = server.wake_fd = -1;
+	if (argc != 4 || strcmp(argv[2], "--fd")) {
+		fprintf(stderr, "kvmlu-vmm incoming: internal subcommand, usage: incoming --fd N\n");
+		return 64;
+	}
+	errno = 0;
+	fd = strtol(argv[3], &end, 10);
+	if (errno || *end || fd < 0 || fd > 1024) {
+		fprintf(stderr, "kvmlu-vmm incoming: --fd %s: not a file descriptor\n", argv[3]);
+		return 64;
+	}
+	sock = (int)fd;
+	sig_fd = signals_setup();
+	if (sig_fd < 0) {
+		fprintf(stderr, "kvmlu-vmm incoming: signal setup: %s\n", strerror(errno));
+		return 1;
+	}
+	t0 = now_ns();
+	ret = incoming_prepare(sock, &h, &vm, &create_ms, err, sizeof(err));
+	if (!ret) {
+		prepare_ms = (double)(now_ns() - t0) / 1e6;
+		send_simple(sock, "ready");
+		t0 = now_ns();
+		ret = incoming_restore(sock, &h, &vm, &s, &server, &ctx, &copied, err, sizeof(err));
+	}
+	if (ret) {
+		fprintf(stderr, "kvmlu-vmm incoming: %s: %s\n", h.name[0] ? h.name : "upgrade", err);
+		send_error(sock, err);
+		/* The socket path stays the old process's: do not remove it on the way out. */
+		ctx.handed_off = true;
+		goto out;
+	}
+	{
+		json_object *o = json_object_new_object();
+
+		json_object_object_add(o, "msg", json_object_new_string("resumed"));
+		json_object_object_add(o, "memory_copied_bytes", json_object_new_int64((int64_t)copied));
+		/* From "ready" on: includes the old side's pause and capture. */
+		json_object_object_add(o, "restore_ms",
+				       json_object_new_double((double)(now_ns() - t0) / 1e6));
+		json_object_object_add(o, "prepare_ms", json_object_new_double(prepare_ms));
+		/* vm_create() alone: KVM_CREATE_VM, irqchip, memslots, vCPUs. */
+		json_object_object_add(o, "create_ms", json_object_new_double(create_ms));
+		/* The VM is ours now whatever the old process does with this. */
+		(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
+	}
+	close(sock);
+	sock = -1;
+	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied)\n",
+		vm.name, (int)getpid(), (unsigned long long)copied);
+	ret = wait_for_stop(&vm, sig_fd);
+	if (ret)
+		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));
+	vm_join(&vm);
+	control_server_stop(&server);
+	status = vm.stop_reason == VM_STOP_REQUESTED || vm.stop_reason == VM_STOP_SIGNAL ||
+		 vm.stop_reason == VM_STOP_GUEST_POWEROFF ? 0 : 1;
+	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", vm.name,
+		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+out:
+	if (vm.nr_threads || vm.state == VM_STATE_RUNNING) {
+		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "upgrade failed");
+		vm_join(&vm);
+	}
+	control_server_stop(&server);
+	vm_destroy(&vm);
+	state_vm_free(&s);
+	for (unsigned int i = 0; i < h.nfds; i++)
+		if (h.fds[i] >= 0)
+			close(h.fds[i]);
+	if (sock >= 0)
+		close(sock);
+	close(sig_fd);
+	return status;
+}

@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Allocation, error text and small helpers of struct state_vm. The
+ * struct is filled by capture (cpu_state.c, vm_devices_state.c and the
+ * VMM's own memory map and UART) or by state_fdt_read.c, and only ever
+ * reaches KVM after state_validate.c accepted it.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "vmm/state/state_vm.h"
+
+int state_vm_init(struct state_vm *s, uint32_t nr_vcpus)
+{
+	memset(s, 0, sizeof(*s));
+	if (nr_vcpus == 0 || nr_vcpus > STATE_MAX_VCPUS)
+		return -EINVAL;
+	s->cpus = calloc(nr_vcpus, sizeof(*s->cpus));
+	if (!s->cpus)
+		return -ENOMEM;
+	s->nr_vcpus = nr_vcpus;
+	s->format_major = STATE_FORMAT_MAJOR;
+	s->format_minor = STATE_FORMAT_MINOR;
+	return 0;
+}
+
+void state_vm_free(struct state_vm *s)
+{
+	free(s->cpus);
+	s->cpus = NULL;
+	s->nr_vcpus = 0;
+}
+
+int state_err(char *buf, size_t len, int err, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (buf && len) {
+		va_start(ap, fmt);
+		vsnprintf(buf, len, fmt, ap);
+		va_end(ap);
+	}
+	return err;
+}
+
+int state_uuid_generate(char out[STATE_UUID_LEN + 1])
+{
+	uint8_t b[16];
+	ssize_t n;
+
+	n = getrandom(b, sizeof(b), 0);
+	if (n != (ssize_t)sizeof(b))
+		return n < 0 ? -errno : -EIO;
+	b[6] = (b[6] & 0x0f) | 0x40;	/* version 4: random */
+	b[8] = (b[8] & 0x3f) | 0x80;	/* RFC 4122 variant */
+	snprintf(out, STATE_UUID_LEN + 1,
+		 "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x",
+		 b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9],
+		 b[10], b[11], b[12], b[13], b[14], b[15]);
+	return 0;
+}
+
+const char *state_backend_name(enum state_backend b)
+{
+	switch (b) {
+	case STATE_BACKEND_MEMFD:
+		return "memfd";
+	case STATE_BACKEND_GUEST_MEMFD:
+		return "guest_memfd";
+	}
+	return "unknown";
+}

@@ -1,0 +1,80 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The whole state of one paused VM, in memory: identity, memory map,
+ * vCPUs, KVM devices, UART. It is what a state FDT holds
+ * (docs/state-format.md) and what travels to a new kvmlu-vmm on upgrade
+ * or across a kexec.
+ *
+ * Lifecycle: state_vm_init() with the vCPU count, filled by the capture
+ * functions (or state_fdt_read()), checked by state_validate() before
+ * anything of it reaches KVM, released by state_vm_free(). Guest RAM is
+ * not in here: only where it is and which file holds it.
+ */
+#ifndef KVMLU_STATE_VM_H
+#define KVMLU_STATE_VM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/devices/uart8250.h"
+#include "vmm/state/cpu_state.h"
+#include "vmm/state/vm_devices_state.h"
+
+/* Format version of the state FDT this code writes. */
+#define STATE_FORMAT_MAJOR	1
+#define STATE_FORMAT_MINOR	0
+
+#define STATE_MAX_VCPUS	256
+#define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
+#define STATE_NAME_MAX	64
+#define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
+#define STATE_VERSION_MAX	32
+
+enum state_backend {
+	STATE_BACKEND_MEMFD = 0,	/* = GUESTMEM_MEMFD */
+	STATE_BACKEND_GUEST_MEMFD = 1,	/* = GUESTMEM_GUEST_MEMFD */
+};
+
+struct state_vm_region {
+	uint64_t gpa;
+	uint64_t size;
+	uint64_t file_offset;	/* where the region starts in its file */
+	uint64_t token;		/* names the file: fd index on upgrade, LUO token after kexec */
+	uint32_t slot;		/* KVM memslot id */
+};
+
+struct state_vm {
+	char name[STATE_NAME_MAX + 1];
+	char uuid[STATE_UUID_LEN + 1];
+	char kvmlu_version[STATE_VERSION_MAX + 1];	/* of the writer */
+	uint32_t format_major, format_minor;		/* of the FDT read */
+
+	enum state_backend backend;
+	uint32_t nr_regions;
+	struct state_vm_region regions[STATE_MAX_REGIONS];
+	bool has_checksum;		/* memory checksum taken at pause */
+	uint64_t checksum_hi, checksum_lo;	/* XXH3-128 (guestmem_checksum) */
+
+	uint32_t nr_vcpus;
+	struct cpu_state *cpus;		/* nr_vcpus entries, heap */
+	struct vm_devices_state devices;
+	bool has_uart;
+	struct uart8250_state uart;
+};
+
+/* Zero s and allocate nr_vcpus zeroed vCPU states. */
+int state_vm_init(struct state_vm *s, uint32_t nr_vcpus);
+/* Safe on a zeroed struct and twice. */
+void state_vm_free(struct state_vm *s);
+
+/* snprintf into an optional error buffer; returns err for `return` chains. */
+int state_err(char *buf, size_t len, int err, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+/* A new random uuid (RFC 4122 version 4) in out. */
+int state_uuid_generate(char out[STATE_UUID_LEN + 1]);
+
+const char *state_backend_name(enum state_backend b);
+
+#endif /* KVMLU_STATE_VM_H */

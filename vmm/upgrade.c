@@ -1,0 +1,414 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The `upgrade` control command: hand the running VM to a new kvmlu-vmm
+ * process (the same binary, or args.binary) without the guest noticing.
+ *
+ *   -> {"cmd":"upgrade","args":{"binary":"/usr/bin/kvmlu-vmm","checksum":true}}
+ *   <- {"ok":true,"return":{"pid":1234,"blackout_ms":4.1,"memory_copied_bytes":0,...}}
+ * args: binary (default: this one), checksum (take one at pause and have
+ * the new process compare; costs time with RAM, so off by default),
+ * timeout_ms (default 10000). Test hooks: stop_at (see incoming.c) and
+ * state_file (send that file instead of the captured state).
+ *
+ * Happy path, in two steps so that the slow part happens while the guest
+ * still runs: (1) fork+exec `kvmlu-vmm incoming --fd 3` on one end of a
+ * socketpair and send it the RAM files, the UART output and the listening
+ * control socket (upgrade_wire.h); it starts up and builds its VM
+ * (KVM_CREATE_VM, vCPUs, memslots on the same RAM files) and says
+ * "ready". (2) Only then pause, capture the state into a sealed memfd and
+ * send it; the new process validates and restores it, resumes the VM and
+ * says "resumed". The blackout is step 2 only. We answer the request,
+ * stop serving the socket (the new process does now: same path, same
+ * listening socket, so no connection is refused in between) and exit.
+ *
+ * Unhappy paths, all before the new process has said "resumed" (exec
+ * fails, it refuses the state, it dies or is killed, it is silent past
+ * the timeout): it is killed with SIGKILL and reaped FIRST, so it can no
+ * longer run the guest; then the VM is resumed here if we paused it, and
+ * the request is answered with the reason. No VM is lost or left paused.
+ *
+ * Memory: memfd RAM is shared, nothing is copied. A guest_memfd belongs
+ * to the VM that made it (the kernel refuses to bind it to another), so
+ * the new process makes fresh ones and copies; the reply says how much.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "vmm/control/commands.h"
+#include "vmm/live_update.h"
+#include "vmm/live_update_state_memfd.h"
+#include "vmm/pause.h"
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/vm_capture.h"
+#include "vmm/upgrade_wire.h"
+#include "vmm/vm.h"
+
+#define UPGRADE_DEFAULT_TIMEOUT_MS	10000
+#define UPGRADE_CHILD_FD		3	/* the socket's number in the new process */
+
+struct upgrade_args {
+	const char *binary;
+	bool checksum;
+	unsigned int timeout_ms;
+	const char *stop_at;	/* test hook, passed to the new process */
+	const char *state_file;	/* test hook: send this file as the state */
+};
+
+struct upgrade_result {
+	pid_t pid;
+	uint64_t copied;
+	uint64_t pause_ns;
+	double prepare_ms;	/* new process: start-up and VM creation, guest running */
+	double restore_ms;	/* new process: state to resumed, guest paused */
+	double create_ms;	/* new process: vm_create() alone */
+	size_t state_bytes;
+	char checksum[33];
+};
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int parse_args(json_object *args, struct upgrade_args *a, struct control_error *e)
+{
+	json_object *v;
+
+	*a = (struct upgrade_args){ .binary = "/proc/self/exe",
+				    .timeout_ms = UPGRADE_DEFAULT_TIMEOUT_MS };
+	if (!args)
+		return 0;
+	if (json_object_object_get_ex(args, "binary", &v)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    json_object_get_string(v)[0] != '/')
+			return control_error_set(e, CONTROL_ERR_INVALID,
+						 "upgrade: args.binary must be an absolute path");
+		a->binary = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(args, "checksum", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return control_error_set(e, CONTROL_ERR_INVALID,
+						 "upgrade: args.checksum must be true or false");
+		a->checksum = json_object_get_boolean(v);
+	}
+	if (json_object_object_get_ex(args, "timeout_ms", &v)) {
+		int64_t t = json_object_get_int64(v);
+
+		if (!json_object_is_type(v, json_type_int) || t < 100 || t > 600000)
+			return control_error_set(e, CONTROL_ERR_INVALID,
+						 "upgrade: args.timeout_ms must be 100..600000");
+		a->timeout_ms = (unsigned int)t;
+	}
+	if (json_object_object_get_ex(args, "stop_at", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return control_error_set(e, CONTROL_ERR_INVALID,
+						 "upgrade: args.stop_at must be a string");
+		a->stop_at = json_object_get_string(v);
+	}
+	if (json_object_object_get_ex(args, "state_file", &v)) {
+		if (!json_object_is_type(v, json_type_string))
+			return control_error_set(e, CONTROL_ERR_INVALID,
+						 "upgrade: args.state_file must be a string");
+		a->state_file = json_object_get_string(v);
+	}
+	if (access(a->binary, X_OK) < 0)
+		return control_error_set(e, CONTROL_ERR_INVALID, "upgrade: binary %.200s: %s",
+					 a->binary, strerror(errno));
+	return 0;
+}
+
+/* Child side of fork(): only async-signal-safe calls until exec. */
+static void exec_incoming(int sock, const char *binary)
+{
+	static const char msg[] = "kvmlu-vmm: upgrade: exec of the new kvmlu-vmm failed\n";
+	char *argv[] = { "kvmlu-vmm", "incoming", "--fd", "3", NULL };
+
+	if (sock != UPGRADE_CHILD_FD) {
+		if (dup2(sock, UPGRADE_CHILD_FD) < 0)
+			_exit(127);
+	} else if (fcntl(sock, F_SETFD, 0) < 0) {
+		_exit(127);
+	}
+	/*
+	 * Nothing else of ours goes along: every file the new process needs
+	 * comes over the socket, and an inherited guest_memfd or VM fd would
+	 * keep the old VM alive as long as the new process runs.
+	 */
+	syscall(SYS_close_range, UPGRADE_CHILD_FD + 1, ~0U, 0);
+	execv(binary, argv);
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+		/* nothing more we can say */
+	}
+	_exit(127);
+}
+
+static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
+			const struct upgrade_args *a, char *err, size_t errlen)
+{
+	int fds[UPGRADE_WIRE_MAX_FDS];
+	unsigned int n = 0;
+	json_object *o = json_object_new_object(), *regions = json_object_new_array();
+
+	json_object_object_add(o, "msg", json_object_new_string("prepare"));
+	json_object_object_add(o, "name", json_object_new_string(vm->name));
+	json_object_object_add(o, "ram_size", json_object_new_int64((int64_t)vm->ram_size));
+	json_object_object_add(o, "nr_vcpus", json_object_new_int((int)vm->nr_vcpus));
+	json_object_object_add(o, "backend",
+			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
+	json_object_object_add(o, "serial_fd", json_object_new_int((int)n));
+	fds[n++] = vm->uart.out_fd;
+	if (ctx->listen_fd >= 0 && ctx->control_path) {
+		json_object_object_add(o, "listen_fd", json_object_new_int((int)n));
+		fds[n++] = ctx->listen_fd;
+		json_object_object_add(o, "control_path", json_object_new_string(ctx->control_path));
+	}
+	for (unsigned int i = 0; i < vm->mem.nr; i++) {
+		json_object_array_add(regions, json_object_new_int((int)n));
+		fds[n++] = vm->mem.r[i].fd;
+	}
+	json_object_object_add(o, "region_fds", regions);
+	json_object_object_add(o, "verify_timeout_ms",
+			       json_object_new_int((int)ctx->verify_timeout_ms));
+	if (a->stop_at)
+		json_object_object_add(o, "stop_at", json_object_new_string(a->stop_at));
+	return upgrade_wire_send(sock, o, fds, n, err, errlen);
+}
+
+/* Wait for message `want` until the deadline; anything else is an error in err. */
+static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
+		    struct upgrade_result *r, char *err, size_t errlen)
+{
+	struct pollfd p = { .fd = sock, .events = POLLIN };
+	int fds[UPGRADE_WIRE_MAX_FDS];
+	unsigned int nfds = 0;
+	json_object *o, *v;
+	const char *msg;
+	int ret;
+
+	for (;;) {
+		uint64_t now = now_ns();
+		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
+
+		ret = poll(&p, 1, ms);
+		if (ret < 0 && errno == EINTR)
+			continue;
+		if (ret < 0)
+			return state_err(err, errlen, -errno, "poll: %s", strerror(errno));
+		if (ret == 0)
+			return state_err(err, errlen, -ETIMEDOUT,
+					 "new kvmlu-vmm (pid %d) did not say %s in time", pid, want);
+		break;
+	}
+	ret = upgrade_wire_recv(sock, &o, fds, UPGRADE_WIRE_MAX_FDS, &nfds, err, errlen);
+	if (ret == -ECONNRESET)
+		return state_err(err, errlen, ret,
+				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < nfds; i++)
+		close(fds[i]);
+	json_object_object_get_ex(o, "msg", &v);
+	msg = json_object_get_string(v);
+	if (!strcmp(msg, want)) {
+		if (json_object_object_get_ex(o, "memory_copied_bytes", &v))
+			r->copied = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "restore_ms", &v))
+			r->restore_ms = json_object_get_double(v);
+		if (json_object_object_get_ex(o, "prepare_ms", &v))
+			r->prepare_ms = json_object_get_double(v);
+		if (json_object_object_get_ex(o, "create_ms", &v))
+			r->create_ms = json_object_get_double(v);
+		ret = 0;
+	} else if (!strcmp(msg, "error") && json_object_object_get_ex(o, "desc", &v)) {
+		ret = state_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
+				json_object_get_string(v));
+	} else {
+		ret = state_err(err, errlen, -EPROTO, "new kvmlu-vmm (pid %d) sent \"%.40s\"",
+				pid, msg);
+	}
+	json_object_put(o);
+	return ret;
+}
+
+/* Test hook: a state from a file (possibly hostile) instead of the capture. */
+static int read_state_file(const char *path, void **blob, size_t *size, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "rb");
+	size_t n;
+	char *buf;
+
+	if (!f)
+		return state_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
+	buf = malloc(STATE_FDT_MAX_SIZE);
+	if (!buf) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	n = fread(buf, 1, STATE_FDT_MAX_SIZE, f);
+	fclose(f);
+	if (n == 0) {
+		free(buf);
+		return state_err(err, errlen, -EINVAL, "state_file %s: empty", path);
+	}
+	*blob = buf;
+	*size = n;
+	return 0;
+}
+
+/* Capture the paused VM and send its state; the VM stays paused. */
+static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
+		      struct upgrade_result *r, char *err, size_t errlen)
+{
+	struct state_vm s;
+	json_object *o;
+	int state_fd = -1, ret;
+	void *blob;
+	size_t size;
+
+	ret = state_vm_capture(vm, a->checksum, &s, err, errlen);
+	if (ret)
+		return ret;
+	if (s.has_checksum)
+		snprintf(r->checksum, sizeof(r->checksum), "%016llx%016llx",
+			 (unsigned long long)s.checksum_hi, (unsigned long long)s.checksum_lo);
+	ret = a->state_file ? read_state_file(a->state_file, &blob, &size, err, errlen)
+			    : state_fdt_write(&s, &blob, &size, err, errlen);
+	state_vm_free(&s);
+	if (ret)
+		return ret;
+	r->state_bytes = size;
+	ret = live_update_state_memfd_create(vm->name, blob, size, &state_fd, err, errlen);
+	free(blob);
+	if (ret)
+		return ret;
+	o = json_object_new_object();
+	json_object_object_add(o, "msg", json_object_new_string("state"));
+	json_object_object_add(o, "state_fd", json_object_new_int(0));
+	ret = upgrade_wire_send(sock, o, &state_fd, 1, err, errlen);
+	close(state_fd);
+	return ret;
+}
+
+/* A send that failed because the peer is gone: say so in those words. */
+static int peer_gone(int ret, pid_t pid, char *err, size_t errlen)
+{
+	if (ret == -EPIPE || ret == -ECONNRESET)
+		return state_err(err, errlen, ret,
+				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
+	return ret;
+}
+
+/*
+ * Start the new process, let it build its VM, then pause (*paused says
+ * whether we did) and hand the state over. On failure the child, if any,
+ * is dead and reaped when this returns; the VM may be paused.
+ */
+static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool *paused,
+		     uint64_t *t_pause, struct upgrade_result *r, char *err, size_t errlen)
+{
+	struct vm *vm = ctx->vm;
+	uint64_t deadline = now_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
+	int sv[2], ret, status;
+
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
+		return state_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
+	r->pid = fork();
+	if (r->pid < 0) {
+		ret = state_err(err, errlen, -errno, "fork: %s", strerror(errno));
+		goto err_sock;
+	}
+	if (r->pid == 0)
+		exec_incoming(sv[1], a->binary);
+	close(sv[1]);
+	sv[1] = -1;
+	ret = peer_gone(send_prepare(sv[0], vm, ctx, a, err, errlen), r->pid, err, errlen);
+	if (!ret)
+		ret = wait_for(sv[0], "ready", r->pid, deadline, r, err, errlen);
+	/* The blackout starts here: everything slow is done. */
+	*t_pause = now_ns();
+	if (!ret && vm_get_state(vm) == VM_STATE_RUNNING) {
+		ret = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &ns, err, errlen);
+		*paused = ret == 0;
+		r->pause_ns = ns;
+	}
+	if (!ret)
+		ret = peer_gone(send_state(sv[0], vm, a, r, err, errlen), r->pid, err, errlen);
+	if (!ret)
+		ret = wait_for(sv[0], "resumed", r->pid, deadline, r, err, errlen);
+	if (ret) {
+		/* Dead before we touch the VM again: the guest never runs twice. */
+		kill(r->pid, SIGKILL);
+		while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
+			;
+	}
+err_sock:
+	close(sv[0]);
+	if (sv[1] >= 0)
+		close(sv[1]);
+	return ret;
+}
+
+int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
+			struct control_error *e)
+{
+	struct upgrade_result r = { .pid = -1 };
+	struct upgrade_args a;
+	struct vm *vm = ctx->vm;
+	enum vm_state st = vm_get_state(vm);
+	uint64_t t0 = 0, t1, ns;
+	char err[512] = "", rerr[256] = "";
+	bool paused = false;
+	int rc;
+
+	if (parse_args(args, &a, e))
+		return -EINVAL;
+	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
+		return control_error_set(e, CONTROL_ERR_NOT_RUNNING, "upgrade: VM is %s",
+					 vm_state_name(st));
+	/* The LUO session of a prepared host update cannot follow to a new process. */
+	if (live_update_prepared())
+		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
+					 "upgrade refused: prepared for a host update (send abort-update)");
+	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
+	t1 = now_ns();
+	if (rc) {
+		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
+			return control_error_set(e, CONTROL_ERR_FAILED,
+						 "upgrade failed (%s) and resume failed too: %s",
+						 err, rerr);
+		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
+					 "upgrade: %s; VM %s here", err,
+					 vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
+	}
+	/* From here the new process runs the guest; this one only winds down. */
+	ctx->handed_off = true;
+	vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM handed to pid %d", r.pid);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "pid", json_object_new_int(r.pid));
+	/* Pause to "resumed": what the guest lost, including our own pause. */
+	json_object_object_add(*ret, "blackout_ms", json_object_new_double((double)(t1 - t0) / 1e6));
+	json_object_object_add(*ret, "pause_ms", json_object_new_double((double)r.pause_ns / 1e6));
+	json_object_object_add(*ret, "prepare_ms", json_object_new_double(r.prepare_ms));
+	json_object_object_add(*ret, "restore_ms", json_object_new_double(r.restore_ms));
+	json_object_object_add(*ret, "create_ms", json_object_new_double(r.create_ms));
+	json_object_object_add(*ret, "memory_copied_bytes", json_object_new_int64((int64_t)r.copied));
+	json_object_object_add(*ret, "state_bytes", json_object_new_int64((int64_t)r.state_bytes));
+	json_object_object_add(*ret, "backend",
+			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
+	if (r.checksum[0])
+		json_object_object_add(*ret, "checksum", json_object_new_string(r.checksum));
+	return 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The messages between an upgrading kvmlu-vmm (vmm/upgrade.c) and the
+ * new process it started (vmm/incoming.c), over a SOCK_SEQPACKET
+ * socketpair, each a JSON object with fds attached (guestmem/fd_pass.h):
+ *
+ *   old -> new  {"msg":"prepare","name":"vm1","ram_size":N,"nr_vcpus":K,
+ *                "backend":"memfd","serial_fd":0,"listen_fd":1,
+ *                "control_path":"...","region_fds":[2,...],"stop_at":"..."}
+ *               + fds: the UART output, the listening control socket
+ *               (optional), one per RAM region in memory-map order
+ *   new -> old  {"msg":"ready"}: VM built, waiting for its state
+ *   old -> new  {"msg":"state","state_fd":0} + the sealed state memfd
+ *               (the VM is paused from now on)
+ *   new -> old  {"msg":"resumed","memory_copied_bytes":N,"prepare_ms":x,
+ *                "create_ms":c,"restore_ms":y} once the VM runs in the new process
+ *   new -> old  {"msg":"error","desc":"..."} instead, at any step.
+ *
+ * Anything else (EOF, a bad message, a timeout) counts as a failure and
+ * the old process kills the new one before it resumes the VM itself.
+ */
+#ifndef KVMLU_VMM_UPGRADE_WIRE_H
+#define KVMLU_VMM_UPGRADE_WIRE_H
+
+#include <stddef.h>
+
+#include <json-c/json.h>
+
+#define UPGRADE_WIRE_MAX_FDS	(3 + 8)	/* state, serial, listen + regions */
+#define UPGRADE_WIRE_MAX_JSON	4096
+
+/* Send obj (consumed) with nfds fds as one message. */
+int upgrade_wire_send(int sock, json_object *obj, const int *fds, unsigned int nfds,
+		      char *err, size_t errlen);
+
+/*
+ * Receive one message; *obj is the parsed object (json_object_put() it),
+ * fds[] and *nfds what arrived (the caller owns and closes them).
+ */
+int upgrade_wire_recv(int sock, json_object **obj, int *fds, unsigned int max_fds,
+		      unsigned int *nfds, char *err, size_t errlen);
+
+#endif /* KVMLU_VMM_UPGRADE_WIRE_H */
