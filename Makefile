@@ -78,7 +78,7 @@ $(LIBDIR_san)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2))
 	@mkdir -p $$(@D); rm -f $$@; ar rcs $$@ $$^
 $(LIBDIR_fuzz)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_fuzz)/%.o,$(2))
 	@mkdir -p $$(@D); rm -f $$@; ar rcs $$@ $$^
-DEPFILES += $$(patsubst %.c,$(OBJDIR_rel)/%.d,$(2)) $$(patsubst %.c,$(OBJDIR_san)/%.d,$(2))
+DEPFILES += $$(foreach b,rel san fuzz,$$(patsubst %.c,$$(OBJDIR_$$(b))/%.d,$(2)))
 endef
 
 # libs a program or test links, in LIB_ORDER, for a build
@@ -94,7 +94,7 @@ $(BINDIR_rel)/$(1): $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2)) $$(call libs_for,rel
 $(BINDIR_san)/$(1): $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2)) $$(call libs_for,san,$(3))
 	@mkdir -p $$(@D)
 	$(CC) $(LDFLAGS_san) -o $$@ $$^ $(LDLIBS) $(4)
-DEPFILES += $$(patsubst %.c,$(OBJDIR_rel)/%.d,$(2)) $$(patsubst %.c,$(OBJDIR_san)/%.d,$(2))
+DEPFILES += $$(foreach b,rel san fuzz,$$(patsubst %.c,$$(OBJDIR_$$(b))/%.d,$(2)))
 endef
 
 # $(call kvmlu_unit_test,SOURCE,LIBS): a cmocka test in the sanitizer build
@@ -112,6 +112,7 @@ FUZZERS += $(B)/fuzz/bin/$(basename $(notdir $(1)))
 $(B)/fuzz/bin/$(basename $(notdir $(1))): $(OBJDIR_fuzz)/$(basename $(1)).o $$(call libs_for,fuzz,$(2))
 	@mkdir -p $$(@D)
 	$(FUZZ_CC) $(LDFLAGS_fuzz) -o $$@ $$^ $(LDLIBS)
+DEPFILES += $(OBJDIR_fuzz)/$(basename $(1)).d
 endef
 
 # Each folder registers what it builds.

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Handlers of the agent's commands (see agent_commands.h). Unknown keys
- * in a request are refused before anything runs.
+ * in a request are refused before anything runs. libvirt-event comes
+ * from kvmlu-libvirt-hook, not from the CLI (libvirt_tracked.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -16,6 +17,7 @@
 
 #include "agent/agent_commands.h"
 #include "agent/journal_store.h"
+#include "agent/libvirt_tracked.h"
 #include "agent/json_line.h"
 #include "agent/update_machine.h"
 #include "agent/update_ops_host.h"
@@ -71,9 +73,14 @@ static struct json_object *cmd_status(const struct agent_config *cfg, struct req
 	struct journal *j = calloc(1, sizeof(*j));
 	char err[128];
 
+	unsigned int lv_total, lv_active;
+
 	if (j && !vm_discovery_scan(cfg->run_dir, j, err, sizeof(err)))
 		json_object_object_add(r, "vms", json_object_new_int((int)j->nr_vms));
 	free(j);
+	libvirt_tracked_count(&lv_total, &lv_active);
+	json_object_object_add(r, "libvirt_domains", json_object_new_int((int)lv_total));
+	json_object_object_add(r, "libvirt_domains_active", json_object_new_int((int)lv_active));
 	json_object_object_add(r, "version", json_object_new_string(KVMLU_VERSION));
 	json_object_object_add(r, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(r, "socket", json_object_new_string(cfg->socket_path));
@@ -95,7 +102,7 @@ static struct json_object *cmd_status(const struct agent_config *cfg, struct req
 
 static struct json_object *cmd_vms(const struct agent_config *cfg, struct request *rq)
 {
-	struct json_object *list, *r;
+	struct json_object *list, *r, *dom;
 	struct journal *j = calloc(1, sizeof(*j));
 	char err[256];
 
@@ -115,6 +122,7 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, struct reques
 		char why[256];
 		const char *s;
 
+		json_object_object_add(o, "kind", json_object_new_string("kvmlu-vmm"));
 		json_object_object_add(o, "name", json_object_new_string(j->vms[i].name));
 		json_object_object_add(o, "control", json_object_new_string(j->vms[i].control));
 		if (vmm_client_call(j->vms[i].control, "status", (int)cfg->vmm_timeout_ms, &ret,
@@ -137,9 +145,33 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, struct reques
 		json_object_array_add(list, o);
 	}
 	free(j);
+	dom = libvirt_tracked_to_json();
+	for (size_t i = 0; dom && i < json_object_array_length(dom); i++) {
+		struct json_object *o = json_object_get(json_object_array_get_idx(dom, i));
+
+		json_object_object_add(o, "kind", json_object_new_string("libvirt"));
+		json_object_array_add(list, o);
+	}
+	json_object_put(dom);
 	r = json_object_new_object();
 	json_object_object_add(r, "vms", list);
 	return json_line_reply_ok(r, rq->id);
+}
+
+/* From the hook, while libvirt holds the domain's lock: answer at once. */
+static struct json_object *cmd_libvirt_event(struct request *rq)
+{
+	struct libvirt_hook_event ev;
+	struct timespec ts;
+	char err[256];
+
+	if (libvirt_tracked_parse(rq->obj, &ev, err, sizeof(err)))
+		return json_line_reply_error("BadRequest", err, rq->id);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	if (libvirt_tracked_record(&ev, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, err,
+				   sizeof(err)))
+		return json_line_reply_error("Busy", err, rq->id);
+	return json_line_reply_ok(json_object_new_object(), rq->id);
 }
 
 static struct json_object *cmd_report(const struct agent_config *cfg, struct request *rq)
@@ -341,6 +373,8 @@ struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int 
 		return cmd_host_update(cfg, fd, &rq);
 	if (!strcmp(rq.cmd, "report"))
 		return cmd_report(cfg, &rq);
+	if (!strcmp(rq.cmd, "libvirt-event"))
+		return cmd_libvirt_event(&rq);
 	if (!strcmp(rq.cmd, "status") || !strcmp(rq.cmd, "vms")) {
 		k = unknown_key(req, none);
 		if (k)

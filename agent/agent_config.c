@@ -13,8 +13,11 @@
 
 #include "agent/agent_config.h"
 #include "agent/agent_err.h"
+#include "agent/libvirt_update.h"
 
 #define CONFIG_MAX_BYTES (64 * 1024)
+
+_Static_assert(AGENT_URI_MAX == LIBVIRT_URI_MAX, "libvirt_uri is copied into libvirt_update");
 
 void agent_config_defaults(struct agent_config *c)
 {
@@ -25,10 +28,13 @@ void agent_config_defaults(struct agent_config *c)
 	snprintf(c->history_dir, sizeof(c->history_dir), "/var/lib/kvmlu/history");
 	snprintf(c->state_dir, sizeof(c->state_dir), "/run/kvmlu/agent");
 	snprintf(c->vmm_binary, sizeof(c->vmm_binary), "/usr/local/bin/kvmlu-vmm");
+	snprintf(c->libvirt_state_file, sizeof(c->libvirt_state_file), "%s",
+		 LIBVIRT_UPDATE_STATE_FILE);
 	c->vmm_timeout_ms = 5000;
 	c->prepare_timeout_ms = 30000;
 	c->restore_timeout_ms = 60000;
 	c->history_keep = 20;
+	c->prepare_parallel = 8;
 	c->min_free_bytes = 64ULL << 20;
 	c->allow_kexec = false;
 }
@@ -49,6 +55,37 @@ static int get_string(struct json_object *v, const char *key, char *out,
 		return agent_err(err, errlen, -EINVAL,
 				 "config key \"%s\": \"%s\" is not an absolute path", key, s);
 	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+/*
+ * A libvirt connection URI: "driver[+transport]://[host]/path[?params]"
+ * in printable ASCII without spaces (virConnectOpen parses the rest).
+ */
+static int get_uri(struct json_object *v, const char *key, char *out, size_t outlen,
+		   char *err, size_t errlen)
+{
+	const char *s, *sep;
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_string))
+		return agent_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
+	s = json_object_get_string(v);
+	n = (size_t)json_object_get_string_len(v);
+	if (!n || n >= outlen || strlen(s) != n)
+		return agent_err(err, errlen, -EINVAL, "config key \"%s\": length %zu not in 1..%zu",
+				 key, n, outlen - 1);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return agent_err(err, errlen, -EINVAL,
+					 "config key \"%s\": byte %zu (0x%02x) is not printable ASCII",
+					 key, i, (unsigned char)s[i]);
+	sep = strstr(s, "://");
+	if (!sep || sep == s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+") != (size_t)(sep - s))
+		return agent_err(err, errlen, -EINVAL,
+				 "config key \"%s\": \"%s\" is not a libvirt URI (driver://...)",
+				 key, s);
+	memcpy(out, s, n + 1);
 	return 0;
 }
 
@@ -117,12 +154,23 @@ static int parse_key(const char *key, struct json_object *v,
 		return get_string(v, key, c->vmm_binary, sizeof(c->vmm_binary), err, errlen);
 	if (!strcmp(key, "serial_dir"))
 		return get_string(v, key, c->serial_dir, sizeof(c->serial_dir), err, errlen);
+	if (!strcmp(key, "libvirt_uri"))
+		return get_uri(v, key, c->libvirt_uri, sizeof(c->libvirt_uri), err, errlen);
+	if (!strcmp(key, "libvirt_state_file"))
+		return get_string(v, key, c->libvirt_state_file, sizeof(c->libvirt_state_file),
+				  err, errlen);
 	if (!strcmp(key, "timeouts"))
 		return parse_timeouts(v, c, err, errlen);
 	if (!strcmp(key, "history_keep")) {
 		ret = get_uint(v, key, 1, 10000, &n, err, errlen);
 		if (!ret)
 			c->history_keep = (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "prepare_parallel")) {
+		ret = get_uint(v, key, 1, AGENT_PREPARE_PARALLEL_MAX, &n, err, errlen);
+		if (!ret)
+			c->prepare_parallel = (unsigned int)n;
 		return ret;
 	}
 	if (!strcmp(key, "min_free_mb")) {

@@ -17,6 +17,9 @@
 #define AGENT_DEFAULT_SOCKET		"/run/kvmlu/agent.sock"
 #define AGENT_PATH_MAX			256
 /* sun_path holds 108 bytes including the NUL. */
+#define AGENT_URI_MAX			256	/* = LIBVIRT_URI_MAX */
+/* prepare_parallel at most: as many as a journal holds VMs (JOURNAL_MAX_VMS). */
+#define AGENT_PREPARE_PARALLEL_MAX	64
 #define AGENT_SOCK_PATH_MAX		sizeof(((struct sockaddr_un *)0)->sun_path)
 
 struct agent_config {
@@ -27,10 +30,14 @@ struct agent_config {
 	char state_dir[AGENT_PATH_MAX];	/* the on-disk journal copy */
 	char vmm_binary[AGENT_PATH_MAX];	/* started for restore after kexec */
 	char serial_dir[AGENT_PATH_MAX];	/* "" or restored VMMs' <vm>.serial */
+	/* libvirt domains (libvirt_update.h): "" is qemu:///system, optional. */
+	char libvirt_uri[AGENT_URI_MAX];
+	char libvirt_state_file[AGENT_PATH_MAX];	/* on disk: read after the kexec */
 	unsigned int vmm_timeout_ms;	/* one request to a VMM */
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */
 	unsigned int restore_timeout_ms;	/* one VM restored after kexec */
 	unsigned int history_keep;	/* reports kept in history_dir */
+	unsigned int prepare_parallel;	/* VMs prepared at the same time */
 	uint64_t min_free_bytes;	/* free memory preflight wants left */
 	bool allow_kexec;		/* see update_guard.h */
 };

@@ -31,6 +31,8 @@ int cmd_status(const struct cli_args *a)
 		printf("kvmlu-agent %s (pid %s) on %s\n", s(ret, "version"), s(ret, "pid"),
 		       s(ret, "socket"));
 		printf("  VMs: %s in %s\n", s(ret, "vms"), s(ret, "run_dir"));
+		printf("  libvirt domains: %s reported by the hook, %s not stopped\n",
+		       s(ret, "libvirt_domains"), s(ret, "libvirt_domains_active"));
 		printf("  /dev/liveupdate: %s   kexec allowed: %s\n",
 		       json_object_get_boolean(json_object_object_get(ret, "liveupdate")) ? "yes" : "no",
 		       json_object_get_boolean(json_object_object_get(ret, "allow_kexec")) ? "yes" : "no");

@@ -1,8 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* `kvmlu vms`: every VM the agent found, as its VMM reports it. */
+/*
+ * `kvmlu vms`: every VM the agent found, as its VMM reports it, and the
+ * libvirt domains the hook reported (kind column; their "control" column
+ * shows the domain UUID).
+ */
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "agent/cli_commands.h"
 
@@ -24,21 +29,29 @@ int cmd_vms(const struct cli_args *a)
 		return 0;
 	}
 	list = json_object_object_get(ret, "vms");
-	printf("%-20s %-12s %10s %5s %-12s %s\n", "NAME", "STATE", "MEMORY", "CPUS", "BACKEND",
-	       "CONTROL");
+	printf("%-20s %-10s %-12s %10s %5s %-12s %s\n", "NAME", "KIND", "STATE", "MEMORY", "CPUS",
+	       "BACKEND", "CONTROL/UUID");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		struct json_object *vm = json_object_array_get_idx(list, i);
 		long long mem = json_object_get_int64(json_object_object_get(vm, "memory_bytes"));
 		long long cpus = json_object_get_int64(json_object_object_get(vm, "cpus"));
 		struct json_object *e = json_object_object_get(vm, "error");
+		const char *kind = json_object_get_string(json_object_object_get(vm, "kind"));
 		char m[32] = "-", cp[24] = "-";
 
+		if (kind && !strcmp(kind, "libvirt")) {
+			printf("%-20s %-10s %-12s %10s %5s %-12s %s\n",
+			       json_object_get_string(json_object_object_get(vm, "name")), kind,
+			       json_object_get_string(json_object_object_get(vm, "state")), "-", "-",
+			       "-", json_object_get_string(json_object_object_get(vm, "uuid")));
+			continue;
+		}
 		if (mem > 0)
 			snprintf(m, sizeof(m), "%lldM", mem >> 20);
 		if (cpus > 0)
 			snprintf(cp, sizeof(cp), "%lld", cpus);
-		printf("%-20s %-12s %10s %5s %-12s %s\n",
-		       json_object_get_string(json_object_object_get(vm, "name")),
+		printf("%-20s %-10s %-12s %10s %5s %-12s %s\n",
+		       json_object_get_string(json_object_object_get(vm, "name")), "kvmlu-vmm",
 		       json_object_get_string(json_object_object_get(vm, "state")), m, cp,
 		       e ? "-" : json_object_get_string(json_object_object_get(vm, "backend")),
 		       json_object_get_string(json_object_object_get(vm, "control")));

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <json-c/json.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,12 +50,19 @@ void journal_init(struct journal *j, int64_t now_ns)
 	time_t secs = (time_t)(now_ns / 1000000000);
 	struct tm tm;
 
+	static atomic_uint seq;
+
 	memset(j, 0, sizeof(*j));
 	gmtime_r(&secs, &tm);
-	/* Sorts by time as text: the history is listed by file name. */
-	snprintf(j->update_id, sizeof(j->update_id), "%04d%02d%02dT%02d%02d%02dZ-%d",
+	/*
+	 * Sorts by time as text: the history is listed by file name. The
+	 * sequence number keeps two updates in the same second apart (a
+	 * refused one takes milliseconds); it would otherwise overwrite the
+	 * other's report.
+	 */
+	snprintf(j->update_id, sizeof(j->update_id), "%04d%02d%02dT%02d%02d%02dZ-%d-%04u",
 		 tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour,
-		 tm.tm_min, tm.tm_sec, (int)getpid());
+		 tm.tm_min, tm.tm_sec, (int)getpid(), atomic_fetch_add(&seq, 1) % 10000);
 	j->started_ns = now_ns;
 	j->phase = UPDATE_PREFLIGHT;
 	j->outcome = UPDATE_RUNNING;
@@ -102,6 +110,15 @@ void journal_note(struct journal *j, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(j->notes[j->nr_notes++], JOURNAL_TEXT_MAX, fmt, ap);
 	va_end(ap);
+}
+
+void journal_set_domains(struct journal *j, const struct libvirt_domain_report *d,
+			 unsigned int nr)
+{
+	if (nr > LIBVIRT_DOMAINS_MAX)
+		nr = LIBVIRT_DOMAINS_MAX;
+	memcpy(j->domains, d, nr * sizeof(*d));
+	j->nr_domains = nr;
 }
 
 int64_t journal_vm_blackout_ns(const struct journal_vm *vm)
@@ -190,6 +207,8 @@ struct json_object *journal_to_json(const struct journal *j)
 	for (unsigned int i = 0; i < j->nr_vms; i++)
 		json_object_array_add(vms, vm_to_json(&j->vms[i]));
 	json_object_object_add(o, "vms", vms);
+	json_object_object_add(o, "libvirt_domains",
+			       libvirt_domain_reports_to_json(j->domains, j->nr_domains));
 	return o;
 }
 
@@ -378,7 +397,8 @@ static int phases_from_json(struct json_object *o, struct journal *j,
 static int journal_from_json_into(struct json_object *obj, struct journal *j,
 				  char *err, size_t errlen)
 {
-	static const char *const extra[] = { "version", "phases", "notes", "vms", NULL };
+	static const char *const extra[] = { "version", "phases", "notes", "vms",
+		"libvirt_domains", NULL };
 	char phase[24], outcome[24];
 	const struct field fields[] = {
 		{ "update_id", json_type_string, j->update_id, sizeof(j->update_id) },
@@ -455,6 +475,15 @@ static int journal_from_json_into(struct json_object *obj, struct journal *j,
 						 "journal: VM %s listed twice", j->vms[i].name);
 	}
 	j->nr_vms = (unsigned int)n;
+
+	if (json_object_object_get_ex(obj, "libvirt_domains", &a)) {
+		char why[256];
+
+		ret = libvirt_domain_reports_from_json(a, j->domains, &j->nr_domains, why,
+						       sizeof(why));
+		if (ret)
+			return agent_err(err, errlen, ret, "journal libvirt_domains: %s", why);
+	}
 	return 0;
 }
 

@@ -13,6 +13,8 @@
  * The serialized form is a JSON envelope {"kvmlu-journal":1,"xxh64":H,
  * "body":"<JSON text>"} where H is XXH64 of the body text: a journal that
  * was cut short or changed is refused, never half-used.
+ * "libvirt_domains" (libvirt_domain_reports_to_json) may be absent: journals
+ * from before it existed still read, with no domains.
  * Times are CLOCK_REALTIME nanoseconds, the only clock that means the same
  * thing on both sides of a kexec.
  */
@@ -24,6 +26,7 @@
 #include <stdint.h>
 
 #include "agent/agent_config.h"
+#include "agent/libvirt_domains.h"
 #include "agent/update_phase.h"
 
 struct json_object;
@@ -86,11 +89,14 @@ struct journal {
 	char notes[JOURNAL_MAX_NOTES][JOURNAL_TEXT_MAX];
 	unsigned int nr_vms;
 	struct journal_vm vms[JOURNAL_MAX_VMS];
+	/* libvirt domains handled by this update (libvirt_update.h), beside the VMs. */
+	unsigned int nr_domains;
+	struct libvirt_domain_report domains[LIBVIRT_DOMAINS_MAX];
 };
 
 const char *journal_vm_state_name(enum journal_vm_state s);
 
-/* A zeroed journal with a fresh update id from the time and pid. */
+/* A zeroed journal with a fresh update id from the time, pid and a sequence number. */
 void journal_init(struct journal *j, int64_t now_ns);
 
 /* Add a VM (state listed); -ENOSPC past JOURNAL_MAX_VMS, -EINVAL bad name. */
@@ -100,6 +106,10 @@ int journal_add_vm(struct journal *j, const char *name, const char *control,
 /* Append a note (truncated past JOURNAL_MAX_NOTES, never an error). */
 void journal_note(struct journal *j, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+
+/* Replace the journal's libvirt domains with these (at most LIBVIRT_DOMAINS_MAX). */
+void journal_set_domains(struct journal *j, const struct libvirt_domain_report *d,
+			 unsigned int nr);
 
 /* Blackout of a VM in ns (pause to resume), -1 if it has not resumed. */
 int64_t journal_vm_blackout_ns(const struct journal_vm *vm);

@@ -79,6 +79,21 @@ int libvirt_domains_restore(struct libvirt_domains *s, char *err, size_t errlen)
 /* suspend → running again, -1 if not both happened. */
 int64_t libvirt_domain_downtime_ns(const struct libvirt_domain_report *d);
 
+/* What the update did to d: "managed-save", "suspend" (dry run), "left-alone", "none". */
+const char *libvirt_domain_action(const struct libvirt_domain_report *d);
+/* "ok" (running again or left alone), "failed", "pending" (still suspended or saved). */
+const char *libvirt_domain_result(const struct libvirt_domain_report *d);
+
+/*
+ * Reports as a JSON array (a new object): name, uuid, state, times, and
+ * for the reader action, result, downtime_ns/downtime_ms, error.
+ */
+struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
+						   unsigned int nr);
+/* Back, every field checked, UUIDs unique; d and *nr unchanged on error. */
+int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_domain_report *d,
+				     unsigned int *nr, char *err, size_t errlen);
+
 /* The reports as a JSON array for the journal and report (a new object). */
 struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s);
 /* Back from the journal, every field checked; s's reports unchanged on error. */

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "agent/agent_err.h"
 #include "agent/libvirt_domains.h"
@@ -20,35 +21,69 @@ static void add_time(struct json_object *o, const char *key, int64_t ns)
 		json_object_object_add(o, key, json_object_new_int64(ns));
 }
 
-struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s)
+const char *libvirt_domain_action(const struct libvirt_domain_report *d)
+{
+	if (d->state == LIBVIRT_DOMAIN_OPTED_OUT)
+		return "left-alone";
+	if (d->saved_ns)
+		return "managed-save";
+	if (d->suspended_ns)
+		return "suspend";
+	return "none";
+}
+
+const char *libvirt_domain_result(const struct libvirt_domain_report *d)
+{
+	switch (d->state) {
+	case LIBVIRT_DOMAIN_RESUMED:
+	case LIBVIRT_DOMAIN_RESTORED:
+	case LIBVIRT_DOMAIN_OPTED_OUT:
+		return "ok";
+	case LIBVIRT_DOMAIN_FAILED:
+		return "failed";
+	default:
+		return "pending";	/* suspended or saved: the update is under way */
+	}
+}
+
+struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
+						   unsigned int nr)
 {
 	struct json_object *arr = json_object_new_array();
 
-	for (unsigned int i = 0; arr && i < s->nr; i++) {
-		const struct libvirt_domain_report *d = &s->d[i];
+	for (unsigned int i = 0; arr && i < nr; i++) {
 		struct json_object *o = json_object_new_object();
-		int64_t down = libvirt_domain_downtime_ns(d);
+		int64_t down = libvirt_domain_downtime_ns(&d[i]);
 
 		if (!o) {
 			json_object_put(arr);
 			return NULL;
 		}
-		json_object_object_add(o, "name", json_object_new_string(d->name));
-		json_object_object_add(o, "uuid", json_object_new_string(d->uuid));
+		json_object_object_add(o, "name", json_object_new_string(d[i].name));
+		json_object_object_add(o, "uuid", json_object_new_string(d[i].uuid));
 		json_object_object_add(o, "state",
-				       json_object_new_string(libvirt_domain_state_name(d->state)));
-		json_object_object_add(o, "was_paused", json_object_new_boolean(d->was_paused));
-		add_time(o, "suspended_ns", d->suspended_ns);
-		add_time(o, "saved_ns", d->saved_ns);
-		add_time(o, "resumed_ns", d->resumed_ns);
-		/* Written for the reader of the report; ignored when read back. */
-		if (down >= 0)
+				       json_object_new_string(libvirt_domain_state_name(d[i].state)));
+		json_object_object_add(o, "was_paused", json_object_new_boolean(d[i].was_paused));
+		add_time(o, "suspended_ns", d[i].suspended_ns);
+		add_time(o, "saved_ns", d[i].saved_ns);
+		add_time(o, "resumed_ns", d[i].resumed_ns);
+		/* Written for the reader of the report; checked for type, not used, when read back. */
+		json_object_object_add(o, "action", json_object_new_string(libvirt_domain_action(&d[i])));
+		json_object_object_add(o, "result", json_object_new_string(libvirt_domain_result(&d[i])));
+		if (down >= 0) {
 			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
-		if (d->error[0])
-			json_object_object_add(o, "error", json_object_new_string(d->error));
+			json_object_object_add(o, "downtime_ms", json_object_new_double(down / 1e6));
+		}
+		if (d[i].error[0])
+			json_object_object_add(o, "error", json_object_new_string(d[i].error));
 		json_object_array_add(arr, o);
 	}
 	return arr;
+}
+
+struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s)
+{
+	return libvirt_domain_reports_to_json(s->d, s->nr);
 }
 
 static int get_str(struct json_object *o, const char *key, bool required, char *buf,
@@ -91,7 +126,8 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 			   char *err, size_t errlen)
 {
 	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
-		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "error", NULL };
+		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
+		"action", "result", "error", NULL };
 	struct json_object *v;
 	char state[24];
 	unsigned int st;
@@ -118,7 +154,14 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
 	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))
 		return ret;
-	if (strlen(d->uuid) != LIBVIRT_UUID_LEN)
+	if ((json_object_object_get_ex(o, "action", &v) && !json_object_is_type(v, json_type_string)) ||
+	    (json_object_object_get_ex(o, "result", &v) && !json_object_is_type(v, json_type_string)) ||
+	    (json_object_object_get_ex(o, "downtime_ms", &v) &&
+	     !json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) ||
+	    (json_object_object_get_ex(o, "downtime_ns", &v) && !json_object_is_type(v, json_type_int)))
+		return agent_err(err, errlen, -EINVAL,
+				 "libvirt domain action, result or downtime of the wrong type");
+	if (!libvirt_hook_uuid_ok(d->uuid))
 		return agent_err(err, errlen, -EINVAL, "libvirt domain uuid \"%s\" is not a UUID",
 				 d->uuid);
 	for (st = 0; st < LIBVIRT_DOMAIN_NR_STATES; st++)
@@ -135,8 +178,8 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	return 0;
 }
 
-int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s,
-			      char *err, size_t errlen)
+int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_domain_report *d,
+				     unsigned int *nr, char *err, size_t errlen)
 {
 	struct libvirt_domain_report *tmp;
 	size_t n;
@@ -148,16 +191,27 @@ int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s
 	if (n > LIBVIRT_DOMAINS_MAX)
 		return agent_err(err, errlen, -E2BIG, "%zu libvirt domains, at most %d", n,
 				 LIBVIRT_DOMAINS_MAX);
-	/* Parsed aside first, so a bad entry leaves s as it was. */
+	/* Parsed aside first, so a bad entry leaves d as it was. */
 	tmp = calloc(n ? n : 1, sizeof(*tmp));
 	if (!tmp)
 		return agent_err(err, errlen, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = entry_from_json(json_object_array_get_idx(arr, i), &tmp[i], err, errlen);
+	for (size_t i = 0; i < n && !ret; i++)
+		for (size_t k = 0; k < i && !ret; k++)
+			if (!strcasecmp(tmp[i].uuid, tmp[k].uuid))
+				ret = agent_err(err, errlen, -EINVAL,
+						"libvirt domain uuid %s listed twice", tmp[i].uuid);
 	if (!ret) {
-		memcpy(s->d, tmp, n * sizeof(*tmp));
-		s->nr = (unsigned int)n;
+		memcpy(d, tmp, n * sizeof(*tmp));
+		*nr = (unsigned int)n;
 	}
 	free(tmp);
 	return ret;
+}
+
+int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s,
+			      char *err, size_t errlen)
+{
+	return libvirt_domain_reports_from_json(arr, s->d, &s->nr, err, errlen);
 }

@@ -116,7 +116,7 @@ int libvirt_hook_event_parse_args(int argc, char *const argv[],
 	return 0;
 }
 
-static bool uuid_ok(const char *s)
+bool libvirt_hook_uuid_ok(const char *s)
 {
 	if (strlen(s) != LIBVIRT_UUID_LEN)
 		return false;
@@ -197,7 +197,7 @@ int libvirt_hook_event_parse_xml(const char *xml, size_t len,
 	ret = child_text(root, "uuid", uuid, sizeof(uuid), err, errlen);
 	if (ret)
 		goto err_free_doc;
-	if (!uuid_ok(uuid)) {
+	if (!libvirt_hook_uuid_ok(uuid)) {
 		ret = agent_err(err, errlen, -EINVAL, "<uuid> \"%s\" is not a UUID",
 				shown(uuid, b, 40));
 		goto err_free_doc;

@@ -44,6 +44,9 @@ const char *libvirt_hook_op_name(enum libvirt_hook_op op);
 /* Whether the agent is told about op (starting, stopping, restore, reconnect). */
 bool libvirt_hook_op_reported(enum libvirt_hook_op op);
 
+/* 8-4-4-4-12 hex digits, as libvirt writes a domain's <uuid>. */
+bool libvirt_hook_uuid_ok(const char *s);
+
 /*
  * argv as libvirt passes it to qemu.d/<name>: argv[1..4]. ev is written
  * only on success.

@@ -96,20 +96,10 @@ static int load_state(struct libvirt_update *u, char *err, size_t errlen)
 	return 0;
 }
 
-static void note_downtimes(struct journal *j, const struct libvirt_domains *s)
+/* The set as it is now, into the journal: the report shows each domain. */
+static void record(struct journal *j, const struct libvirt_domains *s)
 {
-	for (unsigned int i = 0; i < s->nr; i++) {
-		const struct libvirt_domain_report *d = &s->d[i];
-		int64_t down = libvirt_domain_downtime_ns(d);
-
-		if (d->state == LIBVIRT_DOMAIN_OPTED_OUT)
-			journal_note(j, "libvirt domain %.64s: opted out, left alone", d->name);
-		else if (d->state == LIBVIRT_DOMAIN_FAILED)
-			journal_note(j, "libvirt domain %.64s: failed: %.120s", d->name, d->error);
-		else if (down >= 0)
-			journal_note(j, "libvirt domain %.64s: %s, downtime %.3f s", d->name,
-				     libvirt_domain_state_name(d->state), down / 1e9);
-	}
+	journal_set_domains(j, s->d, s->nr);
 }
 
 int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errlen)
@@ -132,10 +122,10 @@ int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errle
 		if (ret)
 			libvirt_domains_rollback(&u->set, why, sizeof(why));
 	}
-	if (ret || j->dry_run) {
-		note_downtimes(j, &u->set);
+	/* Also after a real save: the journal crossing the kexec lists them. */
+	record(j, &u->set);
+	if (ret || j->dry_run)
 		libvirt_domains_close(&u->set);
-	}
 	/* A real prepare keeps the connection for rollback. */
 	return ret;
 }
@@ -152,7 +142,7 @@ int libvirt_update_rollback(void *ctx, struct journal *j, char *err, size_t errl
 	if (!u->set.conn)
 		return 0;
 	ret = libvirt_domains_rollback(&u->set, err, errlen);
-	note_downtimes(j, &u->set);
+	record(j, &u->set);
 	libvirt_domains_close(&u->set);
 	return ret;
 }
@@ -179,7 +169,7 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 	if (ret)
 		return agent_err(err, errlen, ret, "%s (after %u ms)", why, u->connect_wait_ms);
 	ret = libvirt_domains_restore(&u->set, err, errlen);
-	note_downtimes(j, &u->set);
+	record(j, &u->set);
 	libvirt_domains_close(&u->set);
 	/* Kept on failure: it says which domains still have a managed save to start. */
 	if (!ret)

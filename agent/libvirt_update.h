@@ -14,8 +14,9 @@
  *   restore   after the kexec: read state_file, wait for libvirtd, start
  *             each saved domain from its managed save; state_file removed
  *             once every domain is back.
- * Each domain's downtime (suspend to running) goes into the journal's
- * notes, next to the VMs' blackout in the report.
+ * Each domain (name, uuid, what was done, its downtime from suspend to
+ * running, the result) goes into the journal's libvirt_domains, shown in
+ * the report next to the VMs' blackout.
  */
 #ifndef KVMLU_LIBVIRT_UPDATE_H
 #define KVMLU_LIBVIRT_UPDATE_H

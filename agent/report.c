@@ -26,8 +26,8 @@ void report_format_summary(const struct journal *j, FILE *out)
 	char total[32];
 
 	report_duration(total_ns(j), total, sizeof(total));
-	fprintf(out, "%s  %-11s %u VM(s)  %s%s%s%s\n", j->update_id,
-		update_outcome_name(j->outcome), j->nr_vms, total,
+	fprintf(out, "%s  %-11s %u VM(s) %u libvirt  %s%s%s%s\n", j->update_id,
+		update_outcome_name(j->outcome), j->nr_vms, j->nr_domains, total,
 		j->dry_run ? "  (dry run)" : "",
 		j->failed_phase[0] ? "  failed in " : "", j->failed_phase);
 }
@@ -75,6 +75,19 @@ void report_format_text(const struct journal *j, FILE *out)
 				(strcmp(vm->checksum, vm->checksum_after) ? "  MISMATCH" : "  equal") : "");
 			if (vm->error[0])
 				fprintf(out, "  %-16s error: %s\n", "", vm->error);
+		}
+	}
+	if (j->nr_domains) {
+		fprintf(out, "  %-16s %-12s %12s  %-8s %s\n", "libvirt domain", "action",
+			"downtime", "result", "uuid");
+		for (unsigned int i = 0; i < j->nr_domains; i++) {
+			const struct libvirt_domain_report *dom = &j->domains[i];
+
+			report_duration(libvirt_domain_downtime_ns(dom), d, sizeof(d));
+			fprintf(out, "  %-16s %-12s %12s  %-8s %s\n", dom->name,
+				libvirt_domain_action(dom), d, libvirt_domain_result(dom), dom->uuid);
+			if (dom->error[0])
+				fprintf(out, "  %-16s error: %s\n", "", dom->error);
 		}
 	}
 	for (unsigned int i = 0; i < j->nr_notes; i++)

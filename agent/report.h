@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The human-readable report of a host update, from its journal: outcome,
- * what failed, time per phase, blackout and checksums per VM, notes. The
+ * what failed, time per phase, blackout and checksums per VM, the libvirt domains with
+ * their action, downtime and result, notes. The
  * JSON form is journal_to_json(). Used by `kvmlu report` and at the end of
  * `kvmlu host-update`.
  */

@@ -6,9 +6,12 @@
  *     preflight      facts about the host and every VM, judged; then
  *                    kexec_file_load of the new kernel, for real. A dry
  *                    run unloads it and stops here. Nothing paused yet.
- *     prepare        prepare-update of every VM, one after the other: each
- *                    pauses, captures its state, puts its files into its
- *                    LUO session and waits paused.
+ *     prepare        prepare-update of every VM at once (vm_pool.h, at
+ *                    most cfg->prepare_parallel at a time, so the first
+ *                    VMs do not wait paused for the last): each pauses,
+ *                    captures its state, puts its files into its LUO
+ *                    session and waits paused. After the first failure no
+ *                    further VM is asked; those asked are all rolled back.
  *     load-kernel    the kernel loaded in preflight is still loaded (it
  *                    is loaded again if not): loading it here would add
  *                    its time to every VM's blackout. KHO places kexec
@@ -40,9 +43,11 @@
  */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "agent/update_machine.h"
+#include "agent/vm_pool.h"
 
 struct run {
 	struct journal *j;
@@ -50,6 +55,7 @@ struct run {
 	bool kernel_loaded;
 	bool journal_preserved;
 	bool domains_failed;	/* libvirt domains not all restored */
+	unsigned int vms_done;	/* VM events in the current phase (progress) */
 	char err[512];
 };
 
@@ -92,11 +98,13 @@ static void save(const struct run *r)
 	r->ops->journal_save(r->ops->ctx, r->j);
 }
 
-static void event(const struct run *r, enum update_event ev, enum update_phase p,
+static void event(struct run *r, enum update_event ev, enum update_phase p,
 		  const struct journal_vm *vm)
 {
+	if (ev == UPDATE_EV_VM)
+		r->vms_done++;
 	if (r->ops->event)
-		r->ops->event(r->ops->ctx, r->j, ev, p, vm);
+		r->ops->event(r->ops->ctx, r->j, ev, p, vm, r->vms_done);
 }
 
 static void phase_start(struct run *r, enum update_phase p)
@@ -105,6 +113,7 @@ static void phase_start(struct run *r, enum update_phase p)
 	r->j->phases[p].start_ns = now(r);
 	r->j->phases[p].end_ns = 0;
 	r->j->phases[p].failed = false;
+	r->vms_done = 0;
 	save(r);
 	event(r, UPDATE_EV_PHASE_START, p, NULL);
 }
@@ -190,9 +199,69 @@ static int step_preflight(struct run *r)
 	return UPDATE_STOP;
 }
 
+/*
+ * The VMs' prepare-update in parallel. Each VM's thread works on a copy
+ * of its journal entry; the journal itself, its saves and the events are
+ * only touched on this thread, in prepare_start and prepare_done.
+ */
+struct prepare_pool {
+	struct run *r;
+	struct journal_vm vm[JOURNAL_MAX_VMS];
+	char why[JOURNAL_MAX_VMS][JOURNAL_TEXT_MAX];
+};
+
+static void prepare_start(void *arg, unsigned int i)
+{
+	struct prepare_pool *pp = arg;
+	struct journal_vm *vm = &pp->r->j->vms[i];
+
+	/* Saved before asking: from now on the VM may be paused. */
+	vm->state = JOURNAL_VM_PREPARING;
+	vm->paused_ns = now(pp->r);
+	save(pp->r);
+	pp->vm[i] = *vm;
+}
+
+static int prepare_work(void *arg, unsigned int i)
+{
+	struct prepare_pool *pp = arg;
+	const struct update_ops *ops = pp->r->ops;
+
+	return ops->vm_prepare(ops->ctx, &pp->vm[i], pp->why[i], sizeof(pp->why[i]));
+}
+
+static void prepare_done(void *arg, unsigned int i, int ret)
+{
+	struct prepare_pool *pp = arg;
+	struct run *r = pp->r;
+	struct journal_vm *vm = &r->j->vms[i];
+
+	/* What the VMM answered (session, checksum, its own pause time). */
+	*vm = pp->vm[i];
+	if (ret) {
+		if (!pp->why[i][0])	/* no thread for it: vm_prepare never ran */
+			snprintf(pp->why[i], sizeof(pp->why[i]), "%s", strerror(-ret));
+		/* Still preparing: the rollback sends it abort-update. */
+		snprintf(vm->error, sizeof(vm->error), "prepare-update: %.200s", pp->why[i]);
+		if (!r->err[0])
+			snprintf(r->err, sizeof(r->err), "VM %s: prepare-update failed: %s",
+				 vm->name, pp->why[i]);
+		save(r);
+		event(r, UPDATE_EV_VM, UPDATE_PREPARE, vm);
+		return;
+	}
+	vm->prepared_ns = now(r);
+	vm->state = JOURNAL_VM_PREPARED;
+	save(r);
+	event(r, UPDATE_EV_VM, UPDATE_PREPARE, vm);
+}
+
 static int step_prepare(struct run *r)
 {
-	char why[JOURNAL_TEXT_MAX];
+	static const struct vm_pool_ops pool_ops = {
+		.start = prepare_start, .work = prepare_work, .done = prepare_done,
+	};
+	struct prepare_pool *pp;
 	int ret;
 
 	/* First: a managed save takes seconds, the VMs should not wait paused. */
@@ -202,27 +271,20 @@ static int step_prepare(struct run *r)
 		if (ret)
 			return ret;
 	}
-
-	for (unsigned int i = 0; i < r->j->nr_vms; i++) {
-		struct journal_vm *vm = &r->j->vms[i];
-
-		/* Saved before asking: from now on the VM may be paused. */
-		vm->state = JOURNAL_VM_PREPARING;
-		vm->paused_ns = now(r);
-		save(r);
-		ret = r->ops->vm_prepare(r->ops->ctx, vm, why, sizeof(why));
-		if (ret) {
-			snprintf(vm->error, sizeof(vm->error), "prepare-update: %.200s", why);
-			snprintf(r->err, sizeof(r->err), "VM %s: prepare-update failed: %s",
-				 vm->name, why);
-			return ret;
-		}
-		vm->prepared_ns = now(r);
-		vm->state = JOURNAL_VM_PREPARED;
-		save(r);
-		event(r, UPDATE_EV_VM, UPDATE_PREPARE, vm);
+	if (!r->j->nr_vms)
+		return 0;
+	pp = calloc(1, sizeof(*pp));
+	if (!pp) {
+		snprintf(r->err, sizeof(r->err), "prepare: out of memory for %u VMs", r->j->nr_vms);
+		return -ENOMEM;
 	}
-	return 0;
+	pp->r = r;
+	r->err[0] = 0;
+	ret = vm_pool_run(&pool_ops, pp, r->j->nr_vms, r->ops->cfg->prepare_parallel);
+	if (ret && !r->err[0])
+		snprintf(r->err, sizeof(r->err), "prepare: starting a thread: %s", strerror(-ret));
+	free(pp);
+	return ret;
 }
 
 static int step_load_kernel(struct run *r)

@@ -37,7 +37,10 @@ struct update_ops {
 	int (*kexec_unload)(void *ctx, char *err, size_t errlen);
 	/* Is a kexec kernel loaded now (/sys/kernel/kexec_loaded)? */
 	bool (*kexec_is_loaded)(void *ctx);
-	/* prepare-update: fills vm->session and vm->checksum. */
+	/*
+	 * prepare-update: fills vm->session and vm->checksum. Called from
+	 * several threads at once, each with its own vm (a copy).
+	 */
 	int (*vm_prepare)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
 	int (*vm_abort)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
 	/* Copy in state_dir, after every change; failure is reported, not fatal. */
@@ -69,8 +72,12 @@ struct update_ops {
 	int (*domains_prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_restore)(void *dctx, struct journal *j, char *err, size_t errlen);
+	/*
+	 * Progress; done counts the VM events of this phase so far (the VMs
+	 * finish in any order when they are prepared in parallel).
+	 */
 	void (*event)(void *ctx, const struct journal *j, enum update_event ev,
-		      enum update_phase phase, const struct journal_vm *vm);
+		      enum update_phase phase, const struct journal_vm *vm, unsigned int done);
 };
 
 /*

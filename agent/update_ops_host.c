@@ -393,18 +393,16 @@ static void journal_finish_op(void *vctx)
 }
 
 struct json_object *update_event_json(const struct journal *j, enum update_event ev,
-				      enum update_phase phase, const struct journal_vm *vm)
+				      enum update_phase phase, const struct journal_vm *vm,
+				      unsigned int done)
 {
 	struct json_object *o = json_object_new_object();
 	const struct journal_phase_time *t = &j->phases[phase];
-	unsigned int done = 0;
 
 	json_object_object_add(o, "event", json_object_new_string(vm ? "vm" : "phase"));
 	json_object_object_add(o, "update_id", json_object_new_string(j->update_id));
 	json_object_object_add(o, "phase", json_object_new_string(update_phase_name(phase)));
 	if (vm) {
-		for (unsigned int i = 0; i < j->nr_vms; i++)
-			done += (unsigned int)(&j->vms[i] <= vm);
 		json_object_object_add(o, "vm", json_object_new_string(vm->name));
 		json_object_object_add(o, "state",
 				       json_object_new_string(journal_vm_state_name(vm->state)));
@@ -422,10 +420,10 @@ struct json_object *update_event_json(const struct journal *j, enum update_event
 }
 
 static void event_op(void *vctx, const struct journal *j, enum update_event ev,
-		     enum update_phase phase, const struct journal_vm *vm)
+		     enum update_phase phase, const struct journal_vm *vm, unsigned int done)
 {
 	struct update_host_ctx *ctx = vctx;
-	struct json_object *o = update_event_json(j, ev, phase, vm);
+	struct json_object *o = update_event_json(j, ev, phase, vm, done);
 
 	if (!ctx->quiet)
 		fprintf(stderr, "kvmlu-agent: %s\n",
@@ -465,8 +463,12 @@ void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 		.journal_finish = journal_finish_op,
 		.event = event_op,
 	};
-	/* libvirt domains on qemu:///system; a host without libvirtd has none. */
-	if (!libvirt_update_init(&ctx->libvirt, NULL, NULL, NULL, 0)) {
+	/*
+	 * libvirt domains on cfg's URI; none configured: qemu:///system, and a
+	 * host without libvirtd has none. A configured URI must answer.
+	 */
+	if (!libvirt_update_init(&ctx->libvirt, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
+				 cfg->libvirt_state_file, NULL, 0)) {
 		ops->domains_ctx = &ctx->libvirt;
 		ops->domains_prepare = libvirt_update_prepare;
 		ops->domains_rollback = libvirt_update_rollback;

@@ -39,8 +39,9 @@ struct update_host_ctx {
 void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 			  const struct agent_config *cfg);
 
-/* The event as the agent sends it to the CLI (a new object). */
+/* The event as the agent sends it to the CLI (a new object); done: VMs finished so far. */
 struct json_object *update_event_json(const struct journal *j, enum update_event ev,
-				      enum update_phase phase, const struct journal_vm *vm);
+				      enum update_phase phase, const struct journal_vm *vm,
+				      unsigned int done);
 
 #endif /* KVMLU_UPDATE_OPS_HOST_H */

@@ -18,8 +18,8 @@ ag_agent
 
 ag_kvmlu vms
 [ $AG_RC = 0 ] || ag_fail "kvmlu vms exited $AG_RC"
-grep -qE '^w1 +running +64M +1 +memfd' <<<"$AG_OUT" || ag_fail "vms does not show w1 running"
-grep -qE '^w2 +running +64M +2 +memfd' <<<"$AG_OUT" || ag_fail "vms does not show w2 running"
+grep -qE '^w1 +kvmlu-vmm +running +64M +1 +memfd' <<<"$AG_OUT" || ag_fail "vms does not show w1 running"
+grep -qE '^w2 +kvmlu-vmm +running +64M +2 +memfd' <<<"$AG_OUT" || ag_fail "vms does not show w2 running"
 ag_kvmlu vms --json
 [ "$(jq -r '.vms | length' <<<"$AG_OUT")" = 2 ] || ag_fail "vms --json does not list 2 VMs"
 ag_kvmlu status
@@ -62,7 +62,7 @@ while True:
 AG_PIDS+=($!)
 for i in $(seq 1 50); do [ -S "$AG_DIR/vms/mute.sock" ] && break; sleep 0.1; done
 ag_kvmlu vms
-grep -qE '^mute +unreachable' <<<"$AG_OUT" || ag_fail "the mute VMM is not shown unreachable"
+grep -qE '^mute +kvmlu-vmm +unreachable' <<<"$AG_OUT" || ag_fail "the mute VMM is not shown unreachable"
 ag_kvmlu host-update --kernel "$kernel" --append "kho=on liveupdate=on" --dry-run
 grep -q 'VM mute: its VMM .* does not answer: no answer within 2000 ms' <<<"$AG_OUT" ||
 	ag_fail "refusal does not name the mute VMM"

@@ -49,6 +49,18 @@ static struct journal *sample(void)
 		vm->prepared_ns = T0 + 4000 + i;
 	}
 	journal_note(j, "KHO scratch %d MiB is less than twice the estimate", 512);
+	/* One libvirt domain saved and restored, one opted out. */
+	j->nr_domains = 2;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "web1");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_RESTORED;
+	j->domains[0].suspended_ns = T0 + 2500;
+	j->domains[0].saved_ns = T0 + 2900;
+	j->domains[0].resumed_ns = T0 + 7002500;
+	snprintf(j->domains[1].name, sizeof(j->domains[1].name), "quiet");
+	snprintf(j->domains[1].uuid, sizeof(j->domains[1].uuid), "0a1c0b2a-1111-4222-8333-944455556666");
+	j->domains[1].state = LIBVIRT_DOMAIN_OPTED_OUT;
+	snprintf(j->domains[1].error, sizeof(j->domains[1].error), "left alone by request");
 	return j;
 }
 
@@ -75,6 +87,11 @@ static void test_journal_round_trip_keeps_everything(void **state)
 	assert_true(back->phases[UPDATE_PREPARE].failed);
 	assert_int_equal(back->phases[UPDATE_PREFLIGHT].end_ns, T0 + 1000);
 	assert_int_equal(back->nr_notes, 1);
+	assert_int_equal(back->nr_domains, 2);
+	assert_string_equal(back->domains[0].name, "web1");
+	assert_int_equal(back->domains[0].state, LIBVIRT_DOMAIN_RESTORED);
+	assert_int_equal(libvirt_domain_downtime_ns(&back->domains[0]), 7000000);
+	assert_string_equal(back->domains[1].error, "left alone by request");
 	assert_memory_equal(back, j, sizeof(*j));
 	free(text);
 	free(back);
@@ -194,6 +211,38 @@ static void test_journal_refuses_bad_content_with_good_checksum(void **state)
 	expect_body_refused("\"control\":\"/run/kvmlu/vms/vm1.sock\"", "\"control\":\"vm1.sock\"",
 			    "absolute");
 	expect_body_refused("\"memory_bytes\":268435456", "\"memory_bytes\":\"big\"", "type");
+	/* libvirt domains: every entry checked, a bad one refuses the journal. */
+	expect_body_refused("\"name\":\"web1\"", "\"name\":\"web1\",\"kill\":1", "libvirt_domains");
+	expect_body_refused("\"state\":\"restored\"", "\"state\":\"teleported\"", "teleported");
+	expect_body_refused("\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\"",
+			    "\"uuid\":\"3f1c0b2a-1111-4222-8333-94445555666x\"", "not a UUID");
+	expect_body_refused("\"uuid\":\"0a1c0b2a-1111-4222-8333-944455556666\"",
+			    "\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\"", "listed twice");
+	expect_body_refused("\"saved_ns\":", "\"saved_ns\":-5,\"downtime_ns\":", "not a time");
+	expect_body_refused("\"action\":\"managed-save\"", "\"action\":7", "wrong type");
+}
+
+static void test_journal_without_libvirt_domains_still_reads(void **state)
+{
+	/* Journals from before the array existed (history files) stay readable. */
+	char *body = sample_body_with(",\"libvirt_domains\":[", ",\"old_domains\":["), *env;
+	struct journal *j = calloc(1, sizeof(*j));
+	struct json_object *o;
+	char err[256];
+
+	(void)state;
+	assert_non_null(j);
+	o = json_tokener_parse(body);
+	assert_non_null(o);
+	json_object_object_del(o, "old_domains");
+	env = envelope(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	assert_int_equal(journal_parse(env, strlen(env), j, err, sizeof(err)), 0);
+	assert_int_equal(j->nr_domains, 0);
+	assert_int_equal(j->nr_vms, 2);
+	json_object_put(o);
+	free(env);
+	free(body);
+	free(j);
 }
 
 static void test_journal_refuses_non_envelopes(void **state)
@@ -229,6 +278,24 @@ static void test_journal_add_vm_checks_names(void **state)
 	free(j);
 }
 
+static void test_journal_ids_differ_within_one_second(void **state)
+{
+	struct journal *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+
+	(void)state;
+	assert_non_null(a);
+	assert_non_null(b);
+	/* Two refused updates a millisecond apart: two history files, not one. */
+	journal_init(a, T0);
+	journal_init(b, T0 + 1000000);
+	assert_string_not_equal(a->update_id, b->update_id);
+	assert_int_equal(strncmp(a->update_id, "20251203T120000Z-", 17), 0);
+	/* Still in time order as text. */
+	assert_true(strcmp(a->update_id, b->update_id) < 0);
+	free(a);
+	free(b);
+}
+
 static void test_journal_blackout_needs_both_ends(void **state)
 {
 	struct journal_vm vm = { .paused_ns = 100 };
@@ -249,7 +316,9 @@ int main(void)
 		cmocka_unit_test(test_journal_refuses_truncation),
 		cmocka_unit_test(test_journal_refuses_bad_content_with_good_checksum),
 		cmocka_unit_test(test_journal_refuses_non_envelopes),
+		cmocka_unit_test(test_journal_without_libvirt_domains_still_reads),
 		cmocka_unit_test(test_journal_add_vm_checks_names),
+		cmocka_unit_test(test_journal_ids_differ_within_one_second),
 		cmocka_unit_test(test_journal_blackout_needs_both_ends),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);

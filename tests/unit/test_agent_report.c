@@ -77,11 +77,24 @@ static void test_report_shows_done_update_with_phases_and_blackout(void **state)
 	assert_contains(text, "4.30 s");
 	assert_contains(text, "equal");
 	assert_null(strstr(text, "failed in"));
+	assert_null(strstr(text, "libvirt domain"));
+	free(text);
+	/* A libvirt domain gets its own row: action, downtime, result. */
+	j->nr_domains = 1;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "web1");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_RESTORED;
+	j->domains[0].suspended_ns = T0 + 5 * MS;
+	j->domains[0].saved_ns = T0 + 900 * MS;
+	j->domains[0].resumed_ns = T0 + 6505 * MS;
+	text = format(j, false);
+	assert_contains(text, "libvirt domain   action           downtime  result");
+	assert_contains(text, "web1             managed-save       6.50 s  ok       3f1c0b2a-1111-4222-8333-944455556666");
 	free(text);
 	text = format(j, true);
 	assert_contains(text, j->update_id);
 	assert_contains(text, "done");
-	assert_contains(text, "1 VM(s)");
+	assert_contains(text, "1 VM(s) 1 libvirt");
 	free(text);
 	free(j);
 }
@@ -105,7 +118,15 @@ static void test_report_says_what_failed_and_mismatches(void **state)
 	memset(j->vms[0].checksum_after, 'b', 32);
 	snprintf(j->vms[0].error, sizeof(j->vms[0].error), "prepare-update: Timeout");
 	journal_note(j, "scratch note");
+	j->nr_domains = 1;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "db");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_FAILED;
+	j->domains[0].suspended_ns = T0 + 5 * MS;
+	snprintf(j->domains[0].error, sizeof(j->domains[0].error), "virDomainManagedSave: no space");
 	text = format(j, false);
+	assert_contains(text, "db               suspend                 -  failed");
+	assert_contains(text, "error: virDomainManagedSave: no space");
 	assert_contains(text, "rolled-back");
 	assert_contains(text, "failed in prepare: VM vm1: prepare-update failed: Timeout");
 	assert_contains(text, "FAILED");

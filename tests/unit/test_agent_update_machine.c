@@ -13,6 +13,8 @@
 #include <string.h>
 #include <cmocka.h>
 #include <errno.h>
+#include <pthread.h>
+#include <time.h>
 
 #include "agent/update_machine.h"
 
@@ -35,16 +37,28 @@ struct fake {
 	struct journal saved;	/* the last journal_save */
 	int saves;
 	char log[4096];
+	/* vm_prepare runs on pool threads: what they share is under lock. */
+	pthread_mutex_t lock;
+	pthread_cond_t entered_cond;
+	bool rendezvous;	/* each prepare waits until all NVM are in prepare */
+	int entered, in_flight, max_in_flight;
+	bool rendezvous_missed;	/* a prepare waited 10 s in vain: not parallel */
+	bool saved_not_preparing;	/* a VM asked before the journal said so */
+	unsigned int prepare_done[NVM + 1];	/* "done" of each prepare VM event */
+	int nr_prepare_events;
 };
 
 static void logf_(struct fake *f, const char *fmt, ...)
 {
-	size_t n = strlen(f->log);
+	size_t n;
 	va_list ap;
 
+	pthread_mutex_lock(&f->lock);
+	n = strlen(f->log);
 	va_start(ap, fmt);
 	vsnprintf(f->log + n, sizeof(f->log) - n, fmt, ap);
 	va_end(ap);
+	pthread_mutex_unlock(&f->lock);
 }
 
 static int idx(const struct fake *f, const struct journal_vm *vm)
@@ -143,8 +157,26 @@ static int f_prepare(void *c, struct journal_vm *vm, char *err, size_t len)
 	int i = idx(f, vm);
 
 	logf_(f, "prepare:%s ", vm->name);
+	pthread_mutex_lock(&f->lock);
 	/* Crash safety: the saved journal already says this VM may be paused. */
-	assert_int_equal(f->saved.vms[i].state, JOURNAL_VM_PREPARING);
+	if (f->saved.vms[i].state != JOURNAL_VM_PREPARING)
+		f->saved_not_preparing = true;
+	f->entered++;
+	if (++f->in_flight > f->max_in_flight)
+		f->max_in_flight = f->in_flight;
+	pthread_cond_broadcast(&f->entered_cond);
+	if (f->rendezvous) {
+		struct timespec until;
+
+		/* Not a timing assertion: 10 s only ends a wait that would never end. */
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += 10;
+		while (f->entered < NVM && !f->rendezvous_missed)
+			if (pthread_cond_timedwait(&f->entered_cond, &f->lock, &until))
+				f->rendezvous_missed = true;
+	}
+	f->in_flight--;
+	pthread_mutex_unlock(&f->lock);
 	if (i == f->prepare_fail_at) {
 		snprintf(err, len, "Timeout: vCPU 0 not stopped after 500 ms");
 		return -EREMOTEIO;
@@ -173,8 +205,10 @@ static int f_save(void *c, const struct journal *j)
 {
 	struct fake *f = c;
 
+	pthread_mutex_lock(&f->lock);
 	f->saved = *j;
 	f->saves++;
+	pthread_mutex_unlock(&f->lock);
 	return 0;
 }
 
@@ -258,6 +292,17 @@ static void f_finish(void *c)
 	f->finishes++;
 }
 
+static void f_event(void *c, const struct journal *j, enum update_event ev,
+		    enum update_phase phase, const struct journal_vm *vm, unsigned int done)
+{
+	struct fake *f = c;
+
+	(void)j;
+	(void)vm;
+	if (ev == UPDATE_EV_VM && phase == UPDATE_PREPARE && f->nr_prepare_events < NVM + 1)
+		f->prepare_done[f->nr_prepare_events++] = done;
+}
+
 static struct agent_config cfg;
 
 static struct update_ops ops_for(struct fake *f)
@@ -269,7 +314,7 @@ static struct update_ops ops_for(struct fake *f)
 		.journal_save = f_save, .journal_preserve = f_preserve,
 		.journal_discard = f_discard, .kexec_jump = f_jump, .vm_restore = f_restore,
 		.vm_restore_start = f_restore, .vm_restore_wait = f_restore_wait,
-		.vm_verify = f_verify, .journal_finish = f_finish,
+		.vm_verify = f_verify, .journal_finish = f_finish, .event = f_event,
 	};
 }
 
@@ -286,6 +331,8 @@ static int setup(void **state)
 
 	agent_config_defaults(&cfg);
 	t->f.t = T0;
+	pthread_mutex_init(&t->f.lock, NULL);
+	pthread_cond_init(&t->f.entered_cond, NULL);
 	t->f.prepare_fail_at = t->f.restore_fail_at = t->f.abort_fail_at = -1;
 	t->f.host = (struct host_facts){
 		.liveupdate_dev = true, .kho_enabled = true, .scratch_bytes = 4096 * MIB,
@@ -309,6 +356,12 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
+	struct tcase *t = *state;
+
+	/* Checked for every test: no VM was asked before the journal said preparing. */
+	assert_false(t->f.saved_not_preparing);
+	pthread_cond_destroy(&t->f.entered_cond);
+	pthread_mutex_destroy(&t->f.lock);
 	free(*state);
 	return 0;
 }
@@ -335,8 +388,15 @@ static void test_machine_runs_phases_in_order_to_the_jump(void **state)
 	struct tcase *t = *state;
 
 	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
-	assert_string_equal(t->f.log,
-			    "facts allowed load prepare:vm0 prepare:vm1 prepare:vm2 "
+	/* The VMs are prepared in parallel: in any order, all between load and loaded?. */
+	assert_int_equal(strncmp(t->f.log, "facts allowed load prepare:", 27), 0);
+	assert_contains(t->f.log, "prepare:vm0 ");
+	assert_contains(t->f.log, "prepare:vm1 ");
+	assert_contains(t->f.log, "prepare:vm2 ");
+	assert_int_equal(strlen(t->f.log),
+			 strlen("facts allowed load ") + 3 * strlen("prepare:vm0 ") +
+			 strlen("loaded? preserve allowed jump "));
+	assert_string_equal(t->f.log + strlen(t->f.log) - strlen("loaded? preserve allowed jump "),
 			    "loaded? preserve allowed jump ");
 	/* Loaded once, in preflight, outside every VM's blackout. */
 	assert_int_equal(t->f.loads, 1);
@@ -494,6 +554,8 @@ static void test_prepare_failure_aborts_prepared_vms_newest_first(void **state)
 {
 	struct tcase *t = *state;
 
+	/* One at a time: after vm1 fails, vm2 is never asked. */
+	cfg.prepare_parallel = 1;
 	t->f.prepare_fail_at = 1;
 	assert_int_equal(update_machine_run(&t->j, &t->ops), -EREMOTEIO);
 	assert_rolled_back(t, "prepare");
@@ -512,6 +574,55 @@ static void test_prepare_failure_aborts_prepared_vms_newest_first(void **state)
 	assert_int_equal(t->f.loads, 1);
 	assert_int_equal(t->f.unloads, 1);
 	assert_int_equal(t->f.jumps, 0);
+}
+
+static void test_prepare_runs_vms_at_once_and_one_failure_aborts_all(void **state)
+{
+	struct tcase *t = *state;
+
+	/*
+	 * Every prepare waits until all three are in prepare: one after the
+	 * other would never get there (rendezvous_missed).
+	 */
+	t->f.rendezvous = true;
+	t->f.prepare_fail_at = 1;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EREMOTEIO);
+	assert_false(t->f.rendezvous_missed);
+	assert_int_equal(t->f.max_in_flight, NVM);
+	assert_rolled_back(t, "prepare");
+	assert_contains(t->j.error, "VM vm1: prepare-update failed: Timeout");
+	assert_int_equal(t->f.prepared[0], 1);
+	assert_int_equal(t->f.prepared[2], 1);
+	/* All three may be paused: all get abort-update, all run again. */
+	for (int i = 0; i < NVM; i++) {
+		assert_int_equal(t->f.aborts[i], 1);
+		assert_int_equal(t->j.vms[i].state, JOURNAL_VM_ABORTED);
+		assert_true(journal_vm_blackout_ns(&t->j.vms[i]) > 0);
+		assert_int_equal(t->f.saved.vms[i].state, JOURNAL_VM_ABORTED);
+	}
+	assert_contains(t->f.log, "abort:vm2 abort:vm1 abort:vm0 ");
+	/* What the VMs answered came back into the journal. */
+	assert_string_equal(t->j.vms[2].session, "kvmlu/vm/vm2");
+	assert_contains(t->j.vms[1].error, "prepare-update: Timeout");
+	/* Progress counts finished VMs, whatever order they finish in. */
+	assert_int_equal(t->f.nr_prepare_events, NVM);
+	for (int i = 0; i < NVM; i++)
+		assert_int_equal(t->f.prepare_done[i], (unsigned int)i + 1);
+	assert_int_equal(t->f.jumps, 0);
+}
+
+static void test_prepare_parallel_is_bounded(void **state)
+{
+	struct tcase *t = *state;
+
+	cfg.prepare_parallel = 2;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
+	assert_true(t->f.max_in_flight <= 2);
+	assert_int_equal(t->f.entered, NVM);
+	for (int i = 0; i < NVM; i++)
+		assert_int_equal(t->j.vms[i].state, JOURNAL_VM_PREPARED);
+	assert_int_equal(t->f.nr_prepare_events, NVM);
+	assert_int_equal(t->f.prepare_done[NVM - 1], NVM);
 }
 
 static void test_kernel_unloaded_behind_our_back_is_loaded_again(void **state)
@@ -721,6 +832,8 @@ int main(void)
 		T(test_preflight_refuses_missing_initrd),
 		T(test_preflight_refuses_when_kexec_not_allowed),
 		T(test_prepare_failure_aborts_prepared_vms_newest_first),
+		T(test_prepare_runs_vms_at_once_and_one_failure_aborts_all),
+		T(test_prepare_parallel_is_bounded),
 		T(test_kernel_unloaded_behind_our_back_is_loaded_again),
 		T(test_load_failure_rolls_back_every_vm),
 		T(test_journal_failure_rolls_back_and_unloads),
