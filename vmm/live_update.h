@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Host live update of one VM: its RAM files and state FDT kept across a
+ * host kexec in the LUO session "kvmlu/vm/<name>" (guestmem/luo_session.h).
+ *
+ * Before the kexec (control commands, live_update_prepare.c):
+ *   prepare-update  pause, capture the state with the memory checksum,
+ *                   seal it into a memfd, create the session, preserve the
+ *                   RAM files and the state memfd, keep the session fd,
+ *                   answer ready and stay paused until the kexec.
+ *   abort-update    close the session (the kernel unpreserves) and resume
+ *                   as before the prepare.
+ *   update-status   what this process holds or restored (for the agent).
+ * After the kexec (`kvmlu-vmm restore --session`, live_update_restore.c):
+ *   retrieve the session, read and validate the state (the checks every
+ *   restore uses), build the VM on the retrieved files, compare the memory
+ *   checksum with the one recorded at pause, restore vCPU and device state,
+ *   move the guest TSC onto the new boot's TSC (live_update_tsc.c); main
+ *   then starts the vCPUs and the session is finished. On a checksum
+ *   mismatch the vCPUs never start and the session stays open, so its
+ *   files live as long as this process.
+ */
+#ifndef KVMLU_VMM_LIVE_UPDATE_H
+#define KVMLU_VMM_LIVE_UPDATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <json-c/json.h>
+
+#include "guestmem/luo_session.h"
+#include "vmm/control/commands.h"
+#include "vmm/state/state_vm.h"
+
+struct vm;
+
+/* Error classes of these commands (besides those of protocol.h). */
+#define LIVE_UPDATE_ERR_NOT_PRESERVABLE	"NotPreservable"	/* a file LUO cannot keep */
+#define LIVE_UPDATE_ERR_NO_LUO		"NoLiveUpdate"		/* no usable /dev/liveupdate */
+#define LIVE_UPDATE_ERR_PREPARED	"AlreadyPrepared"	/* a session is held */
+#define LIVE_UPDATE_ERR_NOT_PREPARED	"NotPrepared"		/* abort without prepare */
+
+/* The control handlers (rows in vmm/control/commands.c). */
+int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
+			    struct control_error *e);
+int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
+			  struct control_error *e);
+int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct control_error *e);
+
+/* True while prepare-update holds a session: resume must be refused. */
+bool live_update_prepared(void);
+
+/* What the restore path learned, kept for update-status and main. */
+struct live_update_restore {
+	struct luo_session session;	/* retrieved; open until finished */
+	char vm_name[STATE_NAME_MAX + 1];
+	bool memory_verified;		/* checksum now == checksum at pause */
+	bool has_recorded;		/* the state carried a checksum */
+	char checksum_recorded[33];
+	char checksum_now[33];
+	uint64_t paused_wall_ns;	/* CLOCK_REALTIME at capture (state clock) */
+	uint64_t started_wall_ns;	/* restore began in this boot */
+	uint64_t restored_wall_ns;	/* state restored, ready to start */
+	uint64_t resumed_wall_ns;	/* vCPUs running (live_update_restore_finish) */
+	uint64_t checksum_ns;		/* time the verification took */
+	uint64_t retrieve_ns;		/* RETRIEVE_FD of the RAM files (kernel refills them) */
+	int64_t tsc_shift;		/* added to each vCPU's TSC offset */
+	uint32_t tsc_khz_saved;		/* guest TSC rate in the state */
+	uint32_t tsc_khz_now;		/* the rate the vCPUs run at now */
+	bool tsc_adjusted;
+	size_t state_bytes;
+};
+
+/*
+ * After a kexec: build vm from the session (see the file comment). 0: vm
+ * is created and, if lu->memory_verified, restored and ready for
+ * vm_start(); if not verified, vm exists but its vCPUs must not run (the
+ * caller reports, keeps lu and waits). -errno: nothing left but lu's
+ * session (live_update_restore_release() it).
+ */
+int live_update_restore_vm(const char *session_name, int serial_fd, struct vm *vm,
+			   struct live_update_restore *lu, char *err, size_t errlen);
+
+/* Once the vCPUs run: FINISH the session; the kernel lets go of the files. */
+int live_update_restore_finish(struct live_update_restore *lu, char *err, size_t errlen);
+
+/* Close whatever lu holds (an unfinished session is finished by the kernel). */
+void live_update_restore_release(struct live_update_restore *lu);
+
+/* Let update-status report the restore of this process. */
+void live_update_restore_publish(const struct live_update_restore *lu);
+
+/*
+ * Move every vCPU's TSC offset so the guest TSC continues from its value
+ * at capture by the wall time that passed, whatever the new boot's host
+ * TSC reads (Documentation/virt/kvm/devices/vcpu.rst, KVM_VCPU_TSC_OFFSET).
+ * Call after the state (with the clock) was restored, before vCPUs run.
+ * *adjusted false: the state or this host lacks what it needs (no host
+ * TSC in KVM_GET_CLOCK, or no TSC offset attribute); offsets left as saved.
+ */
+int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shift,
+			   bool *adjusted, char *err, size_t errlen);
+
+/*
+ * main() of `kvmlu-vmm restore --session S [--control SOCK] [--serial F]`;
+ * returns the exit status: 0 clean stop, 1 failure, 2 checksum mismatch
+ * (the VM was never resumed).
+ */
+int live_update_restore_main(const char *session, const char *control, const char *serial);
+
+/*
+ * Before state_vm_restore(): keep each vCPU at its saved TSC rate if KVM
+ * can (TSC scaling), else switch the state to this host's rate, which the
+ * new kernel's calibration may put a few hundred ppm off the old one.
+ */
+int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_khz,
+			     uint32_t *now_khz, char *err, size_t errlen);
+
+/* CLOCK_REALTIME in ns: the one clock both sides of a kexec share. */
+uint64_t live_update_wall_ns(void);
+
+#endif /* KVMLU_VMM_LIVE_UPDATE_H */
