@@ -128,8 +128,9 @@ tests-build: all $(PROGS_san) $(UNIT_TESTS)
 check: tests-build
 	@tests/run-tests.sh
 
+GUEST ?= witness
 demo: all
-	@tests/demo.sh
+	@GUEST=$(GUEST) tests/demo.sh
 
 bench: all
 	@tests/bench/run.sh
