@@ -21,4 +21,8 @@ int guestmem_gmem_probe(int vm_fd, char *err, size_t errlen);
 int guestmem_gmem_create(int vm_fd, uint64_t size, char *err, size_t errlen);
 int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen);
 
+/* memslot.c: delete every slot of gm from vm_fd (before binding new files). */
+struct guestmem;
+void guestmem_unbind(const struct guestmem *gm, int vm_fd);
+
 #endif /* KVMLU_GUESTMEM_BACKEND_H */

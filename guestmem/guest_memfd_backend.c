@@ -3,19 +3,23 @@
  * guest_memfd backend: guest RAM in a KVM guest_memfd file created with
  * GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED, so the VMM can map
  * it like a memfd and every page starts out shared (no confidential
- * computing here; the point is a file KVM owns, which a later kernel may
- * preserve over LUO - not yet in 7.3, see FACTS.md).
+ * computing here; the point is a file KVM owns, which the project's
+ * kernel (kernel/patches, CONFIG_LIVEUPDATE_GUEST_MEMFD) preserves over
+ * LUO; upstream 7.3 does not, see FACTS.md).
  *
  * Lifecycle: probed and created once per region on the VM's fd when the VM
  * is first started (the file is bound to that VM for its whole life). On a
- * VMM upgrade the fd travels to the new process together with the VM fd and
- * is vetted with guestmem_gmem_check(). It cannot be resized.
+ * VMM upgrade the fd travels to the new process and is vetted with
+ * guestmem_gmem_check(); a new VM gets the memory through a link
+ * (gmem_link.c) where the kernel can, as after a kexec. It cannot be
+ * resized.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 #include "guestmem/backend.h"
@@ -79,19 +83,19 @@ int guestmem_gmem_create(int vm_fd, uint64_t size, char *err, size_t errlen)
 	return fd;
 }
 
-int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen)
+/*
+ * Newer kernels keep guest_memfd on its own fs (GUEST_MEMFD_MAGIC); older
+ * ones on the anon inode fs, where only the inode name tells. 0 if fd is
+ * one, else -errno with what it is in err.
+ */
+static int guestmem_gmem_identify(int fd, char *err, size_t errlen)
 {
 	char path[64], link[64];
-	struct stat st;
+	struct statfs sfs;
 	ssize_t n;
 
-	if (fstat(fd, &st) < 0) {
-		int ret = -errno;
-
-		guestmem_errf(err, errlen, "guest_memfd fd %d: fstat: %s", fd, strerror(errno));
-		return ret;
-	}
-	/* No fstatfs magic tells a guest_memfd apart; its inode name does. */
+	if (fstatfs(fd, &sfs) == 0 && (uint64_t)sfs.f_type == GUEST_MEMFD_MAGIC)
+		return 0;
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
 	n = readlink(path, link, sizeof(link) - 1);
 	if (n < 0) {
@@ -106,6 +110,22 @@ int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen)
 		guestmem_errf(err, errlen, "fd %d is not a guest_memfd (it is %s)", fd, link);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen)
+{
+	struct stat st;
+	int ret;
+
+	if (fstat(fd, &st) < 0) {
+		ret = -errno;
+		guestmem_errf(err, errlen, "guest_memfd fd %d: fstat: %s", fd, strerror(errno));
+		return ret;
+	}
+	ret = guestmem_gmem_identify(fd, err, errlen);
+	if (ret)
+		return ret;
 	if ((uint64_t)st.st_size < need) {
 		guestmem_errf(err, errlen, "guest_memfd fd %d holds %llu bytes, region needs %llu",
 			      fd, (unsigned long long)st.st_size, (unsigned long long)need);

@@ -6,13 +6,16 @@
  * and before the first KVM_RUN. A VM fd handed over with its memslots
  * needs no second bind; a new VM (always after a kexec) gets the adopted
  * files bound to it. If one region fails, the slots already set are
- * deleted again, so a failed bind leaves the VM as it was.
+ * deleted again, so a failed bind leaves the VM as it was. A guest_memfd
+ * VM whose files are swapped for links (gmem_link.c) has its slots
+ * deleted with guestmem_unbind() and bound again.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "guestmem/backend.h"
 #include "guestmem/errmsg.h"
 #include "guestmem/guestmem.h"
 #include "kvmlu/kvm_uapi.h"
@@ -88,4 +91,10 @@ err_unbind:
 	while (i-- > 0)
 		guestmem_unbind_slot(vm_fd, gm->r[i].slot);
 	return ret;
+}
+
+void guestmem_unbind(const struct guestmem *gm, int vm_fd)
+{
+	for (unsigned int i = 0; i < gm->nr && i < GUESTMEM_MAX_REGIONS; i++)
+		guestmem_unbind_slot(vm_fd, gm->r[i].slot);
 }

@@ -5,10 +5,12 @@
  *
  * Happy path: receive "prepare" and build a VM with that vCPU count and
  * RAM size while the old process still runs the guest, adopting the
- * memfd RAM files as they are (guest_memfd: fresh files of this VM);
- * say "ready". Then receive the state (the guest is paused now), read
- * and validate it (before KVM sees any of it) and check it describes the
- * VM we built; guest_memfd: fill the new files from the old ones;
+ * memfd RAM files as they are (guest_memfd: the old VM's memory linked
+ * into this VM with KVM_LINK_GUEST_MEMFD where the kernel has the kvmlu
+ * patch, else fresh files of this VM); say "ready". Then receive the
+ * state (the guest is paused now), read and validate it (before KVM sees
+ * any of it) and check it describes the VM we built; guest_memfd without
+ * the link: fill the new files from the old ones;
  * compare the memory checksum if the state has one; restore vCPUs and
  * devices; serve the inherited control socket; start the vCPUs; say
  * "resumed"; then run the VM like `kvmlu-vmm run` until it stops.
@@ -32,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guestmem/gmem_link.h"
 #include "vmm/control/server.h"
 #include "vmm/incoming.h"
 #include "vmm/live_update_state_memfd.h"
@@ -54,6 +57,7 @@ struct handoff {
 	char control_path[108];
 	char stop_at[16];
 	unsigned int verify_timeout_ms;
+	bool linked;		/* guest_memfd: the old memory itself, nothing to copy */
 };
 
 static uint64_t now_ns(void)
@@ -175,8 +179,9 @@ static int state_matches_vm(const struct state_vm *s, const struct vm *vm,
 }
 
 /*
- * guest_memfd: the old files are bound to the old VM; fill this VM's
- * fresh ones from them. The old VM is paused, so the copy is stable.
+ * guest_memfd on a kernel that cannot link: the old files are bound to
+ * the old VM; fill this VM's fresh ones from them. The old VM is paused,
+ * so the copy is stable.
  */
 static int copy_guest_memfd(struct vm *vm, const struct state_vm *s, const int *old_fds,
 			    uint64_t *copied, char *err, size_t errlen)
@@ -199,6 +204,33 @@ static int copy_guest_memfd(struct vm *vm, const struct state_vm *s, const int *
 		munmap(src, len);
 		*copied += len;
 	}
+	return 0;
+}
+
+/*
+ * guest_memfd, while the old VM still runs: where the kernel can link, this
+ * VM's fresh files are swapped for the old VM's memory (like memfd: the
+ * pages both VMs map are the same, nothing is copied). Without the link
+ * the copy at restore stays; a link the kernel offers but refuses is an
+ * error (the old process keeps the VM).
+ */
+static int link_guest_memfd(struct handoff *h, struct vm *vm, char *err, size_t errlen)
+{
+	char msg[512] = "";
+	int ret;
+
+	ret = guestmem_gmem_can_link(vm->vm_fd, msg, sizeof(msg));
+	if (ret < 0)
+		return state_err(err, errlen, ret, "%s", msg);
+	if (ret == 0)
+		return 0;
+	if (h->nr_region_fds != vm->mem.nr)
+		return state_err(err, errlen, -EINVAL, "prepare: %u RAM files for %u regions",
+				 h->nr_region_fds, vm->mem.nr);
+	ret = guestmem_gmem_relink(&vm->mem, vm->vm_fd, h->region_fd, msg, sizeof(msg));
+	if (ret)
+		return state_err(err, errlen, ret, "link the old VM's guest_memfd: %s", msg);
+	h->linked = true;
 	return 0;
 }
 
@@ -313,6 +345,11 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	if (ret)
 		return ret;
 	*create_ms = (double)(now_ns() - t0) / 1e6;
+	if (cfg.backend == GUESTMEM_GUEST_MEMFD) {
+		ret = link_guest_memfd(h, vm, err, errlen);
+		if (ret)
+			return ret;
+	}
 	if (cfg.backend == GUESTMEM_MEMFD)
 		for (unsigned int i = 0; i < h->nfds; i++)
 			for (unsigned int j = 0; j < vm->mem.nr; j++)
@@ -359,7 +396,7 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	ret = state_matches_vm(s, vm, h, err, errlen);
 	if (ret)
 		return ret;
-	if (h->backend == GUESTMEM_GUEST_MEMFD) {
+	if (h->backend == GUESTMEM_GUEST_MEMFD && !h->linked) {
 		ret = copy_guest_memfd(vm, s, h->region_fd, copied, err, errlen);
 		if (ret)
 			return ret;
@@ -441,6 +478,8 @@ int vmm_incoming_main(int argc, char **argv)
 
 		json_object_object_add(o, "msg", json_object_new_string("resumed"));
 		json_object_object_add(o, "memory_copied_bytes", json_object_new_int64((int64_t)copied));
+		json_object_object_add(o, "memory", json_object_new_string(
+			h.backend == GUESTMEM_MEMFD ? "shared" : h.linked ? "linked" : "copied"));
 		/* From "ready" on: includes the old side's pause and capture. */
 		json_object_object_add(o, "restore_ms",
 				       json_object_new_double((double)(now_ns() - t0) / 1e6));
@@ -452,8 +491,9 @@ int vmm_incoming_main(int argc, char **argv)
 	}
 	close(sock);
 	sock = -1;
-	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied)\n",
-		vm.name, (int)getpid(), (unsigned long long)copied);
+	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied%s)\n",
+		vm.name, (int)getpid(), (unsigned long long)copied,
+		h.linked ? ", guest_memfd linked" : "");
 	ret = wait_for_stop(&vm, sig_fd);
 	if (ret)
 		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));

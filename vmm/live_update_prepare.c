@@ -15,8 +15,12 @@
  *     refused before the pause.
  *  2. Pause or capture fails: resumed, error.
  *  3. A file the kernel cannot preserve (guest_memfd on a kernel without
- *     its LUO handler, hugetlb): class NotPreservable; closing the session
- *     unpreserves what it already held.
+ *     the project's patch, kernel/patches: ENOENT, no LUO handler; or
+ *     EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable;
+ *     closing the session unpreserves what it already held.
+ * guest_memfd RAM is preserved like memfd where the kernel has the
+ * handler (CONFIG_LIVEUPDATE_GUEST_MEMFD); restore links it into the new
+ * VM (live_update_restore.c). Whether it can is only known by trying.
  *  4. abort-update: the session is closed (unpreserved) and the VM resumed.
  *  5. The VMM dies while prepared: the kernel closes the session and the
  *     VM is not carried over; the agent reports it lost.
@@ -113,8 +117,12 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 		rc = luo_session_preserve_fd(s, vm->mem.r[i].fd, LUO_TOKEN_RAM(i), what,
 					     err, sizeof(err));
 		if (rc) {
-			control_error_set(e, luo_error_class(rc, true), "%s backend: %s",
-					  guestmem_backend_name(vm->mem.backend), err);
+			bool gmem = vm->mem.backend == GUESTMEM_GUEST_MEMFD;
+
+			control_error_set(e, luo_error_class(rc, true), "%s backend: %s%s",
+					  guestmem_backend_name(vm->mem.backend), err,
+					  gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
+					  " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
 			goto err_close;
 		}
 	}

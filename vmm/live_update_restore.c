@@ -6,14 +6,17 @@
  * Happy path: retrieve the session (once per boot) -> the state memfd
  * (token 1) -> state_fdt_load(): the same parse and validation as live
  * upgrade, before KVM sees anything -> the RAM files by the tokens the
- * state names -> vm_create() adopting them (nothing copied) -> memory
+ * state names -> vm_create() adopting them (nothing copied; guest_memfd:
+ * a VM on fresh files, then the retrieved memory linked in their place
+ * with KVM_LINK_GUEST_MEMFD, guestmem/gmem_link.h) -> memory
  * checksum now == checksum recorded at pause -> state_vm_restore() ->
  * TSC offsets moved onto this boot's TSC -> control socket -> vCPUs run ->
  * FINISH the session -> serve the VM like `kvmlu-vmm run`.
  *
  * Unhappy paths:
  *  1. No session (its VMM was gone at the kexec), a bad name, a bad or
- *     hostile state: exit 1 with the reason; nothing was created. A
+ *     hostile state, a guest_memfd on a kernel that cannot link it: exit
+ *     1 with the reason; nothing was created. A
  *     retrieved session is closed at exit, which finishes it.
  *  2. Checksum mismatch (or none recorded): the vCPUs never run; the VM
  *     stays built, the control socket answers (update-status says
@@ -36,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guestmem/gmem_link.h"
 #include "guestmem/guestmem.h"
 #include "vmm/control/server.h"
 #include "vmm/live_update.h"
@@ -91,10 +95,70 @@ static int restore_read_state(struct live_update_restore *lu, struct state_vm *s
 		return vmm_err(err, errlen, -EINVAL,
 				       "session '%s' holds the state of VM '%s', not '%s'",
 				       lu->session.name, s->name, lu->vm_name);
-	if (s->backend != STATE_BACKEND_MEMFD)
+	if (s->backend != STATE_BACKEND_MEMFD && s->backend != STATE_BACKEND_GUEST_MEMFD)
 		return vmm_err(err, errlen, -EOPNOTSUPP,
 				       "session '%s': %s backend cannot be restored by this VMM",
 				       lu->session.name, state_backend_name(s->backend));
+	return 0;
+}
+
+/*
+ * memfd: the VM adopts the retrieved files themselves. On return fds holds
+ * -1 for each file the VM owns (or a failed vm_create() closed), and the
+ * fds still the caller's otherwise.
+ */
+static int restore_vm_memfd(struct vm *vm, struct vm_config *cfg, int *fds, uint32_t nr,
+			    char *err, size_t errlen)
+{
+	struct stat st[GUESTMEM_MAX_REGIONS];
+	int ret;
+
+	cfg->adopt_fds = fds;
+	for (uint32_t i = 0; i < nr; i++)
+		if (fstat(fds[i], &st[i]) < 0)
+			memset(&st[i], 0, sizeof(st[i]));
+	ret = vm_create(vm, cfg, err, errlen);
+	if (ret) {
+		/*
+		 * A failed vm_create() has closed the files if it got as far as
+		 * adopting them, else they are still ours: keep only those that
+		 * still are the very files retrieved.
+		 */
+		for (uint32_t i = 0; i < nr; i++) {
+			struct stat now;
+
+			if (fstat(fds[i], &now) < 0 || now.st_ino != st[i].st_ino ||
+			    now.st_dev != st[i].st_dev)
+				fds[i] = -1;
+		}
+		return ret;
+	}
+	/* The VM owns the files now; vm_destroy() closes them. */
+	for (unsigned int i = 0; i < GUESTMEM_MAX_REGIONS; i++)
+		fds[i] = -1;
+	return 0;
+}
+
+/*
+ * guest_memfd: a retrieved file belongs to no VM and no memslot takes it.
+ * Build the VM on fresh files, then link the retrieved memory in their
+ * place (KVM_LINK_GUEST_MEMFD, the project's kernel patch): same pages, no
+ * copy. The retrieved fds stay ours either way; the links hold the memory.
+ */
+static int restore_vm_guest_memfd(struct vm *vm, const struct vm_config *cfg, const int *fds,
+				  char *err, size_t errlen)
+{
+	char msg[512] = "";
+	int ret;
+
+	ret = vm_create(vm, cfg, err, errlen);
+	if (ret)
+		return ret;
+	ret = guestmem_gmem_relink(&vm->mem, vm->vm_fd, fds, msg, sizeof(msg));
+	if (ret) {
+		vm_destroy(vm);
+		return vmm_err(err, errlen, ret, "restore %s: guest_memfd RAM: %s", cfg->name, msg);
+	}
 	return 0;
 }
 
@@ -148,7 +212,6 @@ int live_update_restore_vm(const char *session_name, int serial_fd, struct vm *v
 			   struct live_update_restore *lu, char *err, size_t errlen)
 {
 	int fds[GUESTMEM_MAX_REGIONS];
-	struct stat st[GUESTMEM_MAX_REGIONS];
 	struct vm_config cfg = { 0 };
 	struct state_vm s = { 0 };
 	const char *vm_name;
@@ -182,31 +245,18 @@ int live_update_restore_vm(const char *session_name, int serial_fd, struct vm *v
 	cfg.name = s.name;
 	cfg.ram_size = ram;
 	cfg.nr_vcpus = s.nr_vcpus;
-	cfg.backend = GUESTMEM_MEMFD;
 	cfg.serial_fd = serial_fd;
-	cfg.adopt_fds = fds;
-	for (uint32_t i = 0; i < s.nr_regions; i++)
-		if (fstat(fds[i], &st[i]) < 0)
-			memset(&st[i], 0, sizeof(st[i]));
-	ret = vm_create(vm, &cfg, err, errlen);
-	if (ret) {
-		/*
-		 * A failed vm_create() has closed the files if it got as far as
-		 * adopting them, else they are still ours: close only those that
-		 * still are the very files retrieved.
-		 */
-		for (uint32_t i = 0; i < s.nr_regions; i++) {
-			struct stat now;
-
-			if (fstat(fds[i], &now) < 0 || now.st_ino != st[i].st_ino ||
-			    now.st_dev != st[i].st_dev)
-				fds[i] = -1;
-		}
-		goto err_fds;
+	if (s.backend == STATE_BACKEND_GUEST_MEMFD) {
+		cfg.backend = GUESTMEM_GUEST_MEMFD;
+		ret = restore_vm_guest_memfd(vm, &cfg, fds, err, errlen);
+	} else {
+		cfg.backend = GUESTMEM_MEMFD;
+		ret = restore_vm_memfd(vm, &cfg, fds, s.nr_regions, err, errlen);
 	}
-	/* The VM owns the files now; vm_destroy() closes them. */
-	for (unsigned int i = 0; i < GUESTMEM_MAX_REGIONS; i++)
-		fds[i] = -1;
+	/* Whatever the VM did not take is still ours (guest_memfd: all of them). */
+	close_fds(fds, GUESTMEM_MAX_REGIONS);
+	if (ret)
+		goto err_state;
 	lu->paused_wall_ns = s.devices.clock_wall_ns;
 	ret = restore_verify(vm, &s, lu, err, errlen);
 	if (ret || !lu->memory_verified)

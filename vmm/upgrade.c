@@ -28,8 +28,10 @@
  * the request is answered with the reason. No VM is lost or left paused.
  *
  * Memory: memfd RAM is shared, nothing is copied. A guest_memfd belongs
- * to the VM that made it (the kernel refuses to bind it to another), so
- * the new process makes fresh ones and copies; the reply says how much.
+ * to the VM that made it (a stock kernel refuses to bind it to another);
+ * with the kvmlu kernel patch the new process links it into its VM
+ * (KVM_LINK_GUEST_MEMFD), else it makes fresh ones and copies. The reply
+ * says which ("memory": shared, linked, copied) and how much was copied.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -67,6 +69,7 @@ struct upgrade_args {
 struct upgrade_result {
 	pid_t pid;
 	uint64_t copied;
+	char memory[16];	/* "shared", "linked" or "copied", as the new process says */
 	uint64_t pause_ns;
 	double prepare_ms;	/* new process: start-up and VM creation, guest running */
 	double restore_ms;	/* new process: state to resumed, guest paused */
@@ -225,6 +228,9 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 	if (!strcmp(msg, want)) {
 		if (json_object_object_get_ex(o, "memory_copied_bytes", &v))
 			r->copied = (uint64_t)json_object_get_int64(v);
+		if (json_object_object_get_ex(o, "memory", &v) &&
+		    json_object_is_type(v, json_type_string))
+			snprintf(r->memory, sizeof(r->memory), "%s", json_object_get_string(v));
 		if (json_object_object_get_ex(o, "restore_ms", &v))
 			r->restore_ms = json_object_get_double(v);
 		if (json_object_object_get_ex(o, "prepare_ms", &v))
@@ -405,6 +411,8 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 	json_object_object_add(*ret, "restore_ms", json_object_new_double(r.restore_ms));
 	json_object_object_add(*ret, "create_ms", json_object_new_double(r.create_ms));
 	json_object_object_add(*ret, "memory_copied_bytes", json_object_new_int64((int64_t)r.copied));
+	if (r.memory[0])
+		json_object_object_add(*ret, "memory", json_object_new_string(r.memory));
 	json_object_object_add(*ret, "state_bytes", json_object_new_int64((int64_t)r.state_bytes));
 	json_object_object_add(*ret, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));

@@ -88,6 +88,15 @@ struct kvm_link_guest_memfd {
 #define KVM_CAP_GUEST_MEMFD_LINK 252
 #endif
 
+/*
+ * <linux/magic.h>, Linux 6.18+: the f_type fstatfs() gives a guest_memfd
+ * on kernels that keep it on its own pseudo fs (its /proc/self/fd link is
+ * then "/[kvm-gmem] (deleted)", no longer "anon_inode:[kvm-gmem]").
+ */
+#ifndef GUEST_MEMFD_MAGIC
+#define GUEST_MEMFD_MAGIC 0x474d454d
+#endif
+
 /* Present in 6.1 already; listed so a reader sees the whole set used. */
 #ifndef KVM_GET_SREGS2
 #error "KVM_GET_SREGS2 missing: linux-libc-dev older than 5.14"
