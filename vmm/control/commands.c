@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "guestmem/gmem_link.h"
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
@@ -126,6 +127,16 @@ int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object *
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	json_object_object_add(o, "uptime", json_object_new_double(vm_uptime(vm)));
+	/*
+	 * Whether prepare-update can hand this VM's RAM to the next kernel:
+	 * memfd always; guest_memfd only on a kernel with the project's patch
+	 * series, which brings KVM_LINK_GUEST_MEMFD with the LUO handler (a
+	 * new VM could not take the retrieved files without it). The agent's
+	 * preflight refuses before pausing anything when this is false.
+	 */
+	json_object_object_add(o, "preservable", json_object_new_boolean(
+		vm->mem.backend == GUESTMEM_MEMFD ||
+		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
 	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
 	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
 	json_object_object_add(o, "serial_bytes", control_new_u64(tx));

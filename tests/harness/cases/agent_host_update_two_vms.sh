@@ -74,7 +74,13 @@ stage2() {
 			echo "$_v" | grep -q '"class":"Timeout"' || break
 			harness_log "$vm: guest-verify timed out (try $_try), again"
 		done
-		echo "$_v" | grep -q '"verified":true' || fail "$vm: guest self-verification: $_v"
+		if ! echo "$_v" | grep -q '"verified":true'; then
+			# What the guest and its VMM said last, to tell why.
+			for _f in /tmp/$vm.*; do
+				[ -f "$_f" ] && { echo "--- $_f"; tail -n 15 "$_f"; }
+			done
+			fail "$vm: guest self-verification: $_v"
+		fi
 	done
 	pass "host-update through the CLI: vm-a and vm-b restored by the agent, checksums equal, same boot ids, phase times reported"
 }
