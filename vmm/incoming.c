@@ -43,6 +43,7 @@
 #include "vmm/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vmm_process.h"
 
 struct handoff {
 	int fds[UPGRADE_WIRE_MAX_FDS];
@@ -262,45 +263,6 @@ static void send_error(int sock, const char *desc)
 	(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
 }
 
-static int wait_for_stop(struct vm *vm, int sig_fd)
-{
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2] = {
-		{ .fd = vm->stop_efd, .events = POLLIN },
-		{ .fd = sig_fd, .events = POLLIN },
-	};
-
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[0].revents)
-			return 0;
-		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
-					strsignal((int)si.ssi_signo));
-			return 0;
-		}
-	}
-}
-
-static int signals_setup(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, VCPU_KICK_SIGNAL);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup())
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	sigdelset(&set, VCPU_KICK_SIGNAL);
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
 static void send_simple(int sock, const char *msg)
 {
 	json_object *o = json_object_new_object();
@@ -453,7 +415,7 @@ int vmm_incoming_main(int argc, char **argv)
 		return 64;
 	}
 	sock = (int)fd;
-	sig_fd = signals_setup();
+	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
 		fprintf(stderr, "kvmlu-vmm incoming: signal setup: %s\n", strerror(errno));
 		return 1;
@@ -494,7 +456,7 @@ int vmm_incoming_main(int argc, char **argv)
 	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied%s)\n",
 		vm.name, (int)getpid(), (unsigned long long)copied,
 		h.linked ? ", guest_memfd linked" : "");
-	ret = wait_for_stop(&vm, sig_fd);
+	ret = vmm_wait_for_stop(&vm, sig_fd);
 	if (ret)
 		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));
 	vm_join(&vm);

@@ -33,57 +33,9 @@
 #include "vmm/payload_boot.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vmm_process.h"
 
 #define EXIT_USAGE 64
-
-static int vmm_exit_status(enum vm_stop_reason r)
-{
-	switch (r) {
-	case VM_STOP_NONE:
-	case VM_STOP_REQUESTED:
-	case VM_STOP_SIGNAL:
-	case VM_STOP_GUEST_POWEROFF:
-		return 0;
-	case VM_STOP_GUEST_TRIPLE_FAULT:
-		return 10;
-	case VM_STOP_GUEST_RESET:
-		return 11;
-	case VM_STOP_GUEST_CRASH:
-		return 12;
-	case VM_STOP_INTERNAL_ERROR:
-		return 13;
-	case VM_STOP_FAIL_ENTRY:
-		return 14;
-	case VM_STOP_VMM_ERROR:
-		break;
-	}
-	return 1;
-}
-
-/* Wait for a stop request or a termination signal; 0, or -errno. */
-static int vmm_wait_for_stop(struct vm *vm, int sig_fd)
-{
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2] = {
-		{ .fd = vm->stop_efd, .events = POLLIN },
-		{ .fd = sig_fd, .events = POLLIN },
-	};
-
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[0].revents)
-			return 0;
-		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
-					strsignal((int)si.ssi_signo));
-			return 0;
-		}
-	}
-}
 
 static int vmm_run(const struct vmm_options *o, int sig_fd)
 {
@@ -156,7 +108,6 @@ int main(int argc, char **argv)
 {
 	struct vmm_options o;
 	char err[512] = "";
-	sigset_t set;
 	int sig_fd, status;
 
 	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade.c. */
@@ -181,19 +132,9 @@ int main(int argc, char **argv)
 	 * Every thread inherits this mask: termination signals arrive only
 	 * through the signalfd, the kick signal only in vCPU threads.
 	 */
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, VCPU_KICK_SIGNAL);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup()) {
-		fprintf(stderr, "kvmlu-vmm: signal setup: %s\n", strerror(errno));
-		return 1;
-	}
-	signal(SIGPIPE, SIG_IGN);
-	sigdelset(&set, VCPU_KICK_SIGNAL);
-	sig_fd = signalfd(-1, &set, SFD_CLOEXEC);
+	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
-		fprintf(stderr, "kvmlu-vmm: signalfd: %s\n", strerror(errno));
+		fprintf(stderr, "kvmlu-vmm: signal setup: %s\n", strerror(errno));
 		return 1;
 	}
 	status = vmm_run(&o, sig_fd);

@@ -49,6 +49,7 @@
 #include "vmm/state/vm_capture.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vmm_process.h"
 
 static uint64_t mono_ns(void)
 {
@@ -306,45 +307,6 @@ void live_update_restore_release(struct live_update_restore *lu)
 
 /* -- the `restore` subcommand ------------------------------------------ */
 
-static int restore_signals_setup(void)
-{
-	sigset_t set;
-
-	sigemptyset(&set);
-	sigaddset(&set, SIGTERM);
-	sigaddset(&set, SIGINT);
-	sigaddset(&set, VCPU_KICK_SIGNAL);
-	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup())
-		return -1;
-	signal(SIGPIPE, SIG_IGN);
-	sigdelset(&set, VCPU_KICK_SIGNAL);
-	return signalfd(-1, &set, SFD_CLOEXEC);
-}
-
-static int restore_wait_for_stop(struct vm *vm, int sig_fd)
-{
-	struct signalfd_siginfo si;
-	struct pollfd pfd[2] = {
-		{ .fd = vm->stop_efd, .events = POLLIN },
-		{ .fd = sig_fd, .events = POLLIN },
-	};
-
-	for (;;) {
-		if (poll(pfd, 2, -1) < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		if (pfd[0].revents)
-			return 0;
-		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
-			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
-					strsignal((int)si.ssi_signo));
-			return 0;
-		}
-	}
-}
-
 int live_update_restore_main(const char *session, const char *control, const char *serial)
 {
 	struct live_update_restore lu;
@@ -360,7 +322,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	memset(&server, 0, sizeof(server));
 	server.listen_fd = server.wake_fd = -1;
 	luo_session_init(&lu.session);
-	sig_fd = restore_signals_setup();
+	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
 		fprintf(stderr, "kvmlu-vmm: restore: signal setup: %s\n", strerror(errno));
 		return 1;
@@ -395,7 +357,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 			"its files live until this process (pid %d) exits\n", session,
 			lu.has_recorded ? lu.checksum_recorded : "(none)", lu.checksum_now,
 			vm.name, (int)getpid());
-		ret = restore_wait_for_stop(&vm, sig_fd);
+		ret = vmm_wait_for_stop(&vm, sig_fd);
 		status = 2;
 		goto out_server;
 	}
@@ -416,7 +378,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		(long long)lu.tsc_shift, lu.tsc_khz_saved, lu.tsc_khz_now,
 		lu.resumed_wall_ns > lu.paused_wall_ns ?
 		(double)(lu.resumed_wall_ns - lu.paused_wall_ns) / 1e9 : 0.0);
-	ret = restore_wait_for_stop(&vm, sig_fd);
+	ret = vmm_wait_for_stop(&vm, sig_fd);
 	if (ret)
 		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));
 	vm_join(&vm);

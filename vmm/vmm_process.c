@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * See vmm_process.h. Termination signals are taken through a signalfd in
+ * the main thread rather than a handler, so stopping a VM runs in normal
+ * code (locks, the control socket) and never inside a signal handler;
+ * the kick signal stays deliverable to vCPU threads only (vcpu.c).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/signalfd.h>
+#include <unistd.h>
+
+#include "vmm/vcpu.h"
+#include "vmm/vmm_process.h"
+
+int vmm_signals_setup(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGINT);
+	sigaddset(&set, VCPU_KICK_SIGNAL);
+	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup())
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	sigdelset(&set, VCPU_KICK_SIGNAL);
+	return signalfd(-1, &set, SFD_CLOEXEC);
+}
+
+int vmm_wait_for_stop(struct vm *vm, int sig_fd)
+{
+	struct signalfd_siginfo si;
+	struct pollfd pfd[2] = {
+		{ .fd = vm->stop_efd, .events = POLLIN },
+		{ .fd = sig_fd, .events = POLLIN },
+	};
+
+	for (;;) {
+		if (poll(pfd, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (pfd[0].revents)
+			return 0;
+		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			vm_request_stop(vm, VM_STOP_SIGNAL, "stopped by %s",
+					strsignal((int)si.ssi_signo));
+			return 0;
+		}
+	}
+}
+
+int vmm_exit_status(enum vm_stop_reason r)
+{
+	switch (r) {
+	case VM_STOP_NONE:
+	case VM_STOP_REQUESTED:
+	case VM_STOP_SIGNAL:
+	case VM_STOP_GUEST_POWEROFF:
+		return 0;
+	case VM_STOP_GUEST_TRIPLE_FAULT:
+		return 10;
+	case VM_STOP_GUEST_RESET:
+		return 11;
+	case VM_STOP_GUEST_CRASH:
+		return 12;
+	case VM_STOP_INTERNAL_ERROR:
+		return 13;
+	case VM_STOP_FAIL_ENTRY:
+		return 14;
+	case VM_STOP_VMM_ERROR:
+		break;
+	}
+	return 1;
+}
