@@ -106,6 +106,35 @@ static int vcpu_handle_pio(struct vcpu *v)
 	return 0;
 }
 
+/*
+ * A triple fault leaves nothing in the guest to look at: say where the
+ * vCPU was (stderr, the VMM log), so a rare one can be understood later.
+ */
+static void vcpu_report_shutdown(struct vcpu *v)
+{
+	struct kvm_regs r;
+	struct kvm_sregs sr;
+	struct kvm_vcpu_events ev;
+
+	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sr) < 0)
+		return;
+	fprintf(stderr, "kvmlu-vmm: vCPU %u triple fault: rip %#llx rsp %#llx rflags %#llx "
+		"cs %#x/dpl %u ss %#x cr0 %#llx cr2 %#llx cr3 %#llx cr4 %#llx efer %#llx "
+		"idt %#llx/%#x gdt %#llx/%#x tr %#x base %#llx\n",
+		v->index, (unsigned long long)r.rip, (unsigned long long)r.rsp,
+		(unsigned long long)r.rflags, sr.cs.selector, sr.cs.dpl, sr.ss.selector,
+		(unsigned long long)sr.cr0, (unsigned long long)sr.cr2,
+		(unsigned long long)sr.cr3, (unsigned long long)sr.cr4,
+		(unsigned long long)sr.efer, (unsigned long long)sr.idt.base, sr.idt.limit,
+		(unsigned long long)sr.gdt.base, sr.gdt.limit, sr.tr.selector,
+		(unsigned long long)sr.tr.base);
+	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) == 0)
+		fprintf(stderr, "kvmlu-vmm: vCPU %u events: exception %u nr %u error %#x "
+			"(has %u) nmi %u/%u\n", v->index, ev.exception.injected,
+			ev.exception.nr, ev.exception.error_code, ev.exception.has_error_code,
+			ev.nmi.injected, ev.nmi.pending);
+}
+
 static int vcpu_handle_system_event(struct vcpu *v)
 {
 	switch (v->run->system_event.type) {
@@ -146,6 +175,7 @@ static int vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_HLT:	/* only without an in-kernel LAPIC; just run again */
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
+		vcpu_report_shutdown(v);
 		vm_request_stop(v->vm, VM_STOP_GUEST_TRIPLE_FAULT,
 				"vCPU %u: guest shutdown (triple fault, KVM_EXIT_SHUTDOWN)", v->index);
 		return -ECANCELED;
