@@ -17,33 +17,9 @@
 #include "kvmlu/payload_abi.h"
 #include "vmm/err.h"
 #include "vmm/payload_boot.h"
+#include "vmm/boot/long_mode.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-
-#define GDT_CODE64	0x00af9a000000ffffULL	/* P, DPL0, code r/x, L, G */
-#define GDT_DATA	0x00cf92000000ffffULL	/* P, DPL0, data r/w, D/B, G */
-
-#define PTE_P	0x1ULL
-#define PTE_RW	0x2ULL
-#define PTE_US	0x4ULL
-#define PTE_PS	0x80ULL
-#define PAGE_2M	0x200000ULL
-#define GIB	0x40000000ULL
-
-#define CR0_PE	(1ULL << 0)
-#define CR0_MP	(1ULL << 1)
-#define CR0_ET	(1ULL << 4)
-#define CR0_NE	(1ULL << 5)
-#define CR0_WP	(1ULL << 16)
-#define CR0_AM	(1ULL << 18)
-#define CR0_PG	(1ULL << 31)
-#define CR4_PAE	(1ULL << 5)
-#define CR4_OSFXSR	(1ULL << 9)
-#define CR4_OSXMMEXCPT	(1ULL << 10)
-#define EFER_SCE	(1ULL << 0)
-#define EFER_LME	(1ULL << 8)
-#define EFER_LMA	(1ULL << 10)
-#define EFER_NXE	(1ULL << 11)
 
 static void *payload_gpa(struct vm *vm, uint64_t gpa, uint64_t len)
 {
@@ -108,28 +84,19 @@ err_close:
 
 static void payload_write_gdt(struct vm *vm)
 {
-	uint64_t *gdt = payload_gpa(vm, KVMLU_BOOT_GDT_GPA, 3 * sizeof(uint64_t));
-
-	gdt[0] = 0;
-	gdt[KVMLU_BOOT_CS / 8] = GDT_CODE64;
-	gdt[KVMLU_BOOT_DS / 8] = GDT_DATA;
+	long_mode_write_gdt(payload_gpa(vm, KVMLU_BOOT_GDT_GPA, 3 * sizeof(uint64_t)), 3,
+			    KVMLU_BOOT_CS, KVMLU_BOOT_DS);
 }
 
 static void payload_write_page_tables(struct vm *vm, uint64_t top)
 {
-	uint64_t gib = (top + GIB - 1) / GIB, g, i;
-	uint64_t *pml4 = payload_gpa(vm, KVMLU_PML4_GPA, 4096);
-	uint64_t *pdpt = payload_gpa(vm, KVMLU_PDPT_GPA, 4096);
-	uint64_t *pd = payload_gpa(vm, KVMLU_PD_GPA, gib * 4096);
+	uint64_t gib = (top + GIB - 1) / GIB;
 
-	memset(pml4, 0, 4096);
-	memset(pdpt, 0, 4096);
-	pml4[0] = KVMLU_PDPT_GPA | PTE_P | PTE_RW | PTE_US;
-	for (g = 0; g < gib; g++) {
-		pdpt[g] = (KVMLU_PD_GPA + g * 4096) | PTE_P | PTE_RW | PTE_US;
-		for (i = 0; i < 512; i++)
-			pd[g * 512 + i] = (g * GIB + i * PAGE_2M) | PTE_P | PTE_RW | PTE_US | PTE_PS;
-	}
+	/* User-accessible: the payload runs its loops at CPL 3. */
+	long_mode_identity_map(payload_gpa(vm, KVMLU_PML4_GPA, 4096),
+			       payload_gpa(vm, KVMLU_PDPT_GPA, 4096),
+			       payload_gpa(vm, KVMLU_PD_GPA, gib * 4096),
+			       KVMLU_PDPT_GPA, KVMLU_PD_GPA, gib, PTE_US);
 }
 
 static void payload_write_boot_info(struct vm *vm, uint64_t image_size)
@@ -153,20 +120,6 @@ static void payload_write_boot_info(struct vm *vm, uint64_t image_size)
 	}
 }
 
-static void payload_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
-{
-	memset(s, 0, sizeof(*s));
-	s->selector = sel;
-	s->base = 0;
-	s->limit = 0xffffffff;
-	s->type = type;
-	s->present = 1;
-	s->s = 1;
-	s->g = 1;
-	s->l = code;
-	s->db = !code;
-}
-
 static int payload_setup_vcpu(struct vcpu *v, char *err, size_t errlen)
 {
 	struct kvm_sregs sr;
@@ -176,25 +129,11 @@ static int payload_setup_vcpu(struct vcpu *v, char *err, size_t errlen)
 	rc = vcpu_get_sregs(v, &sr, err, errlen);
 	if (rc)
 		return rc;
-	payload_segment(&sr.cs, KVMLU_BOOT_CS, 0xb, true);
-	payload_segment(&sr.ds, KVMLU_BOOT_DS, 0x3, false);
-	sr.es = sr.fs = sr.gs = sr.ss = sr.ds;
-	/* VM entry wants a usable busy TSS even though the payload loads its own. */
-	memset(&sr.tr, 0, sizeof(sr.tr));
-	sr.tr.limit = 0x67;
-	sr.tr.type = 0xb;
-	sr.tr.present = 1;
-	memset(&sr.ldt, 0, sizeof(sr.ldt));
-	sr.ldt.type = 0x2;
-	sr.ldt.unusable = 1;
-	sr.gdt.base = KVMLU_BOOT_GDT_GPA;
-	sr.gdt.limit = 3 * 8 - 1;
-	sr.idt.base = 0;
-	sr.idt.limit = 0;
-	sr.cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_WP | CR0_AM | CR0_PG;
-	sr.cr3 = KVMLU_PML4_GPA;
-	sr.cr4 = CR4_PAE | CR4_OSFXSR | CR4_OSXMMEXCPT;
-	sr.efer = EFER_SCE | EFER_LME | EFER_LMA | EFER_NXE;
+	long_mode_sregs(&sr, KVMLU_BOOT_CS, KVMLU_BOOT_DS, KVMLU_BOOT_GDT_GPA, 3, KVMLU_PML4_GPA);
+	/* What payload_abi.h promises on top of bare long mode. */
+	sr.cr0 |= CR0_WP | CR0_AM;
+	sr.cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT;
+	sr.efer |= EFER_SCE | EFER_NXE;
 	rc = vcpu_set_sregs(v, &sr, err, errlen);
 	if (rc)
 		return rc;

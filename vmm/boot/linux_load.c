@@ -13,27 +13,11 @@
 #include "vmm/boot/linux_e820.h"
 #include "vmm/boot/linux_layout.h"
 #include "vmm/boot/linux_load.h"
+#include "vmm/boot/long_mode.h"
 #include "vmm/boot/mptable.h"
 #include "vmm/err.h"
 
-#define GDT_CODE64	0x00af9a000000ffffULL	/* P, DPL0, code r/x, L, G */
-#define GDT_DATA	0x00cf92000000ffffULL	/* P, DPL0, data r/w, D/B, G */
 #define GDT_ENTRIES	4			/* null, unused, CS 0x10, DS 0x18 */
-
-#define PTE_P		0x1ULL
-#define PTE_RW		0x2ULL
-#define PTE_PS		0x80ULL
-#define PAGE_2M		0x200000ULL
-#define GIB		0x40000000ULL
-
-#define CR0_PE		(1ULL << 0)
-#define CR0_MP		(1ULL << 1)
-#define CR0_ET		(1ULL << 4)
-#define CR0_NE		(1ULL << 5)
-#define CR0_PG		(1ULL << 31)
-#define CR4_PAE		(1ULL << 5)
-#define EFER_LME	(1ULL << 8)
-#define EFER_LMA	(1ULL << 10)
 
 /* "Undefined" loader id: no registered id fits a VMM without firmware. */
 #define LINUX_TYPE_OF_LOADER	0xff
@@ -158,23 +142,13 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 
 static void linux_write_gdt(uint64_t *gdt)
 {
-	memset(gdt, 0, GDT_ENTRIES * sizeof(*gdt));
-	gdt[LINUX_BOOT_CS / 8] = GDT_CODE64;
-	gdt[LINUX_BOOT_DS / 8] = GDT_DATA;
+	long_mode_write_gdt(gdt, GDT_ENTRIES, LINUX_BOOT_CS, LINUX_BOOT_DS);
 }
 
 static void linux_write_page_tables(uint64_t *pml4, uint64_t *pdpt, uint64_t *pd)
 {
-	uint64_t g, i;
-
-	memset(pml4, 0, 4096);
-	memset(pdpt, 0, 4096);
-	pml4[0] = LINUX_PDPT_GPA | PTE_P | PTE_RW;
-	for (g = 0; g < LINUX_IDMAP_GIB; g++) {
-		pdpt[g] = (LINUX_PD_GPA + g * 4096) | PTE_P | PTE_RW;
-		for (i = 0; i < 512; i++)
-			pd[g * 512 + i] = (g * GIB + i * PAGE_2M) | PTE_P | PTE_RW | PTE_PS;
-	}
+	long_mode_identity_map(pml4, pdpt, pd, LINUX_PDPT_GPA, LINUX_PD_GPA,
+			       LINUX_IDMAP_GIB, 0);
 }
 
 static int linux_write_zero_page(const struct guestmem *gm, const struct linux_load_input *in,
@@ -248,41 +222,11 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 	return 0;
 }
 
-static void linux_segment(struct kvm_segment *s, uint16_t sel, uint8_t type, bool code)
-{
-	memset(s, 0, sizeof(*s));
-	s->selector = sel;
-	s->limit = 0xffffffff;
-	s->type = type;
-	s->present = 1;
-	s->s = 1;
-	s->g = 1;
-	s->l = code;
-	s->db = !code;
-}
-
 void linux_load_bsp_regs(const struct linux_load_plan *plan, struct kvm_regs *regs,
 			 struct kvm_sregs *sregs)
 {
-	linux_segment(&sregs->cs, LINUX_BOOT_CS, 0xb, true);
-	linux_segment(&sregs->ds, LINUX_BOOT_DS, 0x3, false);
-	sregs->es = sregs->fs = sregs->gs = sregs->ss = sregs->ds;
-	/* VM entry wants a usable busy TSS; Linux loads its own later. */
-	memset(&sregs->tr, 0, sizeof(sregs->tr));
-	sregs->tr.limit = 0x67;
-	sregs->tr.type = 0xb;
-	sregs->tr.present = 1;
-	memset(&sregs->ldt, 0, sizeof(sregs->ldt));
-	sregs->ldt.type = 0x2;
-	sregs->ldt.unusable = 1;
-	sregs->gdt.base = LINUX_GDT_GPA;
-	sregs->gdt.limit = GDT_ENTRIES * 8 - 1;
-	sregs->idt.base = 0;
-	sregs->idt.limit = 0;
-	sregs->cr0 = CR0_PE | CR0_MP | CR0_ET | CR0_NE | CR0_PG;
-	sregs->cr3 = LINUX_PML4_GPA;
-	sregs->cr4 = CR4_PAE;
-	sregs->efer = EFER_LME | EFER_LMA;
+	long_mode_sregs(sregs, LINUX_BOOT_CS, LINUX_BOOT_DS, LINUX_GDT_GPA, GDT_ENTRIES,
+			LINUX_PML4_GPA);
 
 	memset(regs, 0, sizeof(*regs));
 	regs->rip = plan->entry;
