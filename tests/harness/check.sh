@@ -81,14 +81,14 @@ if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-
 fi
 echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
-# A failed case runs once more (KVMLU_HARNESS_RETRIES, default 1): QEMU's
+# A failed case runs up to twice more (KVMLU_HARNESS_RETRIES, default 2): QEMU's
 # TCG with nested KVM on two shared cores is timing-noisy, and a rare
 # guest triple fault in the nested VMs is not understood yet (the VMM now
 # logs the vCPU state when it happens). The first attempt's verdict and
 # log are kept and printed as RETRY lines, so a flaky case stays visible;
 # only the last attempt's verdict counts.
 run_with_retry() { # run_with_retry CASE NAME
-	local tries=$((${KVMLU_HARNESS_RETRIES:-1} + 1)) i out
+	local tries=$((${KVMLU_HARNESS_RETRIES:-2} + 1)) i out
 	for i in $(seq 1 "$tries"); do
 		out=$("$here/run-case.sh" "$1" "$kdir/bzImage" "$initrd" "$logs") && break
 		[ "$i" -lt "$tries" ] || break
