@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include "kvmlu/payload_abi.h"
 #include "vmm/err.h"
 #include "vmm/payload_boot.h"
+#include "vmm/boot/boot_file.h"
 #include "vmm/boot/long_mode.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -36,49 +38,23 @@ static uint64_t payload_ram_top(const struct vm *vm)
 static int payload_load_image(struct vm *vm, const char *path, uint64_t *size,
 			      char *err, size_t errlen)
 {
-	struct stat st;
 	uint8_t *dst;
-	size_t done = 0;
-	ssize_t n;
-	int fd, rc = 0;
+	void *buf;
+	size_t len;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return vmm_err(err, errlen, -errno, "--payload %s: %s", path, strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		rc = vmm_err(err, errlen, -errno, "--payload %s: fstat: %s", path, strerror(errno));
-		goto err_close;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = vmm_err(err, errlen, -EINVAL, "--payload %s: not a regular file", path);
-		goto err_close;
-	}
-	if (st.st_size <= 0 || (uint64_t)st.st_size > KVMLU_PAYLOAD_MAX_SIZE) {
-		rc = vmm_err(err, errlen, -EFBIG, "--payload %s: size %lld, must be 1..%llu bytes",
-			     path, (long long)st.st_size, KVMLU_PAYLOAD_MAX_SIZE);
-		goto err_close;
-	}
-	dst = payload_gpa(vm, KVMLU_PAYLOAD_ENTRY, (uint64_t)st.st_size);
+	rc = boot_file_read("--payload", path, KVMLU_PAYLOAD_MAX_SIZE, &buf, &len, err, errlen);
+	if (rc)
+		return rc;
+	dst = payload_gpa(vm, KVMLU_PAYLOAD_ENTRY, len);
 	if (!dst) {
 		rc = vmm_err(err, errlen, -ENOMEM, "--payload %s: guest RAM has no room at %#llx",
 			     path, KVMLU_PAYLOAD_ENTRY);
-		goto err_close;
+	} else {
+		memcpy(dst, buf, len);
+		*size = len;
 	}
-	while (done < (size_t)st.st_size) {
-		n = read(fd, dst + done, (size_t)st.st_size - done);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			rc = vmm_err(err, errlen, n < 0 ? -errno : -EIO,
-				     "--payload %s: read at %zu of %lld: %s", path, done,
-				     (long long)st.st_size, n < 0 ? strerror(errno) : "short file");
-			goto err_close;
-		}
-		done += (size_t)n;
-	}
-	*size = (uint64_t)st.st_size;
-err_close:
-	close(fd);
+	free(buf);
 	return rc;
 }
 

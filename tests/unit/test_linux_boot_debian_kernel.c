@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "tests/unit/test_linux_boot_support.h"
+#include "vmm/boot/boot_file.h"
 #include "vmm/boot/linux_boot.h"
 #include "vmm/boot/linux_layout.h"
 #include "vmm/boot/linux_load.h"
@@ -61,11 +62,11 @@ static int setup(void **state)
 
 	if (!k)
 		return -1;
-	if (linux_boot_read_file("kernel", kernel_path(), LINUX_BZIMAGE_MAX_SIZE, &k->buf,
+	if (boot_file_read("kernel", kernel_path(), LINUX_BZIMAGE_MAX_SIZE, &k->buf,
 				 &k->len, err, sizeof(err)))
 		printf("no Debian kernel: %s (tests/guest/linux/fetch-kernel.sh)\n", err);
 	/* Optional: the initramfs the boot tests use. */
-	linux_boot_read_file("initrd", "build/guest-linux/initramfs.cpio.gz",
+	boot_file_read("initrd", "build/guest-linux/initramfs.cpio.gz",
 			     LINUX_INITRD_MAX_SIZE, &k->initrd, &k->initrd_len, NULL, 0);
 	*state = k;
 	return 0;

@@ -31,11 +31,4 @@ struct vm;
 int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	       const char *cmdline, char *err, size_t errlen);
 
-/*
- * Read a whole regular file of at most max bytes into a new buffer (what
- * names it in errors: "--kernel"). The caller frees *buf.
- */
-int linux_boot_read_file(const char *what, const char *path, size_t max,
-			 void **buf, size_t *len, char *err, size_t errlen);
-
 #endif /* KVMLU_VMM_LINUX_BOOT_H */
