@@ -19,7 +19,11 @@
  * another rate only with TSC scaling; without it (nested SVM under TCG
  * here) KVM_SET_TSC_KHZ of the saved rate is EINVAL. Refusing the restore
  * for that would lose the VM over a calibration difference, so the vCPU
- * keeps this host's rate and the restore reports both figures.
+ * keeps this host's rate and the restore reports both figures. A refused
+ * KVM_SET_TSC_KHZ still leaves the requested rate in what KVM_GET_TSC_KHZ
+ * reports (x86.c sets virtual_tsc_khz before it finds it cannot scale), so
+ * the host's rate is set back explicitly: otherwise the next live upgrade
+ * would save a rate the vCPU never ran at and its new VMM be refused it.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -59,10 +63,16 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		*now_khz = (uint32_t)khz;
 		if (!c->tsc_khz || (uint32_t)khz == c->tsc_khz)
 			continue;
-		if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)c->tsc_khz) < 0 &&
-		    errno != EINVAL)
-			return vmm_err(err, errlen, -errno, "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
-				       vm->name, i, c->tsc_khz, strerror(errno));
+		if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)c->tsc_khz) < 0) {
+			if (errno != EINVAL)
+				return vmm_err(err, errlen, -errno,
+					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
+					       vm->name, i, c->tsc_khz, strerror(errno));
+			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)khz) < 0)
+				return vmm_err(err, errlen, -errno,
+					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to the host's %d: %s",
+					       vm->name, i, khz, strerror(errno));
+		}
 		/*
 		 * Whatever KVM made of the request (scaled, refused, or kept the
 		 * host rate within its tolerance), the state follows the rate the

@@ -109,6 +109,9 @@ static int vcpu_handle_pio(struct vcpu *v)
 /*
  * A triple fault leaves nothing in the guest to look at: say where the
  * vCPU was (stderr, the VMM log), so a rare one can be understood later.
+ * On AMD (SVM) KVM resets the vCPU before it returns KVM_EXIT_SHUTDOWN, so
+ * there the state is always the reset state and says so rather than
+ * pretending the guest was executing at the reset vector.
  */
 static void vcpu_report_shutdown(struct vcpu *v)
 {
@@ -128,6 +131,10 @@ static void vcpu_report_shutdown(struct vcpu *v)
 		(unsigned long long)sr.efer, (unsigned long long)sr.idt.base, sr.idt.limit,
 		(unsigned long long)sr.gdt.base, sr.gdt.limit, sr.tr.selector,
 		(unsigned long long)sr.tr.base);
+	if (r.rip == 0xfff0 && sr.cs.selector == 0xf000)
+		fprintf(stderr, "kvmlu-vmm: vCPU %u: that is the reset state: the host's KVM "
+			"(AMD SVM) reset the vCPU at the shutdown, the faulting state is lost\n",
+			v->index);
 	if (ioctl(v->fd, KVM_GET_VCPU_EVENTS, &ev) == 0)
 		fprintf(stderr, "kvmlu-vmm: vCPU %u events: exception %u nr %u error %#x "
 			"(has %u) nmi %u/%u\n", v->index, ev.exception.injected,

@@ -93,6 +93,7 @@ run_with_retry() { # run_with_retry CASE NAME
 		out=$("$here/run-case.sh" "$1" "$kdir/bzImage" "$initrd" "$logs") && break
 		[ "$i" -lt "$tries" ] || break
 		cp "$logs/harness-$1.log" "$logs/harness-$1.attempt$i.log"
+		cp "$logs/harness-$1.qemu.log" "$logs/harness-$1.attempt$i.qemu.log" 2>/dev/null || true
 		grep -E '^FAIL: ' <<<"$out" | sed "s/^FAIL: /RETRY: $2 attempt $i failed: /"
 		echo "RETRY: $2: log of attempt $i kept in $logs/harness-$1.attempt$i.log; running it again"
 	done

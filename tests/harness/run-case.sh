@@ -59,6 +59,7 @@ timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$sm
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-d "${KVMLU_HARNESS_QEMU_DEBUG:-cpu_reset,guest_errors}" -D "$logs/harness-$case.qemu.log" \
 	</dev/null 2>&1 | stamp "$start" >"$log"
 rc=${PIPESTATUS[0]}
 
