@@ -69,7 +69,6 @@ cp tests/harness/cases/vm_common.inc "$root/harness/vm_common.sh"
 if [ "$guest" = witness ]; then
 cat >"$root/cases/demo.sh" <<'EOF'
 . /harness/vm_common.sh
-demo() { echo "DEMO: $*"; }
 demo_ticks() { # the last N tick lines of the VM, as the guest printed them
 	grep 'cpu=0 tick=' /tmp/demo.serial | tail -n "$1" | sed 's/^/DEMO:   guest| /'
 }
@@ -82,22 +81,12 @@ stage1() {
 	for i in 1 2; do vm_wait_tick demo "$(vm_last demo tick)" 60; done
 	demo "the guest runs and prints a tick line per second:"
 	demo_ticks 3
-	echo "DEMO-MARK pause"
-	r=$(vm_ctl demo prepare-update)
-	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
+	demo_prepare
 	vm_prepare_carry demo "$r"
-	demo "prepare-update: VM paused after tick $(cat "$HARNESS_CARRY/demo.tick"); RAM and state ($(echo "$r" | json_num state_bytes) bytes) are in LUO session $(echo "$r" | json_str session)"
-	demo "memory checksum at pause (xxh3-128): $(echo "$r" | json_str checksum)"
-	demo "now: kexec into a new kernel (the kvmlu-vmm process holding the session dies with the old kernel)"
-	vm_kexec_next_stage
+	demo_kexec "tick $(cat "$HARNESS_CARRY/demo.tick")"
 }
 stage2() {
-	vm_need_binaries
-	echo "DEMO-MARK userspace"
-	demo "new kernel up; restoring: kvmlu-vmm restore --session kvmlu/vm/demo"
-	vm_restore demo
-	vm_wait_restored demo || { cat /tmp/demo.vmm; fail "restore failed: $(tail -n 1 /tmp/demo.vmm)"; }
-	echo "DEMO-MARK resumed"
+	demo_restore
 	t=$(cat "$HARNESS_CARRY/demo.tick")
 	vm_wait_tick demo "$t" 60 || fail "no tick after $t"
 	vm_wait_tick demo "$(vm_last demo tick)" 60 || true
@@ -122,7 +111,6 @@ cp "$lx_kernel" "$root/kvmlu/linux/vmlinuz"
 cp "$lx_initrd" "$root/kvmlu/linux/initramfs.cpio.gz"
 cat >"$root/cases/demo.sh" <<'EOF'
 . /harness/vm_common.sh
-demo() { echo "DEMO: $*"; }
 LX_SERIAL=/tmp/demo.serial
 lx_lines() { # lx_lines PATTERN: the guest's console lines matching it, without CRs
 	grep -a "$1" "$LX_SERIAL" 2>/dev/null | tr -d '\r'
@@ -166,24 +154,14 @@ stage1() {
 	lx_lines KVMLU-LINUX-GUEST-UP | head -n 1 | sed 's/^/DEMO:   guest| /'
 	lx_lines KVMLU-COUNTER-STARTED | head -n 1 | sed 's/^/DEMO:   guest| /'
 	demo_console 2
-	echo "DEMO-MARK pause"
-	r=$(vm_ctl demo prepare-update)
-	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
+	demo_prepare
 	# Paused now: the last status line stays the last one until the restore.
 	pid=$(lx_field pid) cnt=$(lx_field counter) up=$(lx_field uptime) clk=$(lx_field clock)
 	echo "$pid $cnt $up $clk" >"$HARNESS_CARRY/demo.status"
-	demo "prepare-update: VM paused after counter=$cnt (pid $pid); RAM and state ($(echo "$r" | json_num state_bytes) bytes) are in LUO session $(echo "$r" | json_str session)"
-	demo "memory checksum at pause (xxh3-128): $(echo "$r" | json_str checksum)"
-	demo "now: kexec into a new kernel (the kvmlu-vmm process holding the session dies with the old kernel)"
-	vm_kexec_next_stage
+	demo_kexec "counter=$cnt (pid $pid)"
 }
 stage2() {
-	vm_need_binaries
-	echo "DEMO-MARK userspace"
-	demo "new kernel up; restoring: kvmlu-vmm restore --session kvmlu/vm/demo"
-	vm_restore demo
-	vm_wait_restored demo || { cat /tmp/demo.vmm; fail "restore failed: $(tail -n 1 /tmp/demo.vmm)"; }
-	echo "DEMO-MARK resumed"
+	demo_restore
 	read -r pid cnt up clk <"$HARNESS_CARRY/demo.status"
 	lx_wait_status 2 120 || fail "no two status lines within 120 s of the restore"
 	demo "the same Linux guest continues (its last status line before the kexec: counter=$cnt uptime=$up):"
@@ -212,8 +190,29 @@ stage2() {
 }
 EOF
 fi
-# vm_prepare_carry: like vm_prepare, from a reply already received.
+# vm_prepare_carry: like vm_prepare, from a reply already received; and
+# the steps both guests' demos share.
 cat >>"$root/harness/vm_common.sh" <<'EOF'
+demo() { echo "DEMO: $*"; }
+demo_prepare() { # prepare-update the VM "demo"; the reply in $r
+	echo "DEMO-MARK pause"
+	r=$(vm_ctl demo prepare-update)
+	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
+}
+demo_kexec() { # demo_kexec WHERE: say where the VM paused and what is kept, kexec
+	demo "prepare-update: VM paused after $1; RAM and state ($(echo "$r" | json_num state_bytes) bytes) are in LUO session $(echo "$r" | json_str session)"
+	demo "memory checksum at pause (xxh3-128): $(echo "$r" | json_str checksum)"
+	demo "now: kexec into a new kernel (the kvmlu-vmm process holding the session dies with the old kernel)"
+	vm_kexec_next_stage
+}
+demo_restore() { # in the new kernel: restore the VM "demo" from its session
+	vm_need_binaries
+	echo "DEMO-MARK userspace"
+	demo "new kernel up; restoring: kvmlu-vmm restore --session kvmlu/vm/demo"
+	vm_restore demo
+	vm_wait_restored demo || { cat /tmp/demo.vmm; fail "restore failed: $(tail -n 1 /tmp/demo.vmm)"; }
+	echo "DEMO-MARK resumed"
+}
 vm_prepare_carry() { # vm_prepare_carry N REPLY
 	echo "$2" | json_str checksum >"$HARNESS_CARRY/$1.checksum"
 	vm_last "$1" boot >"$HARNESS_CARRY/$1.boot"
