@@ -22,8 +22,12 @@
  * keeps this host's rate and the restore reports both figures. A refused
  * KVM_SET_TSC_KHZ still leaves the requested rate in what KVM_GET_TSC_KHZ
  * reports (x86.c sets virtual_tsc_khz before it finds it cannot scale), so
- * the host's rate is set back explicitly: otherwise the next live upgrade
- * would save a rate the vCPU never ran at and its new VMM be refused it.
+ * the vCPU's first rate is set back explicitly: otherwise the next live
+ * upgrade would save a rate the vCPU never ran at and its new VMM be
+ * refused it. That first rate is KVM's default, taken when KVM started,
+ * before the host's TSC calibration was refined; setting it can be refused
+ * just as it was when KVM created the vCPU, which leaves the vCPU exactly
+ * as it was created, so only what KVM_GET_TSC_KHZ reports afterwards counts.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -68,10 +72,18 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 				return vmm_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
 					       vm->name, i, c->tsc_khz, strerror(errno));
-			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)khz) < 0)
+			int first = khz;
+
+			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)first) < 0 &&
+			    errno != EINVAL)
 				return vmm_err(err, errlen, -errno,
-					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to the host's %d: %s",
-					       vm->name, i, khz, strerror(errno));
+					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to %d: %s",
+					       vm->name, i, first, strerror(errno));
+			khz = ioctl(vm->vcpus[i].fd, KVM_GET_TSC_KHZ);
+			if (khz != first)
+				return vmm_err(err, errlen, -EIO,
+					       "restore %s: vCPU %u: TSC rate %d kHz, not back to %d after KVM refused %u",
+					       vm->name, i, khz, first, c->tsc_khz);
 		}
 		/*
 		 * Whatever KVM made of the request (scaled, refused, or kept the

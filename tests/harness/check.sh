@@ -82,9 +82,9 @@ fi
 echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
 # A failed case runs up to twice more (KVMLU_HARNESS_RETRIES, default 2): QEMU's
-# TCG with nested KVM on two shared cores is timing-noisy, and a rare
-# guest triple fault in the nested VMs is not understood yet (the VMM now
-# logs the vCPU state when it happens). The first attempt's verdict and
+# TCG with nested KVM on two shared cores is timing-noisy, and rare
+# failures of the emulation (nested and host triple faults) are not
+# understood yet (README.md, "Retries"). The first attempt's verdict and
 # log are kept and printed as RETRY lines, so a flaky case stays visible;
 # only the last attempt's verdict counts.
 run_with_retry() { # run_with_retry CASE NAME
