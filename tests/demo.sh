@@ -2,7 +2,7 @@
 # `make demo`: a VM survives a host kernel kexec, shown step by step.
 #
 # Builds what is needed (userspace is built by make; the host kernel comes
-# from the cache, or is built once, ~7 min), boots the project's kernel in
+# from the cache, or is built once, ~10 min), boots the project's kernel in
 # a QEMU "host" (TCG, nested KVM inside), starts a witness VM there, shows
 # its ticks, prepares it for the update (paused, RAM and state in a LUO
 # session), kexecs the host into a new kernel, restores the same VM from
@@ -44,7 +44,7 @@ say "== 1. build"
 if [ -f build/kernel/bzImage ] && kernel/build.sh >"$logs/$log_name-kernel.log" 2>&1; then
 	say "   host kernel: $(sed -n 's/^package_version=//p' build/kernel/info 2>/dev/null) (cached in $(readlink -f build/kernel))"
 else
-	say "   host kernel: building (first time only, about 7 minutes; log $logs/$log_name-kernel.log)"
+	say "   host kernel: building (first time only, about 10 minutes; log $logs/$log_name-kernel.log)"
 	kernel/build.sh >"$logs/$log_name-kernel.log" 2>&1 || {
 		tail -n 20 "$logs/$log_name-kernel.log"
 		die "the kernel did not build"
