@@ -26,6 +26,18 @@ result() { # result PASS|FAIL|SKIP name [reason]
 
 want() { [[ ",$suites," == *",$1,"* ]]; }
 
+# Debian's stock kernel and the busybox initramfs for the Linux guest tests
+# (unit, native and harness), fetched and built once into caches here, not
+# by whichever test happens to run first: on a machine without /dev/kvm the
+# native test that used to do it is skipped. Failing that, those tests SKIP
+# with the reason (exit 77 of the scripts means offline or no busybox-static).
+if want unit || want harness; then
+	if ! out=$(tests/guest/linux/fetch-kernel.sh 2>&1) ||
+		! out=$(tests/guest/linux/build-initramfs.sh 2>&1); then
+		echo "setup: Linux guest not available: $out"
+	fi
+fi
+
 if want unit; then
 	echo "== unit tests (cmocka, ASan+UBSan)"
 	for t in build/san/test/test_*; do

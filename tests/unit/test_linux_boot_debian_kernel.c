@@ -34,6 +34,7 @@ struct real_kernel {
 	size_t len;
 	void *initrd;
 	size_t initrd_len;
+	char why[400];		/* why there is no kernel, said by each test it skips */
 };
 
 /* $KVMLU_GUEST_KERNEL, the copy in build/, else fetch-kernel.sh's cache. */
@@ -64,7 +65,8 @@ static int setup(void **state)
 		return -1;
 	if (boot_file_read("kernel", kernel_path(), LINUX_BZIMAGE_MAX_SIZE, &k->buf,
 				 &k->len, err, sizeof(err)))
-		printf("no Debian kernel: %s (tests/guest/linux/fetch-kernel.sh)\n", err);
+		snprintf(k->why, sizeof(k->why),
+			 "SKIP: no Debian kernel: %s (tests/guest/linux/fetch-kernel.sh)", err);
 	/* Optional: the initramfs the boot tests use. */
 	boot_file_read("initrd", "build/guest-linux/initramfs.cpio.gz",
 			     LINUX_INITRD_MAX_SIZE, &k->initrd, &k->initrd_len, NULL, 0);
@@ -86,8 +88,10 @@ static struct real_kernel *need_kernel(void **state)
 {
 	struct real_kernel *k = *state;
 
-	if (!k->buf)
+	if (!k->buf) {
+		printf("%s\n", k->why);	/* the reason, on the test's own lines */
 		skip();
+	}
 	return k;
 }
 

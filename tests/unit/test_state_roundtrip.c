@@ -38,6 +38,7 @@ struct test_vm {
 };
 
 static int kvm_fd = -1;
+static int kvm_errno;
 static bool tsc_offset_settable;
 static char err[512];
 
@@ -45,6 +46,7 @@ static int setup(void **state)
 {
 	(void)state;
 	kvm_fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	kvm_errno = errno;
 	return 0;
 }
 
@@ -235,8 +237,10 @@ static void test_cpu_state_roundtrip_through_fdt_into_new_vm(void **state)
 	size_t size;
 
 	(void)state;
-	if (kvm_fd < 0)
+	if (kvm_fd < 0) {
+		printf("SKIP: no VM: /dev/kvm: %s\n", strerror(kvm_errno));
 		skip();
+	}
 	vm_make(&a);
 	make_distinctive(&a);
 	capture(&a, &s1);
@@ -296,8 +300,10 @@ static void test_cpu_state_restore_names_first_refused_msr(void **state)
 	struct state_vm s;
 
 	(void)state;
-	if (kvm_fd < 0)
+	if (kvm_fd < 0) {
+		printf("SKIP: no VM: /dev/kvm: %s\n", strerror(kvm_errno));
 		skip();
+	}
 	vm_make(&a);
 	capture(&a, &s);
 	/* An MSR no x86 CPU has: KVM stops there and the error must say so. */

@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -45,6 +46,7 @@ static void test_kvm_real_device_has_what_kvmlu_needs(void **state)
 
 	(void)state;
 	if (access("/dev/kvm", R_OK | W_OK)) {
+		printf("SKIP: no VM: /dev/kvm: %s\n", strerror(errno));
 		skip();
 		return;
 	}
