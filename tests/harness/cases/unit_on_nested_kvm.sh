@@ -1,0 +1,46 @@
+# Harness case: the unit tests that need /dev/kvm or /dev/liveupdate, run
+# inside the QEMU host on the project's kernel (nested KVM, LUO, the
+# guest_memfd patches). On a machine without /dev/kvm this is where they
+# run at all; on one with it, it adds their run against the patched
+# kernel (KVM_LINK_GUEST_MEMFD, a real LUO device). Every cmocka case is a
+# result of its own: harness/unit_on_nested_kvm/<binary>/<case>.
+HARNESS_TIMEOUT=900
+
+stage1() {
+	ran=0 bad=0
+	for t in /kvmlu/unit/test_*; do
+		[ -x "$t" ] || continue
+		b=$(basename "$t")
+		# Non-zero: a case failed or a sanitizer fired.
+		"$t" >"/tmp/$b.log" 2>&1
+		rc=$?
+		# cmocka lists the failed cases again after "[====]": only the
+		# lines before count; a skip's reason is the line before it.
+		awk -v p="harness/$HARNESS_CASE/$b" '
+			/^\[==========\] .* run\./ { exit }
+			/^\[ RUN      \] / { why = ""; next }
+			/^\[       OK \] / { print "PASS " p "/" $4; next }
+			/^\[  FAILED  \] / { print "FAIL " p "/" $4; next }
+			/^\[  SKIPPED \] / { print "SKIP " p "/" $4 " " (why == "" ? "skipped by the test" : why); next }
+			!/^\[/ && NF { why = $0; sub(/^SKIP: */, "", why) }
+		' "/tmp/$b.log" >"/tmp/$b.results"
+		while read -r st name why; do
+			report "$st" "$name" "$why"
+			ran=$((ran + 1))
+			[ "$st" = FAIL ] && bad=$((bad + 1))
+		done <"/tmp/$b.results"
+		if [ $rc -ne 0 ]; then
+			bad=$((bad + 1))
+			harness_log "$b exited $rc; its log ends:"
+			tail -n 30 "/tmp/$b.log"
+		fi
+		grep -q '^PASS' "/tmp/$b.results" || {
+			bad=$((bad + 1))
+			harness_log "$b: no case passed here; its log ends:"
+			tail -n 10 "/tmp/$b.log"
+		}
+	done
+	[ $ran -gt 0 ] || fail "no unit test binary in /kvmlu/unit"
+	[ $bad = 0 ] || fail "$bad failures among $ran unit test cases"
+	pass "$ran unit test cases on the nested KVM"
+}
