@@ -46,24 +46,9 @@ if want unit; then
 		log=$logs/${name//\//_}.log
 		timeout 300 "$t" >"$log" 2>&1
 		rc=$?
-		# cmocka prints one [ OK ] / [ FAILED ] / [ SKIPPED ] line per case,
-		# then lists the failed and skipped ones again after "[====]":
-		# only the lines before that count. A skipped case's reason is the
-		# last line it printed itself (by convention "SKIP: reason").
-		while IFS=$'\t' read -r kind case reason; do
-			case $kind in
-			OK) result PASS "$name/$case" ;;
-			FAILED) result FAIL "$name/$case" ;;
-			SKIPPED) result SKIP "$name/$case" "${reason:-skipped by the test}" ;;
-			esac
-		done < <(awk '
-			/^\[==========\] .* run\./ { exit }
-			/^\[ RUN      \] / { why = ""; next }
-			/^\[       OK \] / { print "OK\t" $4; next }
-			/^\[  FAILED  \] / { print "FAILED\t" $4; next }
-			/^\[  SKIPPED \] / { print "SKIPPED\t" $4 "\t" why; next }
-			!/^\[/ && NF { why = $0; sub(/^SKIP: */, "", why) }
-		' "$log")
+		while IFS=$'\t' read -r status case reason; do
+			result "$status" "$name/$case" "$reason"
+		done < <(awk -f tests/unit/cmocka_results.awk "$log")
 		if [ $rc -ne 0 ] && ! grep -q '^\[  FAILED  \]' "$log"; then
 			result FAIL "$name" "exit $rc, see $log"
 			tail -n 20 "$log"

@@ -14,18 +14,10 @@ stage1() {
 		# Non-zero: a case failed or a sanitizer fired.
 		"$t" >"/tmp/$b.log" 2>&1
 		rc=$?
-		# cmocka lists the failed cases again after "[====]": only the
-		# lines before count; a skip's reason is the line before it.
-		awk -v p="harness/$HARNESS_CASE/$b" '
-			/^\[==========\] .* run\./ { exit }
-			/^\[ RUN      \] / { why = ""; next }
-			/^\[       OK \] / { print "PASS " p "/" $4; next }
-			/^\[  FAILED  \] / { print "FAIL " p "/" $4; next }
-			/^\[  SKIPPED \] / { print "SKIP " p "/" $4 " " (why == "" ? "skipped by the test" : why); next }
-			!/^\[/ && NF { why = $0; sub(/^SKIP: */, "", why) }
-		' "/tmp/$b.log" >"/tmp/$b.results"
-		while read -r st name why; do
-			report "$st" "$name" "$why"
+		awk -f /kvmlu/unit/cmocka_results.awk "/tmp/$b.log" >"/tmp/$b.results"
+		tab=$(printf '\t')
+		while IFS=$tab read -r st name why; do
+			report "$st" "harness/$HARNESS_CASE/$b/$name" "$why"
 			ran=$((ran + 1))
 			[ "$st" = FAIL ] && bad=$((bad + 1))
 		done <"/tmp/$b.results"
