@@ -30,6 +30,7 @@
  * as it was created, so only what KVM_GET_TSC_KHZ reports afterwards counts.
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -67,23 +68,20 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		*now_khz = (uint32_t)khz;
 		if (!c->tsc_khz || (uint32_t)khz == c->tsc_khz)
 			continue;
+		int first = khz;
+		bool refused = false;
+
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)c->tsc_khz) < 0) {
 			if (errno != EINVAL)
 				return vmm_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
 					       vm->name, i, c->tsc_khz, strerror(errno));
-			int first = khz;
-
+			refused = true;
 			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)first) < 0 &&
 			    errno != EINVAL)
 				return vmm_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to %d: %s",
 					       vm->name, i, first, strerror(errno));
-			khz = ioctl(vm->vcpus[i].fd, KVM_GET_TSC_KHZ);
-			if (khz != first)
-				return vmm_err(err, errlen, -EIO,
-					       "restore %s: vCPU %u: TSC rate %d kHz, not back to %d after KVM refused %u",
-					       vm->name, i, khz, first, c->tsc_khz);
 		}
 		/*
 		 * Whatever KVM made of the request (scaled, refused, or kept the
@@ -94,6 +92,10 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		if (khz <= 0)
 			return vmm_err(err, errlen, khz < 0 ? -errno : -EINVAL,
 				       "restore %s: vCPU %u: KVM_GET_TSC_KHZ returned %d", vm->name, i, khz);
+		if (refused && khz != first)
+			return vmm_err(err, errlen, -EIO,
+				       "restore %s: vCPU %u: TSC rate %d kHz, not back to %d after KVM refused %u",
+				       vm->name, i, khz, first, c->tsc_khz);
 		c->tsc_khz = (uint32_t)khz;
 		*now_khz = (uint32_t)khz;
 	}

@@ -7,7 +7,7 @@
 HARNESS_TIMEOUT=900
 
 stage1() {
-	ran=0 bad=0
+	ran=0 bad=0 tab=$(printf '\t')
 	for t in /kvmlu/unit/test_*; do
 		[ -x "$t" ] || continue
 		b=$(basename "$t")
@@ -15,7 +15,6 @@ stage1() {
 		"$t" >"/tmp/$b.log" 2>&1
 		rc=$?
 		awk -f /kvmlu/unit/cmocka_results.awk "/tmp/$b.log" >"/tmp/$b.results"
-		tab=$(printf '\t')
 		while IFS=$tab read -r st name why; do
 			report "$st" "harness/$HARNESS_CASE/$b/$name" "$why"
 			ran=$((ran + 1))
