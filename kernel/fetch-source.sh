@@ -41,6 +41,14 @@ if [ "${KVMLU_KERNEL_REFRESH:-0}" != 1 ] && found=$(newest_cached); then
 	exit 0
 fi
 
+# The archive is the machine's own: the first Debian mirror its apt
+# configuration names (the one serving the base suite), asked for another
+# suite of it. Nothing in the repo names a host.
+mirror=$(apt-get indextargets --format '$(REPO_URI) $(RELEASE) $(COMPONENT)' 2>/dev/null |
+	awk '$3 == "main" && $2 !~ /-(security|updates|backports)$/ { print $1; exit }')
+[ -n "$mirror" ] ||
+	die "the machine's apt configuration names no Debian archive with a 'main' component"
+KERNEL_APT_SOURCE="deb $mirror $KERNEL_APT_SUITE $KERNEL_APT_COMPONENT"
 echo "$KERNEL_APT_SOURCE" >"$apt/sources.list"
 aptopts=(-o Dir::Etc::sourcelist="$apt/sources.list" -o Dir::Etc::sourceparts=-
 	-o Dir::State::Lists="$apt/lists" -o Dir::Cache="$apt/cache"
