@@ -28,6 +28,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,6 +56,8 @@ struct live_update_prepared {
 };
 
 static struct live_update_prepared prepared = { .session = { .fd = -1 } };
+/* The restore's facts, published by the main thread, read by update-status. */
+static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live_update_restore restored;
 static bool restored_valid;
 
@@ -81,8 +84,10 @@ bool live_update_prepared(void)
 
 void live_update_restore_publish(const struct live_update_restore *lu)
 {
+	pthread_mutex_lock(&restored_lock);
 	restored = *lu;
 	restored_valid = true;
+	pthread_mutex_unlock(&restored_lock);
 }
 
 /* Which class a LUO failure gets: clients act on it (agent rollback). */
@@ -142,7 +147,7 @@ err_close:
 
 /* Capture into a sealed memfd; *state_fd and the checksum on success. */
 static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *bytes,
-			 uint64_t *capture_ns, struct control_error *e)
+			 uint64_t *capture_ns, uint64_t *paused_wall_ns, struct control_error *e)
 {
 	struct guestmem_checksum c = { 0 };
 	struct state_vm s;
@@ -161,6 +166,13 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	c.hi = s.checksum_hi;
 	c.lo = s.checksum_lo;
 	guestmem_checksum_format(&c, sum);
+	/*
+	 * The one pause time of this update: the wall clock read with the
+	 * VM's clock, which travels in the state. The restore reports the same
+	 * value from there, so both sides of the kexec agree on it.
+	 */
+	if (s.devices.have & VM_DEVICES_HAVE_CLOCK)
+		*paused_wall_ns = s.devices.clock_wall_ns;
 	rc = state_fdt_write(&s, &blob, &size, err, sizeof(err));
 	state_vm_free(&s);
 	if (rc)
@@ -206,12 +218,13 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 					 luo_session_error_hint(LUO_OP_OPEN, ENOENT));
 
 	prepared.was_running = st == VM_STATE_RUNNING;
+	/* Until the capture gives the state's own value (prepare_state). */
 	prepared.paused_wall_ns = live_update_wall_ns();
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
 	if (rc)
 		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
 					 "pause: %s", err);
-	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, e);
+	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, &prepared.paused_wall_ns, e);
 	if (rc)
 		goto err_resume;
 	rc = prepare_session(vm, name, state_fd, &s, &preserve_ns, e);
@@ -306,9 +319,10 @@ int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_obje
 	} else if (restored_valid) {
 		const struct live_update_restore *r = &restored;
 
+		pthread_mutex_lock(&restored_lock);
 		json_object_object_add(o, "phase", json_object_new_string(
-			!r->memory_verified ? "checksum-mismatch" :
-			r->session.finished ? "restored" : "restoring"));
+			r->phase ? r->phase : r->session.finished ? "restored" : "restoring"));
+		json_object_object_add(o, "reason", json_object_new_string(r->reason));
 		json_object_object_add(o, "session", json_object_new_string(r->session.name));
 		json_object_object_add(o, "memory_verified", json_object_new_boolean(r->memory_verified));
 		json_object_object_add(o, "checksum_recorded",
@@ -332,6 +346,7 @@ int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_obje
 		json_object_object_add(o, "tsc_khz_saved", json_object_new_int64(r->tsc_khz_saved));
 		json_object_object_add(o, "tsc_khz_now", json_object_new_int64(r->tsc_khz_now));
 		json_object_object_add(o, "state_bytes", json_object_new_uint64(r->state_bytes));
+		pthread_mutex_unlock(&restored_lock);
 	} else {
 		json_object_object_add(o, "phase", json_object_new_string("none"));
 	}
