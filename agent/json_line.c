@@ -15,6 +15,7 @@
 
 #include "agent/agent_err.h"
 #include "agent/json_line.h"
+#include "kvmlu/unix_addr.h"
 
 void json_line_reader_init(struct json_line_reader *r, int fd)
 {
@@ -131,18 +132,18 @@ int json_line_write(int fd, struct json_object *obj)
 
 int json_line_connect(const char *path, int timeout_ms, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
+	socklen_t salen;
 	int64_t deadline = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
 	int fd, e;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return agent_err(err, errlen, -ENAMETOOLONG, "socket path %s too long", path);
-	memcpy(sa.sun_path, path, strlen(path) + 1);
+	if (kvmlu_unix_addr(path, &sa, &salen))
+		return agent_err(err, errlen, -ENAMETOOLONG, "socket path '%s' empty or too long", path);
 	for (;;) {
 		fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (fd < 0)
 			return agent_err(err, errlen, -errno, "socket: %s", strerror(errno));
-		if (!connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		if (!connect(fd, (struct sockaddr *)&sa, salen))
 			return fd;
 		e = errno;
 		close(fd);

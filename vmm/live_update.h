@@ -11,14 +11,17 @@
  *   abort-update    close the session (the kernel unpreserves) and resume
  *                   as before the prepare.
  *   update-status   what this process holds or restored (for the agent).
- * After the kexec (`kvmlu-vmm restore --session`, live_update_restore.c):
- *   retrieve the session, read and validate the state (the checks every
- *   restore uses), build the VM on the retrieved files, compare the memory
- *   checksum with the one recorded at pause, restore vCPU and device state,
- *   move the guest TSC onto the new boot's TSC (live_update_tsc.c); main
- *   then starts the vCPUs and the session is finished. On a checksum
- *   mismatch the vCPUs never start and the session stays open, so its
- *   files live as long as this process.
+ * After the kexec (`kvmlu-vmm restore --session`, live_update_restore*.c):
+ *   check what can be checked first, retrieve the session, read and
+ *   validate the state (the checks every restore uses), build the VM on
+ *   the retrieved files, compare the memory checksum with the one
+ *   recorded at pause, restore vCPU and device state, move the guest TSC
+ *   onto the new boot's TSC (live_update_tsc.c); main then starts the
+ *   vCPUs and the session is finished. Once the session is taken no
+ *   failure ends the process: the VM is held, paused and reachable
+ *   (live_update_hold.c), until the cause is fixed and `resume` retries.
+ *   On a checksum mismatch the vCPUs never start and the session stays
+ *   open, so its files live as long as this process.
  */
 #ifndef KVMLU_VMM_LIVE_UPDATE_H
 #define KVMLU_VMM_LIVE_UPDATE_H
@@ -29,6 +32,7 @@
 
 #include <json-c/json.h>
 
+#include "guestmem/guestmem.h"
 #include "guestmem/luo_session.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/state_vm.h"
@@ -40,6 +44,8 @@ struct vm;
 #define LIVE_UPDATE_ERR_NO_LUO		"NoLiveUpdate"		/* no usable /dev/liveupdate */
 #define LIVE_UPDATE_ERR_PREPARED	"AlreadyPrepared"	/* a session is held */
 #define LIVE_UPDATE_ERR_NOT_PREPARED	"NotPrepared"		/* abort without prepare */
+#define LIVE_UPDATE_ERR_HELD		"Held"			/* restored VM held, not running */
+#define LIVE_UPDATE_ERR_MISMATCH	"ChecksumMismatch"	/* restored memory differs */
 
 /* The control handlers (rows in vmm/control/commands.c). */
 int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
@@ -56,11 +62,21 @@ bool live_update_prepared(void);
 struct live_update_restore {
 	struct luo_session session;	/* retrieved; open until finished */
 	char vm_name[STATE_NAME_MAX + 1];
+	void *state_blob;		/* the state memfd's FDT, as taken */
+	size_t state_size;
+	int ram_fds[GUESTMEM_MAX_REGIONS];	/* retrieved RAM files, -1 past nr_ram */
+	uint32_t nr_ram;
+	/*
+	 * "restoring", "held", "checksum-mismatch", then "restored" once the
+	 * vCPUs run (update-status "phase"); reason says why it is held.
+	 */
+	const char *phase;
+	char reason[512];
 	bool memory_verified;		/* checksum now == checksum at pause */
 	bool has_recorded;		/* the state carried a checksum */
 	char checksum_recorded[33];
 	char checksum_now[33];
-	uint64_t paused_wall_ns;	/* CLOCK_REALTIME at capture (state clock) */
+	uint64_t paused_wall_ns;	/* the state's: CLOCK_REALTIME at the capture of the clock */
 	uint64_t started_wall_ns;	/* restore began in this boot */
 	uint64_t restored_wall_ns;	/* state restored, ready to start */
 	uint64_t resumed_wall_ns;	/* vCPUs running (live_update_restore_finish) */
@@ -73,15 +89,25 @@ struct live_update_restore {
 	size_t state_bytes;
 };
 
+/* Holds nothing: every fd -1. */
+void live_update_restore_init(struct live_update_restore *lu);
+
 /*
- * After a kexec: build vm from the session (see the file comment). 0: vm
- * is created and, if lu->memory_verified, restored and ready for
- * vm_start(); if not verified, vm exists but its vCPUs must not run (the
- * caller reports, keeps lu and waits). -errno: nothing left but lu's
- * session (live_update_restore_release() it).
+ * After a kexec: retrieve the session and take its state and RAM files
+ * into lu (live_update_restore.c). Once lu->session.fd >= 0 this process
+ * holds the only copy of the VM, even when this returns an error.
  */
-int live_update_restore_vm(const char *session_name, int serial_fd, struct vm *vm,
-			   struct live_update_restore *lu, char *err, size_t errlen);
+int live_update_restore_take(const char *session_name, struct live_update_restore *lu,
+			     char *err, size_t errlen);
+
+/*
+ * Build vm from what lu took. 0: vm is created and, if lu->memory_verified,
+ * restored and ready for vm_start(); if not verified, vm exists but its
+ * vCPUs must not run. -errno: no vm (destroyed), lu unchanged: the caller
+ * may fix the cause and build again.
+ */
+int live_update_restore_build(struct live_update_restore *lu, int serial_fd, struct vm *vm,
+			      char *err, size_t errlen);
 
 /* Once the vCPUs run: FINISH the session; the kernel lets go of the files. */
 int live_update_restore_finish(struct live_update_restore *lu, char *err, size_t errlen);
@@ -89,7 +115,7 @@ int live_update_restore_finish(struct live_update_restore *lu, char *err, size_t
 /* Close whatever lu holds (an unfinished session is finished by the kernel). */
 void live_update_restore_release(struct live_update_restore *lu);
 
-/* Let update-status report the restore of this process. */
+/* Let update-status report the restore of this process (any thread). */
 void live_update_restore_publish(const struct live_update_restore *lu);
 
 /*
@@ -104,9 +130,11 @@ int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shi
 			   bool *adjusted, char *err, size_t errlen);
 
 /*
- * main() of `kvmlu-vmm restore --session S [--control SOCK] [--serial F]`;
- * returns the exit status: 0 clean stop, 1 failure, 2 checksum mismatch
- * (the VM was never resumed).
+ * main() of `kvmlu-vmm restore --session S [--control SOCK] [--serial F]`
+ * (live_update_restore_main.c); returns the exit status: 0 clean stop;
+ * 3 a check before the take failed, so the session is still in the
+ * kernel for another restore; 2 checksum mismatch, the VM never ran; 1
+ * any other failure, or a held VM released by shutdown or a signal.
  */
 int live_update_restore_main(const char *session, const char *control, const char *serial);
 

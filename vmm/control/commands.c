@@ -88,10 +88,20 @@ char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 	}
 	if (control_check_args(c, req.args, &e))
 		goto err_reply;
+	switch (ctx->gate ? ctx->gate(ctx, c->name, req.args, &ret, &e) : CONTROL_GATE_PASS) {
+	case CONTROL_GATE_PASS:
+		break;
+	case CONTROL_GATE_ANSWERED:
+		goto ok_reply;
+	default:
+		json_object_put(ret);
+		goto err_reply;
+	}
 	if (c->fn(ctx, req.args, &ret, &e)) {
 		json_object_put(ret);
 		goto err_reply;
 	}
+ok_reply:
 	reply = control_reply_ok(ret, req.id, reply_len);
 	control_request_free(&req);
 	return reply;

@@ -30,7 +30,20 @@ struct control_ctx {
 	int listen_fd;			/* the control server's, -1 if none */
 	const char *control_path;
 	bool handed_off;		/* set by upgrade: the server stops at once, keeps the path */
+	/*
+	 * Optional, asked before each well-formed command: 0 lets the table's
+	 * handler run; CONTROL_GATE_ANSWERED means the gate answered (*ret, or
+	 * e when it returns CONTROL_GATE_REFUSED). A restore that holds a VM
+	 * it cannot run yet answers for it (vmm/live_update_hold.c).
+	 */
+	int (*gate)(struct control_ctx *ctx, const char *cmd, json_object *args,
+		    json_object **ret, struct control_error *e);
+	void *gate_arg;
 };
+
+#define CONTROL_GATE_PASS	0
+#define CONTROL_GATE_ANSWERED	1
+#define CONTROL_GATE_REFUSED	2
 
 /*
  * 0 with *ret set to the "return" object (or left NULL for {}), or

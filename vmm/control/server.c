@@ -24,6 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
 #include "vmm/err.h"
 
@@ -73,16 +74,17 @@ static void control_client_close(struct control_server *s, unsigned int i)
 
 static int control_bind(struct control_server *s, const char *path, char *err, size_t errlen)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	bool abstract = kvmlu_unix_is_abstract(path);
+	struct sockaddr_un sa;
+	socklen_t salen;
 	struct stat st;
 	mode_t old_mask;
 	int fd, probe, rc;
 
-	if (strlen(path) >= sizeof(sa.sun_path))
-		return vmm_err(err, errlen, -ENAMETOOLONG, "--control %s: path longer than %zu bytes",
+	if (kvmlu_unix_addr(path, &sa, &salen))
+		return vmm_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
 			       path, sizeof(sa.sun_path) - 1);
-	memcpy(sa.sun_path, path, strlen(path));
-	if (lstat(path, &st) == 0) {
+	if (!abstract && lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
 			return vmm_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
 				       path);
@@ -90,7 +92,7 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe < 0)
 			return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
-		rc = connect(probe, (struct sockaddr *)&sa, sizeof(sa));
+		rc = connect(probe, (struct sockaddr *)&sa, salen);
 		close(probe);
 		if (rc == 0)
 			return vmm_err(err, errlen, -EADDRINUSE,
@@ -104,13 +106,14 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 		return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
 	/* No window in which the socket file is more open than 0600. */
 	old_mask = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	rc = bind(fd, (struct sockaddr *)&sa, salen);
 	umask(old_mask);
 	if (rc < 0) {
 		rc = vmm_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
 		goto err_close;
 	}
-	if (chmod(path, 0600) < 0 || stat(path, &st) < 0) {
+	/* An abstract name has no file: SO_PEERCRED alone keeps others out. */
+	if (!abstract && (chmod(path, 0600) < 0 || stat(path, &st) < 0)) {
 		rc = vmm_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
 		goto err_unlink;
 	}
@@ -118,12 +121,13 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 		rc = vmm_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
 		goto err_unlink;
 	}
-	s->dev = st.st_dev;
-	s->ino = st.st_ino;
+	s->dev = abstract ? 0 : st.st_dev;
+	s->ino = abstract ? 0 : st.st_ino;
 	s->listen_fd = fd;
 	return 0;
 err_unlink:
-	unlink(path);
+	if (!abstract)
+		unlink(path);
 err_close:
 	close(fd);
 	return rc;
@@ -300,7 +304,8 @@ err_wake:
 	close(s->wake_fd);
 	s->wake_fd = -1;
 err_unbind:
-	unlink(path);
+	if (!kvmlu_unix_is_abstract(path))
+		unlink(path);
 	close(s->listen_fd);
 	s->listen_fd = -1;
 	return rc;
@@ -355,7 +360,8 @@ void control_server_stop(struct control_server *s)
 			control_client_close(s, i);
 	if (s->listen_fd >= 0) {
 		/* A new VMM may already have bound the path (upgrade): leave its file alone. */
-		if (!(s->ctx && s->ctx->handed_off) && lstat(s->path, &st) == 0 &&
+		if (!(s->ctx && s->ctx->handed_off) && !kvmlu_unix_is_abstract(s->path) &&
+		    lstat(s->path, &st) == 0 &&
 		    st.st_dev == s->dev && st.st_ino == s->ino)
 			unlink(s->path);
 		close(s->listen_fd);

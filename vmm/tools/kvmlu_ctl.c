@@ -9,6 +9,8 @@
  *   kvmlu-ctl [-t SECS] SOCK '{"cmd":"status"}'
  *   kvmlu-ctl [-t SECS] [-n LINES] SOCK < requests
  *
+ * SOCK starting with '@' is an abstract socket name (kvmlu/unix_addr.h).
+ *
  * Exit: 0 a reply came (whatever it says), 2 timeout, 1 other failure.
  */
 #include <errno.h>
@@ -20,6 +22,8 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "kvmlu/unix_addr.h"
 
 static long long ctl_now_ms(void)
 {
@@ -65,7 +69,8 @@ static int ctl_send_stdin(int fd)
 
 int main(int argc, char **argv)
 {
-	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct sockaddr_un sa;
+	socklen_t salen;
 	long long deadline;
 	long lines_wanted = -1, lines = 0;
 	double timeout = 15;
@@ -89,13 +94,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: kvmlu-ctl [-t SECS] [-n LINES] SOCK [REQUEST]\n");
 		return 1;
 	}
-	if (strlen(argv[optind]) >= sizeof(sa.sun_path)) {
-		fprintf(stderr, "kvmlu-ctl: %s: path too long\n", argv[optind]);
+	if (kvmlu_unix_addr(argv[optind], &sa, &salen)) {
+		fprintf(stderr, "kvmlu-ctl: %s: path empty or too long\n", argv[optind]);
 		return 1;
 	}
-	strcpy(sa.sun_path, argv[optind]);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0) {
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, salen) < 0) {
 		fprintf(stderr, "kvmlu-ctl: connect %s: %s\n", argv[optind], strerror(errno));
 		return 1;
 	}

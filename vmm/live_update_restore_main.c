@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * `kvmlu-vmm restore --session kvmlu/vm/<name> [--control SOCK] [--serial F]`:
+ * bring one VM back after a host kexec (live_update.h).
+ *
+ * Happy path: checks before the take -> control socket -> serial file ->
+ * take the session (live_update_restore_take) -> build, verify, restore
+ * (live_update_restore_build) -> vCPUs run -> FINISH the session -> serve
+ * the VM like `kvmlu-vmm run`.
+ *
+ * Unhappy paths:
+ *  1. Before the take (a bad session name, no /dev/liveupdate, no usable
+ *     /dev/kvm, no socket that could be listened on at all): exit 3 with
+ *     the reason. The session was not touched; it stays in the kernel for
+ *     another restore once the cause is fixed.
+ *  2. No such session (its VMM was gone at the kexec, or it was taken
+ *     already): exit 1; there is nothing to hold.
+ *  3. Anything after the take: the VM is held (live_update_hold.h), never
+ *     an exit. A --control path that cannot be bound (a missing
+ *     directory, say) is found before the take; the socket then listens
+ *     on the abstract name KVMLU_HELD_SOCKET_FMT instead, and the VM is
+ *     held until `resume` finds the path bindable. A --serial file that
+ *     cannot be opened, a VM that cannot be built or started: the same.
+ *     A state that cannot be read, or memory that differs from what was
+ *     paused (checksum mismatch): held too, but not resumable.
+ *  4. A held VM is given up only by `shutdown` or SIGTERM/SIGINT: exit 2
+ *     after a checksum mismatch, else 1. Closing the session lets the
+ *     kernel free its memory.
+ *  5. FINISH fails after the guest runs: reported; the guest keeps
+ *     running (its files are ours already), the kernel finishes the
+ *     session when this process exits.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kvmlu/unix_addr.h"
+#include "vmm/control/server.h"
+#include "vmm/live_update.h"
+#include "vmm/live_update_hold.h"
+#include "vmm/vm.h"
+#include "vmm/vmm_process.h"
+
+#define EXIT_NOT_TAKEN	3
+
+struct restore_run {
+	const char *session;
+	const char *control;		/* --control, NULL: none asked for */
+	const char *serial;		/* --serial, NULL: stdout */
+	struct live_update_restore lu;
+	struct live_update_hold hold;
+	struct control_ctx ctx;
+	struct control_server server;	/* on --control */
+	struct control_server fallback;	/* on the held name: needs no directory */
+	struct vm vm;
+	bool built;
+	int serial_fd;
+	char take_err[512];		/* the take failed: nothing to build from */
+};
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* What can fail before the take without anything being lost: say so and exit. */
+static int restore_precheck(const char *session, char *err, size_t errlen)
+{
+	int fd;
+
+	if (!luo_session_vm_name(session)) {
+		luo_session_name_check(session, err, errlen);
+		return -EINVAL;
+	}
+	if (access(LUO_SESSION_DEVICE, F_OK) != 0)
+		return snprintf(err, errlen, "%s: %s", LUO_SESSION_DEVICE,
+				luo_session_error_hint(LUO_OP_OPEN, ENOENT)), -ENOENT;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return snprintf(err, errlen, "/dev/kvm: %s", strerror(errno)), -ENODEV;
+	close(fd);
+	return 0;
+}
+
+/*
+ * The asked --control path if it binds now; else (or with no --control)
+ * the held name, which needs no directory, so a held VM is always
+ * reachable. Only when neither listens does the restore not start.
+ */
+static int restore_listen(struct restore_run *r, char *err, size_t errlen)
+{
+	char name[108], msg[512] = "";
+	int rc;
+
+	if (r->control) {
+		rc = control_server_start(&r->server, r->control, &r->ctx, msg, sizeof(msg));
+		if (!rc) {
+			r->ctx.listen_fd = r->server.listen_fd;
+			r->ctx.control_path = r->control;
+			live_update_hold_reachable(&r->hold, r->control);
+			return 0;
+		}
+		/* Held on the other socket until resume finds the path bindable. */
+		fprintf(stderr, "kvmlu-vmm: restore %s: control socket: %s\n", r->session, msg);
+	}
+	snprintf(name, sizeof(name), KVMLU_HELD_SOCKET_FMT, r->hold.vm_name);
+	rc = control_server_start(&r->fallback, name, &r->ctx, err, errlen);
+	if (rc)
+		return rc;
+	live_update_hold_reachable(&r->hold, name);
+	return 0;
+}
+
+/* One try at running the VM; 0 once its vCPUs run, else why in why. */
+static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
+			   const char **state, bool *resumable)
+{
+	char err[512] = "";
+	int rc;
+
+	*state = "held";
+	*resumable = true;
+	if (r->take_err[0]) {
+		*resumable = false;
+		return snprintf(why, whylen, "%s", r->take_err), -EINVAL;
+	}
+	if (r->serial && r->serial_fd < 0) {
+		r->serial_fd = open(r->serial, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+		if (r->serial_fd < 0)
+			return snprintf(why, whylen, "--serial %s: %s", r->serial,
+					strerror(errno)), -errno;
+	}
+	if (r->control && !r->server.started) {
+		rc = control_server_start(&r->server, r->control, &r->ctx, err, sizeof(err));
+		if (rc)
+			return snprintf(why, whylen, "control socket: %.400s", err), rc;
+		live_update_hold_reachable(&r->hold, r->control);
+	}
+	if (!r->built) {
+		rc = live_update_restore_build(&r->lu, r->serial ? r->serial_fd : STDOUT_FILENO,
+					       &r->vm, err, sizeof(err));
+		if (rc)
+			return snprintf(why, whylen, "%s", err), rc;
+		r->built = true;
+	}
+	if (!r->lu.memory_verified) {
+		*state = "checksum-mismatch";
+		*resumable = false;
+		return snprintf(why, whylen,
+				"MEMORY CHECKSUM MISMATCH: recorded at pause %s, now %s: never resumed",
+				r->lu.has_recorded ? r->lu.checksum_recorded : "(none)",
+				r->lu.checksum_now), -EIO;
+	}
+	rc = vm_start(&r->vm, err, sizeof(err));
+	if (rc) {
+		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "start failed");
+		vm_join(&r->vm);
+		vm_destroy(&r->vm);
+		r->built = false;
+		return snprintf(why, whylen, "start vCPUs: %.400s", err), rc;
+	}
+	return 0;
+}
+
+/* Retry until the VM runs; false: it was given up (*status set). */
+static bool restore_until_running(struct restore_run *r, int sig_fd, int *status)
+{
+	const char *state;
+	bool resumable;
+	char why[512];
+
+	for (;;) {
+		if (!restore_attempt(r, why, sizeof(why), &state, &resumable))
+			return true;
+		live_update_hold_set(&r->hold, state, resumable, why);
+		r->lu.phase = state;
+		snprintf(r->lu.reason, sizeof(r->lu.reason), "%s", why);
+		live_update_restore_publish(&r->lu);
+		live_update_hold_done(&r->hold);
+		fprintf(stderr, "kvmlu-vmm: restore %s: VM %s HELD, paused, session kept (pid %d): %s; "
+			"control socket %s; %s\n", r->session, r->hold.vm_name, (int)getpid(), why,
+			r->hold.reachable, resumable ? "fix the cause, then send resume" :
+			"it cannot be resumed; shutdown gives it up");
+		switch (live_update_hold_wait(&r->hold, sig_fd)) {
+		case LIVE_UPDATE_HOLD_RESUME:
+			fprintf(stderr, "kvmlu-vmm: restore %s: resume asked, trying again\n",
+				r->session);
+			continue;
+		case LIVE_UPDATE_HOLD_RELEASE:
+		case LIVE_UPDATE_HOLD_SIGNAL:
+		case LIVE_UPDATE_HOLD_ERROR:
+			break;
+		}
+		fprintf(stderr, "kvmlu-vmm: restore %s: VM %s given up while held: %s\n",
+			r->session, r->hold.vm_name, why);
+		*status = !strcmp(state, "checksum-mismatch") ? 2 : 1;
+		return false;
+	}
+}
+
+static void restore_report_resumed(struct restore_run *r, uint64_t t0)
+{
+	const struct live_update_restore *lu = &r->lu;
+
+	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): checksum %s verified, "
+		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
+		"paused %.3f s by wall clock, control socket %s\n",
+		r->vm.name, r->session, (int)getpid(), lu->checksum_now,
+		(double)(mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
+		(double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
+		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
+		lu->resumed_wall_ns > lu->paused_wall_ns ?
+		(double)(lu->resumed_wall_ns - lu->paused_wall_ns) / 1e9 : 0.0,
+		r->hold.reachable[0] ? r->hold.reachable : "(none)");
+}
+
+int live_update_restore_main(const char *session, const char *control, const char *serial)
+{
+	struct restore_run r = { .session = session, .control = control, .serial = serial,
+				 .serial_fd = -1 };
+	char err[512] = "";
+	uint64_t t0 = mono_ns();
+	int sig_fd, status = 1, rc;
+
+	memset(&r.vm, 0, sizeof(r.vm));
+	r.vm.kvm_fd = r.vm.vm_fd = r.vm.stop_efd = -1;
+	r.server.listen_fd = r.server.wake_fd = -1;
+	r.fallback.listen_fd = r.fallback.wake_fd = -1;
+	live_update_restore_init(&r.lu);
+	sig_fd = vmm_signals_setup();
+	if (sig_fd < 0) {
+		fprintf(stderr, "kvmlu-vmm: restore: signal setup: %s\n", strerror(errno));
+		return EXIT_NOT_TAKEN;
+	}
+	status = EXIT_NOT_TAKEN;
+	if (restore_precheck(session, err, sizeof(err))) {
+		fprintf(stderr, "kvmlu-vmm: restore %s: %s; session not taken, it stays in the kernel\n",
+			session, err);
+		goto out_sig;
+	}
+	if (live_update_hold_init(&r.hold, luo_session_vm_name(session), session)) {
+		fprintf(stderr, "kvmlu-vmm: restore %s: eventfd: %s; session not taken\n", session,
+			strerror(errno));
+		goto out_sig;
+	}
+	r.ctx.vm = &r.vm;
+	r.ctx.listen_fd = -1;
+	r.ctx.gate = live_update_hold_gate;
+	r.ctx.gate_arg = &r.hold;
+	if (restore_listen(&r, err, sizeof(err))) {
+		fprintf(stderr, "kvmlu-vmm: restore %s: no control socket at all: %s; session not taken, it stays in the kernel\n",
+			session, err);
+		goto out_hold;
+	}
+	r.lu.phase = "restoring";
+	live_update_restore_publish(&r.lu);
+	rc = live_update_restore_take(session, &r.lu, err, sizeof(err));
+	if (rc && r.lu.session.fd < 0) {
+		fprintf(stderr, "kvmlu-vmm: restore %s: %s\n", session, err);
+		status = 1;
+		goto out_servers;
+	}
+	if (rc)
+		snprintf(r.take_err, sizeof(r.take_err), "%s", err);
+
+	if (!restore_until_running(&r, sig_fd, &status))
+		goto out_vm;
+	live_update_hold_go_live(&r.hold);
+	r.lu.phase = "restored";
+	r.lu.reason[0] = '\0';
+	if (live_update_restore_finish(&r.lu, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-vmm: restore %s: guest running, but %s\n", session, err);
+	/* Answers a waiting resume; after it, the held name has done its job. */
+	live_update_hold_done(&r.hold);
+	if (r.server.started) {
+		control_server_stop(&r.fallback);
+		r.ctx.listen_fd = r.server.listen_fd;
+		r.ctx.control_path = control;
+	}
+	restore_report_resumed(&r, t0);
+	rc = vmm_wait_for_stop(&r.vm, sig_fd);
+	if (rc)
+		vm_request_stop(&r.vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
+	vm_join(&r.vm);
+	status = vmm_exit_status(r.vm.stop_reason);
+	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", r.vm.name,
+		vm_stop_reason_name(r.vm.stop_reason), r.vm.stop_msg);
+out_vm:
+	/* The control threads may be in a command that touches the VM: stop them first. */
+	control_server_stop(&r.server);
+	control_server_stop(&r.fallback);
+	if (r.built)
+		vm_destroy(&r.vm);
+	goto out_release;
+out_servers:
+	control_server_stop(&r.server);
+	control_server_stop(&r.fallback);
+out_release:
+	live_update_restore_release(&r.lu);
+	if (r.serial_fd >= 0)
+		close(r.serial_fd);
+out_hold:
+	live_update_hold_destroy(&r.hold);
+out_sig:
+	close(sig_fd);
+	return status;
+}
