@@ -19,6 +19,7 @@
 
 #include "agent/agent_commands.h"
 #include "agent/agent_config.h"
+#include "agent/agent_dirs.h"
 #include "agent/agent_server.h"
 #include "agent/journal_store.h"
 #include "agent/report.h"
@@ -105,6 +106,13 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
+	if (agent_dirs_make(&cfg, err, sizeof(err))) {
+		/* A restore goes on: a VMM that cannot bind its socket still holds its VM. */
+		fprintf(stderr, "kvmlu-agent: %s%s\n", err,
+			do_restore ? " (restoring anyway)" : "");
+		if (!do_restore)
+			return 1;
+	}
 	if (do_restore)
 		return restore(&cfg);
 

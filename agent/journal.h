@@ -49,6 +49,13 @@ enum journal_vm_state {
 	JOURNAL_VM_RESTORED,	/* after kexec: restore started and answers */
 	JOURNAL_VM_VERIFIED,	/* running, checksum equal to before */
 	JOURNAL_VM_FAILED,	/* see error */
+	/*
+	 * After kexec: not running, but not lost either. A kvmlu-vmm holds it
+	 * paused (its session taken, reachable on its control socket, waiting
+	 * for resume), or the session is still in the kernel untaken. error
+	 * says why and what to do.
+	 */
+	JOURNAL_VM_HELD,
 	JOURNAL_VM_NR_STATES,
 };
 

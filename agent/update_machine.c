@@ -440,6 +440,7 @@ static int step_restore(struct run *r)
 {
 	char why[JOURNAL_TEXT_MAX];
 	unsigned int failed = 0;
+	int rc;
 
 	for (unsigned int i = 0; i < r->j->nr_vms; i++) {
 		struct journal_vm *vm = &r->j->vms[i];
@@ -461,9 +462,14 @@ static int step_restore(struct run *r)
 
 		if (vm->state != JOURNAL_VM_PREPARED)
 			continue;
-		if (r->ops->vm_restore_wait ?
-		    r->ops->vm_restore_wait(r->ops->ctx, vm, why, sizeof(why)) :
-		    r->ops->vm_restore(r->ops->ctx, vm, why, sizeof(why))) {
+		rc = r->ops->vm_restore_wait ?
+		     r->ops->vm_restore_wait(r->ops->ctx, vm, why, sizeof(why)) :
+		     r->ops->vm_restore(r->ops->ctx, vm, why, sizeof(why));
+		if (rc == UPDATE_VM_HELD) {
+			vm->state = JOURNAL_VM_HELD;
+			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
+			failed++;
+		} else if (rc) {
 			vm->state = JOURNAL_VM_FAILED;
 			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
 			failed++;
@@ -515,7 +521,7 @@ static int step_verify(struct run *r)
 int update_machine_resume(struct journal *j, const struct update_ops *ops)
 {
 	struct run r = { .j = j, .ops = ops };
-	unsigned int bad = 0;
+	unsigned int bad = 0, held = 0;
 	bool restore_failed = false;
 
 	if (j->phase != UPDATE_KEXEC || j->outcome != UPDATE_RUNNING) {
@@ -531,6 +537,7 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 
 	for (unsigned int i = 0; i < j->nr_vms; i++)
 		if (j->vms[i].state != JOURNAL_VM_VERIFIED) {
+			held += j->vms[i].state == JOURNAL_VM_HELD;
 			if (!bad)
 				snprintf(j->error, sizeof(j->error), "VM %s: %s", j->vms[i].name,
 					 j->vms[i].error[0] ? j->vms[i].error :
@@ -542,6 +549,9 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 		snprintf(j->failed_phase, sizeof(j->failed_phase), "%s",
 			 update_phase_name(restore_failed ? UPDATE_RESTORE : UPDATE_VERIFY));
 		journal_note(j, "%u of %u VMs not restored and verified", bad, j->nr_vms);
+		if (held)
+			journal_note(j, "%u VM(s) held, not lost: paused, memory kept; fix the cause named, then resume them",
+				     held);
 		j->phases[UPDATE_VERIFY].failed = true;
 		finish(&r, UPDATE_PARTIAL);
 		return -EIO;

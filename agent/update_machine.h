@@ -22,6 +22,9 @@ enum update_event {
 	UPDATE_EV_VM,		/* one VM done within the phase (vm set) */
 };
 
+/* What vm_restore and vm_restore_wait return for a held VM. */
+#define UPDATE_VM_HELD	1
+
 /* Each op returns 0 or -errno with the message in err. */
 struct update_ops {
 	void *ctx;
@@ -49,7 +52,11 @@ struct update_ops {
 	void (*journal_discard)(void *ctx);
 	/* Returns only if the jump failed. */
 	int (*kexec_jump)(void *ctx, char *err, size_t errlen);
-	/* New kernel: start `kvmlu-vmm restore`, wait until it answers. */
+	/*
+	 * New kernel: start `kvmlu-vmm restore`, wait until it answers.
+	 * UPDATE_VM_HELD (> 0): the VM is not running but not lost (held by
+	 * its VMM, or its session still in the kernel); err says why.
+	 */
 	int (*vm_restore)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
 	/*
 	 * The same in two halves (both or neither; NULL: vm_restore is used):

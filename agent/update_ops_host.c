@@ -22,6 +22,7 @@
 #include "agent/kexec_image.h"
 #include "agent/update_ops_host.h"
 #include "agent/vmm_client.h"
+#include "kvmlu/unix_addr.h"
 
 #define RESTORE_POLL_US 50000
 
@@ -34,6 +35,7 @@ static const char *const KEYS_PAUSED_AT[] = { "paused_at_ns", NULL };
 static const char *const KEYS_RESUMED_AT[] = { "resumed_at_ns", NULL };
 static const char *const KEYS_SUM_NOW[] = { "checksum_now", NULL };
 static const char *const KEYS_LU_PHASE[] = { "phase", NULL };
+static const char *const KEYS_REASON[] = { "reason", NULL };
 
 static int64_t host_now(void *ctx)
 {
@@ -303,12 +305,48 @@ static int vm_restore_start_op(void *vctx, struct journal_vm *vm, char *err, siz
 	return 0;
 }
 
+/* The last line of a restore log: why a kvmlu-vmm restore stopped. */
+static void log_last_line(const char *path, char *out, size_t outlen)
+{
+	char line[512];
+	FILE *f = fopen(path, "r");
+
+	out[0] = '\0';
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (line[0] && line[0] != '\n')
+			snprintf(out, outlen, "%s", line);
+	fclose(f);
+	out[strcspn(out, "\n")] = '\0';
+}
+
+/*
+ * status of a restoring VMM: on the control path the journal names, or,
+ * where that could not be bound, on the name a held VM always listens on
+ * (kvmlu/unix_addr.h). *where says which answered.
+ */
+static int restore_status(const struct journal_vm *vm, struct json_object **ret,
+			  char *where, size_t wherelen, char *why, size_t whylen)
+{
+	char held[108];
+
+	snprintf(where, wherelen, "%s", vm->control);
+	if (!vmm_client_call(vm->control, "status", 500, ret, why, whylen))
+		return 0;
+	snprintf(held, sizeof(held), KVMLU_HELD_SOCKET_FMT, vm->name);
+	if (vmm_client_call(held, "status", 500, ret, NULL, 0))
+		return -1;
+	snprintf(where, wherelen, "%s", held);
+	return 0;
+}
+
 static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size_t errlen)
 {
 	struct update_host_ctx *ctx = vctx;
 	int64_t deadline = host_now(NULL) + (int64_t)ctx->cfg->restore_timeout_ms * 1000000;
 	struct json_object *ret = NULL;
-	char why[256] = "";
+	char why[256] = "", where[108], last[512];
 	const char *state, *log = "";
 	pid_t pid = -1;
 	int status;
@@ -321,13 +359,22 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 	if (pid < 0)
 		return agent_err(err, errlen, -ESRCH, "no kvmlu-vmm restore was started");
 	while (host_now(NULL) < deadline) {
-		if (waitpid(pid, &status, WNOHANG) == pid)
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			log_last_line(log, last, sizeof(last));
+			/* Exit 3: it checked before taking the session, which stays in the kernel. */
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
+				agent_err(err, errlen, -EAGAIN,
+					  "session %s not taken, still in the kernel: %s; fix it, then run kvmlu-vmm restore --session %s --control %s",
+					  vm->session, last, vm->session, vm->control);
+				return UPDATE_VM_HELD;
+			}
 			return agent_err(err, errlen, -ECHILD,
-					 "kvmlu-vmm restore exited with %s %d (log %s)",
+					 "kvmlu-vmm restore exited with %s %d: %s (log %s)",
 					 WIFEXITED(status) ? "status" : "signal",
 					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
-					 log);
-		if (!vmm_client_call(vm->control, "status", 500, &ret, why, sizeof(why))) {
+					 last, log);
+		}
+		if (!restore_status(vm, &ret, where, sizeof(where), why, sizeof(why))) {
 			state = vmm_client_reply_str(ret, KEYS_STATE);
 			if (state && !strcmp(state, "running")) {
 				int rc;
@@ -337,11 +384,16 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 				json_object_put(ret);
 				return rc;
 			}
-			/* A VMM that refuses to resume on wrong memory stays paused. */
-			if (state && !strcmp(state, "paused") &&
-			    restore_facts(ctx, vm, ret, why, sizeof(why))) {
+			/* Paused and kept by its VMM, which says why: not lost. */
+			if (state && !strcmp(state, "held")) {
+				const char *reason = vmm_client_reply_str(ret, KEYS_REASON);
+				const char *phase = vmm_client_reply_str(ret, KEYS_LU_PHASE);
+
+				agent_err(err, errlen, -EAGAIN, "held by kvmlu-vmm pid %d (%s): %s; control socket %s",
+					  (int)pid, phase ? phase : "held", reason ? reason : "no reason given",
+					  where);
 				json_object_put(ret);
-				return agent_err(err, errlen, -EIO, "%s (log %s)", why, log);
+				return UPDATE_VM_HELD;
 			}
 			snprintf(why, sizeof(why), "state %s", state ? state : "unknown");
 			json_object_put(ret);

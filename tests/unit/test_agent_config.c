@@ -11,7 +11,10 @@
 #include <cmocka.h>
 #include <errno.h>
 
+#include <sys/stat.h>
+
 #include "agent/agent_config.h"
+#include "agent/agent_dirs.h"
 #include "agent/update_ops_host.h"
 
 static void test_config_defaults_are_safe(void **state)
@@ -153,6 +156,125 @@ static void test_config_shipped_example_parses(void **state)
 	assert_int_equal(c.prepare_parallel, 8);
 }
 
+
+static int is_dir(const char *path, mode_t *mode)
+{
+	struct stat st;
+
+	if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		return 0;
+	if (mode)
+		*mode = st.st_mode & 07777;
+	return 1;
+}
+
+/* /run is empty after a kexec: the agent makes what its config names. */
+static void test_dirs_made_where_the_config_points(void **state)
+{
+	char top[] = "/tmp/kvmlu-dirs-XXXXXX", err[256];
+	struct agent_config c;
+	mode_t mode;
+	char cmd[64];
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	agent_config_defaults(&c);
+	snprintf(c.run_dir, sizeof(c.run_dir), "%s/run/kvmlu/vms", top);
+	snprintf(c.state_dir, sizeof(c.state_dir), "%s/run/kvmlu/agent", top);
+	snprintf(c.history_dir, sizeof(c.history_dir), "%s/lib/kvmlu/history", top);
+	snprintf(c.serial_dir, sizeof(c.serial_dir), "%s/log/kvmlu", top);
+	snprintf(c.socket_path, sizeof(c.socket_path), "%s/sock/agent.sock", top);
+	assert_int_equal(agent_dirs_make(&c, err, sizeof(err)), 0);
+	assert_true(is_dir(c.run_dir, NULL));
+	assert_true(is_dir(c.state_dir, &mode));
+	assert_int_equal(mode, 0700);
+	assert_true(is_dir(c.history_dir, NULL));
+	assert_true(is_dir(c.serial_dir, NULL));
+	snprintf(cmd, sizeof(cmd), "%s/sock", top);
+	assert_true(is_dir(cmd, NULL));
+	/* Again: nothing to do, no error. */
+	assert_int_equal(agent_dirs_make(&c, err, sizeof(err)), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", top);
+	assert_int_equal(system(cmd), 0);
+}
+
+static void test_dirs_refuses_a_file_in_the_way(void **state)
+{
+	char top[] = "/tmp/kvmlu-dirs-XXXXXX", err[256] = "", path[64];
+	struct agent_config c;
+	FILE *f;
+
+	(void)state;
+	assert_non_null(mkdtemp(top));
+	agent_config_defaults(&c);
+	snprintf(path, sizeof(path), "%s/vms", top);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fclose(f);
+	snprintf(c.run_dir, sizeof(c.run_dir), "%s", path);
+	c.state_dir[0] = c.history_dir[0] = c.serial_dir[0] = '\0';
+	snprintf(c.socket_path, sizeof(c.socket_path), "agent.sock");
+	assert_int_equal(agent_dirs_make(&c, err, sizeof(err)), -ENOTDIR);
+	assert_non_null(strstr(err, path));
+	unlink(path);
+	rmdir(top);
+}
+
+/* Does the unit make DIR (under /run, /var/lib or /var/log) at its start? */
+static int unit_makes(const char *unit, const char *dir)
+{
+	static const struct { const char *key, *base; } kinds[] = {
+		{ "RuntimeDirectory=", "/run/" },
+		{ "StateDirectory=", "/var/lib/" },
+		{ "LogsDirectory=", "/var/log/" },
+	};
+	char line[512], *tok, *save;
+	int found = 0;
+	FILE *f = fopen(unit, "r");
+
+	assert_non_null(f);
+	while (!found && fgets(line, sizeof(line), f)) {
+		line[strcspn(line, "\n")] = '\0';
+		for (unsigned int k = 0; k < 3 && !found; k++) {
+			size_t kl = strlen(kinds[k].key), bl = strlen(kinds[k].base);
+
+			if (strncmp(line, kinds[k].key, kl) || strncmp(dir, kinds[k].base, bl))
+				continue;
+			for (tok = strtok_r(line + kl, " ", &save); tok && !found;
+			     tok = strtok_r(NULL, " ", &save))
+				found = !strcmp(tok, dir + bl);
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Both shipped units make every directory the shipped config names. */
+static void test_shipped_units_make_the_shipped_config_dirs(void **state)
+{
+	static const char *const units[] = { "configs/kvmlu-agent.service",
+					      "configs/kvmlu-restore.service" };
+	struct agent_config c;
+	char err[256], sockdir[AGENT_SOCK_PATH_MAX];
+
+	(void)state;
+	if (access("configs/agent.json", R_OK))
+		skip();
+	agent_config_defaults(&c);
+	assert_int_equal(agent_config_load("configs/agent.json", &c, err, sizeof(err)), 0);
+	snprintf(sockdir, sizeof(sockdir), "%s", c.socket_path);
+	*strrchr(sockdir, '/') = '\0';
+	for (unsigned int u = 0; u < 2; u++) {
+		const char *dirs[] = { c.run_dir, c.state_dir, c.history_dir, c.serial_dir, sockdir };
+
+		for (unsigned int d = 0; d < 5; d++) {
+			if (!unit_makes(units[u], dirs[d]))
+				fail_msg("%s does not make %s, which configs/agent.json names",
+					 units[u], dirs[d]);
+		}
+	}
+}
+
 /* The libvirt keys reach the update's libvirt side (update_ops_host_init). */
 static void test_config_libvirt_keys_reach_the_update(void **state)
 {
@@ -192,6 +314,9 @@ int main(void)
 		cmocka_unit_test(test_config_rejects_non_json),
 		cmocka_unit_test(test_config_load_names_the_file),
 		cmocka_unit_test(test_config_shipped_example_parses),
+		cmocka_unit_test(test_dirs_made_where_the_config_points),
+		cmocka_unit_test(test_dirs_refuses_a_file_in_the_way),
+		cmocka_unit_test(test_shipped_units_make_the_shipped_config_dirs),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

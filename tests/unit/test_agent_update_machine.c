@@ -28,7 +28,7 @@ struct fake {
 	int host_err;
 	bool unreachable[NVM], unpreservable[NVM];
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
-	int prepare_fail_at, restore_fail_at, abort_fail_at;
+	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at;
 	bool bad_sum_after[NVM];
 	int loads, unloads, preserves, discards, jumps, finishes;
 	int prepared[NVM], aborts[NVM], restores[NVM];
@@ -250,9 +250,11 @@ static int f_restore_wait(void *c, struct journal_vm *vm, char *err, size_t len)
 {
 	struct fake *f = c;
 
-	(void)err;
-	(void)len;
 	logf_(f, "wait:%s ", vm->name);
+	if (idx(f, vm) == f->held_at) {
+		snprintf(err, len, "held by kvmlu-vmm pid 42 (held): --serial /x/y: No such file");
+		return UPDATE_VM_HELD;
+	}
 	return 0;
 }
 
@@ -333,7 +335,7 @@ static int setup(void **state)
 	t->f.t = T0;
 	pthread_mutex_init(&t->f.lock, NULL);
 	pthread_cond_init(&t->f.entered_cond, NULL);
-	t->f.prepare_fail_at = t->f.restore_fail_at = t->f.abort_fail_at = -1;
+	t->f.prepare_fail_at = t->f.restore_fail_at = t->f.abort_fail_at = t->f.held_at = -1;
 	t->f.host = (struct host_facts){
 		.liveupdate_dev = true, .kho_enabled = true, .scratch_bytes = 4096 * MIB,
 		.mem_total = 8192 * MIB, .mem_available = 4096 * MIB,
@@ -793,6 +795,28 @@ static void test_resume_reports_vm_that_does_not_restore(void **state)
 	assert_null(strstr(t->f.log, "wait:vm0"));
 }
 
+static void test_resume_reports_held_vm_as_held_not_failed(void **state)
+{
+	struct tcase *t = *state;
+	bool noted = false;
+
+	run_to_jump(t);
+	t->f.held_at = 1;
+	assert_int_equal(update_machine_resume(&t->j, &t->ops), -EIO);
+	assert_int_equal(t->j.outcome, UPDATE_PARTIAL);
+	assert_string_equal(t->j.failed_phase, "restore");
+	assert_int_equal(t->j.vms[1].state, JOURNAL_VM_HELD);
+	assert_string_equal(journal_vm_state_name(t->j.vms[1].state), "held");
+	assert_contains(t->j.vms[1].error, "restore: held by kvmlu-vmm");
+	/* The held VM is not verified; the others are. */
+	assert_null(strstr(t->f.log, "verify:vm1"));
+	assert_int_equal(t->j.vms[0].state, JOURNAL_VM_VERIFIED);
+	assert_int_equal(t->j.vms[2].state, JOURNAL_VM_VERIFIED);
+	for (unsigned int i = 0; i < t->j.nr_notes; i++)
+		noted |= strstr(t->j.notes[i], "1 VM(s) held, not lost") != NULL;
+	assert_true(noted);
+}
+
 static void test_resume_refuses_journal_not_across_a_kexec(void **state)
 {
 	struct tcase *t = *state;
@@ -845,6 +869,7 @@ int main(void)
 		T(test_resume_without_split_restore_uses_vm_restore),
 		T(test_resume_reports_checksum_mismatch_and_goes_on),
 		T(test_resume_reports_vm_that_does_not_restore),
+		T(test_resume_reports_held_vm_as_held_not_failed),
 		T(test_resume_refuses_journal_not_across_a_kexec),
 		cmocka_unit_test(test_cmdline_tokens),
 	};
