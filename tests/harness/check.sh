@@ -94,7 +94,10 @@ run_with_retry() { # run_with_retry CASE NAME
 		[ "$i" -lt "$tries" ] || break
 		cp "$logs/harness-$1.log" "$logs/harness-$1.attempt$i.log"
 		cp "$logs/harness-$1.qemu.log" "$logs/harness-$1.attempt$i.qemu.log" 2>/dev/null || true
-		grep -E '^FAIL: ' <<<"$out" | sed "s/^FAIL: /RETRY: $2 attempt $i failed: /"
+		# Not sed: the case name has slashes (harness/<case>).
+		grep -E '^FAIL: ' <<<"$out" | while IFS= read -r l; do
+			echo "RETRY: $2 attempt $i failed: ${l#FAIL: }"
+		done
 		echo "RETRY: $2: log of attempt $i kept in $logs/harness-$1.attempt$i.log; running it again"
 	done
 	printf '%s\n' "$out"

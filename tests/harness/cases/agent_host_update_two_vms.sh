@@ -1,4 +1,7 @@
-# Harness case: a whole host update through the CLI. Stage 1: two witness
+# Harness case: a whole host update through the CLI, installed and run as
+# the README says: the shipped configs/agent.json (only allow_kexec
+# turned on), the directories the shipped units make at each boot, VMs
+# on run_dir/<name>.sock and serial_dir/<name>.serial. Stage 1: two witness
 # VMs (vm-a 1 vCPU 128 MiB, vm-b 2 vCPUs 256 MiB) and kvmlu-agent; `kvmlu
 # vms` lists both; `kvmlu host-update --dry-run` passes preflight and
 # changes nothing (no kernel loaded, both VMs running, no update held);
@@ -14,11 +17,12 @@ HARNESS_TIMEOUT=900
 
 stage1() {
 	ag_need
+	ag_install_shipped
+	ag_unit_dirs
 	vm_start vm-a 128M 1
 	vm_start vm-b 256M 2
 	vm_wait_running vm-a
 	vm_wait_running vm-b
-	ag_config
 	ag_start
 	kvmlu vms | tee /tmp/vms.out
 	[ "$(grep -c ' running ' /tmp/vms.out)" = 2 ] || fail "kvmlu vms does not show 2 running VMs"
@@ -48,7 +52,14 @@ stage1() {
 
 stage2() {
 	ag_need
-	ag_config
+	ag_use_shipped
+	# A fresh /run, as after any boot: only what the units make is there.
+	ag_unit_dirs
+	# The serial logs are on disk and carried over: only newer ticks count.
+	for vm in vm-a vm-b; do
+		_stale=$(vm_last $vm tick)
+		echo "${_stale:-0}" >/tmp/$vm.stale
+	done
 	$KVMLU_AGENT --config "$AG_CONF" --restore >/tmp/restore.out 2>&1
 	rc=$?
 	cat /tmp/restore.out
@@ -64,8 +75,15 @@ stage2() {
 	kvmlu report --json >/tmp/report.json
 	grep -q '"blackout_ns":-1' /tmp/report.json && fail "report: a VM without blackout"
 	for vm in vm-a vm-b; do
+		# One pause time: what prepare-update answered (the report's) is
+		# what the restored VMM read from the state.
+		_p_report=$(tr -d ' \n' </tmp/report.json | tr '{' '\n' | grep "\"name\":\"$vm\"" |
+			json_num paused_ns)
+		_p_vmm=$(vm_ctl $vm update-status | json_num paused_at_ns)
+		[ -n "$_p_report" ] && [ "$_p_report" = "$_p_vmm" ] ||
+			fail "$vm: paused_at_ns ${_p_report:-none} in the report, ${_p_vmm:-none} from the restored VMM"
 		_boot=$(cat "$HARNESS_CARRY/$vm.boot")
-		vm_wait_tick $vm 0 120 || fail "$vm: no tick after the restore"
+		vm_wait_tick $vm "$(cat /tmp/$vm.stale)" 120 || fail "$vm: no tick after the restore"
 		[ "$(vm_last $vm boot)" = "$_boot" ] || fail "$vm: boot id changed: guest restarted"
 		ag_running $vm
 		# Under TCG on a loaded host the guest can miss the VMM's 10 s window.
