@@ -35,7 +35,8 @@ INC := -Iinclude -I.
 # Debian 12 ships no libfdt.pc; its headers are in /usr/include anyway.
 PKGS := json-c libxxhash
 PKG_CFLAGS := $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-LDLIBS := -lfdt -ljson-c -lxxhash -lpthread
+# What every program links; a library adds its own (LIB_<name>_LDLIBS).
+LDLIBS := -ljson-c -lpthread -lm
 
 CFLAGS_rel  := $(STD) $(WARN) $(INC) $(PKG_CFLAGS) -O2 -g
 CFLAGS_san  := $(STD) $(WARN) $(INC) $(PKG_CFLAGS) -O1 -g \
@@ -55,18 +56,23 @@ LIBDIR_fuzz := $(B)/fuzz/lib
 BINDIR_rel := $(B)/bin
 BINDIR_san := $(B)/san/bin
 
+# EXTRA_CFLAGS: a folder's own flags, set per target by its module.mk
+# (e.g. libvirt's headers for agent/libvirt/ only).
 $(OBJDIR_rel)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_rel) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_rel) $(EXTRA_CFLAGS) -MMD -MP -c $< -o $@
 $(OBJDIR_san)/%.o: %.c
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS_san) -MMD -MP -c $< -o $@
+	$(CC) $(CFLAGS_san) $(EXTRA_CFLAGS) -MMD -MP -c $< -o $@
 $(OBJDIR_fuzz)/%.o: %.c
 	@mkdir -p $(@D)
-	$(FUZZ_CC) $(CFLAGS_fuzz) -MMD -MP -c $< -o $@
+	$(FUZZ_CC) $(CFLAGS_fuzz) $(EXTRA_CFLAGS) -MMD -MP -c $< -o $@
+
+# $(call kvmlu_folder_cflags,FOLDER,FLAGS): FLAGS for the objects of FOLDER only.
+kvmlu_folder_cflags = $(foreach b,rel san fuzz,$(eval $(OBJDIR_$(b))/$(1)/%.o: EXTRA_CFLAGS += $(2)))
 
 # Libraries in link order (a library may use those after it).
-LIB_ORDER := agent vmm guestmem
+LIB_ORDER := agent_libvirt agent vmm guestmem common
 
 # $(call kvmlu_lib,NAME,SOURCES): libNAME.a in every build.
 define kvmlu_lib
@@ -81,8 +87,9 @@ $(LIBDIR_fuzz)/lib$(1).a: $$(patsubst %.c,$(OBJDIR_fuzz)/%.o,$(2))
 DEPFILES += $$(foreach b,rel san fuzz,$$(patsubst %.c,$$(OBJDIR_$$(b))/%.d,$(2)))
 endef
 
-# libs a program or test links, in LIB_ORDER, for a build
+# libs a program or test links, in LIB_ORDER, for a build; and their LDLIBS
 libs_for = $(foreach l,$(LIB_ORDER),$(if $(filter $(l),$(2)),$(LIBDIR_$(1))/lib$(l).a))
+ldlibs_for = $(foreach l,$(LIB_ORDER),$(if $(filter $(l),$(1)),$(LIB_$(l)_LDLIBS)))
 
 # $(call kvmlu_prog,NAME,MAIN_SOURCES,LIBS): build/bin/NAME and build/san/bin/NAME
 define kvmlu_prog
@@ -90,10 +97,10 @@ PROGS_rel += $(BINDIR_rel)/$(1)
 PROGS_san += $(BINDIR_san)/$(1)
 $(BINDIR_rel)/$(1): $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2)) $$(call libs_for,rel,$(3))
 	@mkdir -p $$(@D)
-	$(CC) $(LDFLAGS_rel) -o $$@ $$^ $(LDLIBS) $(4)
+	$(CC) $(LDFLAGS_rel) -o $$@ $$^ $$(call ldlibs_for,$(3)) $(LDLIBS) $(4)
 $(BINDIR_san)/$(1): $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2)) $$(call libs_for,san,$(3))
 	@mkdir -p $$(@D)
-	$(CC) $(LDFLAGS_san) -o $$@ $$^ $(LDLIBS) $(4)
+	$(CC) $(LDFLAGS_san) -o $$@ $$^ $$(call ldlibs_for,$(3)) $(LDLIBS) $(4)
 DEPFILES += $$(foreach b,rel san fuzz,$$(patsubst %.c,$$(OBJDIR_$$(b))/%.d,$(2)))
 endef
 
@@ -102,7 +109,7 @@ define kvmlu_unit_test
 UNIT_TESTS += $(B)/san/test/$(basename $(notdir $(1)))
 $(B)/san/test/$(basename $(notdir $(1))): $(OBJDIR_san)/$(basename $(1)).o $$(call libs_for,san,$(2))
 	@mkdir -p $$(@D)
-	$(CC) $(LDFLAGS_san) -o $$@ $$^ $(LDLIBS) -lcmocka
+	$(CC) $(LDFLAGS_san) -o $$@ $$^ $$(call ldlibs_for,$(2)) $(LDLIBS) -lcmocka
 DEPFILES += $(OBJDIR_san)/$(basename $(1)).d
 endef
 
@@ -111,12 +118,12 @@ define kvmlu_fuzzer
 FUZZERS += $(B)/fuzz/bin/$(basename $(notdir $(1)))
 $(B)/fuzz/bin/$(basename $(notdir $(1))): $(OBJDIR_fuzz)/$(basename $(1)).o $$(call libs_for,fuzz,$(2))
 	@mkdir -p $$(@D)
-	$(FUZZ_CC) $(LDFLAGS_fuzz) -o $$@ $$^ $(LDLIBS)
+	$(FUZZ_CC) $(LDFLAGS_fuzz) -o $$@ $$^ $$(call ldlibs_for,$(2)) $(LDLIBS)
 DEPFILES += $(OBJDIR_fuzz)/$(basename $(1)).d
 endef
 
 # Each folder registers what it builds.
-include $(wildcard guestmem/module.mk vmm/module.mk agent/module.mk)
+include $(wildcard common/module.mk guestmem/module.mk vmm/module.mk agent/module.mk)
 include $(wildcard tests/guest/module.mk tests/unit/module.mk tests/fuzz/module.mk)
 include $(wildcard kernel/module.mk tests/harness/module.mk tests/bench/module.mk)
 

@@ -18,7 +18,7 @@
 
 #include "agent/agent_err.h"
 #include "agent/journal.h"
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 
 static const char *const vm_state_names[JOURNAL_VM_NR_STATES] = {
 	[JOURNAL_VM_LISTED] = "listed",

@@ -16,7 +16,7 @@
 #include <stddef.h>
 
 #include "agent/journal.h"
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 
 /*
  * The agent's own session. luo_session_create() accepts only names

@@ -14,7 +14,7 @@
 #include "agent/journal.h"
 #include "agent/libvirt_update.h"
 #include "agent/update_machine.h"
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 
 struct json_object;
 

@@ -16,7 +16,7 @@
 #include <unistd.h>
 
 #include "guestmem/backend.h"
-#include "guestmem/errmsg.h"
+#include "common/err.h"
 #include "guestmem/gmem_link.h"
 #include "kvmlu/kvm_uapi.h"
 
@@ -27,7 +27,7 @@ int guestmem_gmem_can_link(int vm_fd, char *err, size_t errlen)
 	if (r < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "guest_memfd link: KVM_CHECK_EXTENSION(KVM_CAP_GUEST_MEMFD_LINK %d) on vm fd %d: %s",
 			      KVM_CAP_GUEST_MEMFD_LINK, vm_fd, strerror(errno));
 		return ret;
@@ -59,13 +59,13 @@ int guestmem_gmem_link(int vm_fd, int src_fd, char *err, size_t errlen)
 	if (r < 0)
 		return r;
 	if (r == 0) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "kernel cannot link guest_memfd (needs kvmlu kernel patch): no KVM_CAP_GUEST_MEMFD_LINK (%d) on vm fd %d",
 			      KVM_CAP_GUEST_MEMFD_LINK, vm_fd);
 		return -EOPNOTSUPP;
 	}
 	if (src_fd < 0) {
-		guestmem_errf(err, errlen, "KVM_LINK_GUEST_MEMFD: no guest_memfd to link (fd %d)", src_fd);
+		kvmlu_err(err, errlen, 0, "KVM_LINK_GUEST_MEMFD: no guest_memfd to link (fd %d)", src_fd);
 		return -EBADF;
 	}
 	memset(&req, 0, sizeof(req));
@@ -74,7 +74,7 @@ int guestmem_gmem_link(int vm_fd, int src_fd, char *err, size_t errlen)
 	if (fd < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "KVM_LINK_GUEST_MEMFD fd %d into vm fd %d: %s (%s)",
+		kvmlu_err(err, errlen, 0, "KVM_LINK_GUEST_MEMFD fd %d into vm fd %d: %s (%s)",
 			      src_fd, vm_fd, strerror(errno), gmem_link_hint(errno));
 		return ret;
 	}
@@ -102,7 +102,7 @@ int guestmem_gmem_relink(struct guestmem *gm, int vm_fd, const int *src_fds,
 	if (!gm || !src_fds)
 		return -EINVAL;
 	if (gm->backend != GUESTMEM_GUEST_MEMFD || gm->nr == 0 || gm->nr > GUESTMEM_MAX_REGIONS) {
-		guestmem_errf(err, errlen, "guest_memfd relink: RAM is %s with %u regions, need guest_memfd",
+		kvmlu_err(err, errlen, 0, "guest_memfd relink: RAM is %s with %u regions, need guest_memfd",
 			      guestmem_backend_name(gm->backend), gm->nr);
 		return -EINVAL;
 	}
@@ -111,7 +111,7 @@ int guestmem_gmem_relink(struct guestmem *gm, int vm_fd, const int *src_fds,
 	for (i = 0; i < gm->nr; i++) {
 		ret = guestmem_gmem_link(vm_fd, src_fds[i], msg, sizeof(msg));
 		if (ret < 0) {
-			guestmem_errf(err, errlen, "region %u: %s", i, msg);
+			kvmlu_err(err, errlen, 0, "region %u: %s", i, msg);
 			goto err_links;
 		}
 		links[i] = ret;

@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "guestmem/backend.h"
-#include "guestmem/errmsg.h"
+#include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
 
 #define GUESTMEM_GMEM_FLAGS (GUEST_MEMFD_FLAG_MMAP | GUEST_MEMFD_FLAG_INIT_SHARED)
@@ -39,12 +39,12 @@ int guestmem_gmem_probe(int vm_fd, char *err, size_t errlen)
 	if (r < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "guest_memfd: KVM_CHECK_EXTENSION(KVM_CAP_GUEST_MEMFD) on vm fd %d: %s",
+		kvmlu_err(err, errlen, 0, "guest_memfd: KVM_CHECK_EXTENSION(KVM_CAP_GUEST_MEMFD) on vm fd %d: %s",
 			      vm_fd, strerror(errno));
 		return ret;
 	}
 	if (r == 0) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "guest_memfd: kernel lacks KVM_CAP_GUEST_MEMFD (Linux 6.8+ with CONFIG_KVM_GUEST_MEMFD); use --memory-backend memfd");
 		return -EOPNOTSUPP;
 	}
@@ -53,7 +53,7 @@ int guestmem_gmem_probe(int vm_fd, char *err, size_t errlen)
 	if (r < 0)
 		r = 0;
 	if (((uint64_t)r & GUESTMEM_GMEM_FLAGS) != GUESTMEM_GMEM_FLAGS) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "guest_memfd: KVM_CAP_GUEST_MEMFD_FLAGS is 0x%x, need 0x%llx (MMAP|INIT_SHARED, Linux 6.18+); use --memory-backend memfd",
 			      (unsigned int)r, (unsigned long long)GUESTMEM_GMEM_FLAGS);
 		return -EOPNOTSUPP;
@@ -75,7 +75,7 @@ int guestmem_gmem_create(int vm_fd, uint64_t size, char *err, size_t errlen)
 	fd = ioctl(vm_fd, KVM_CREATE_GUEST_MEMFD, &req);
 	if (fd < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "KVM_CREATE_GUEST_MEMFD size %llu flags 0x%llx: %s",
+		kvmlu_err(err, errlen, 0, "KVM_CREATE_GUEST_MEMFD size %llu flags 0x%llx: %s",
 			      (unsigned long long)size, (unsigned long long)req.flags,
 			      strerror(errno));
 		return ret;
@@ -101,13 +101,13 @@ static int guestmem_gmem_identify(int fd, char *err, size_t errlen)
 	if (n < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "guest_memfd fd %d: readlink %s: %s",
+		kvmlu_err(err, errlen, 0, "guest_memfd fd %d: readlink %s: %s",
 			      fd, path, strerror(errno));
 		return ret;
 	}
 	link[n] = '\0';
 	if (strcmp(link, GUESTMEM_GMEM_LINK)) {
-		guestmem_errf(err, errlen, "fd %d is not a guest_memfd (it is %s)", fd, link);
+		kvmlu_err(err, errlen, 0, "fd %d is not a guest_memfd (it is %s)", fd, link);
 		return -EINVAL;
 	}
 	return 0;
@@ -120,14 +120,14 @@ int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen)
 
 	if (fstat(fd, &st) < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "guest_memfd fd %d: fstat: %s", fd, strerror(errno));
+		kvmlu_err(err, errlen, 0, "guest_memfd fd %d: fstat: %s", fd, strerror(errno));
 		return ret;
 	}
 	ret = guestmem_gmem_identify(fd, err, errlen);
 	if (ret)
 		return ret;
 	if ((uint64_t)st.st_size < need) {
-		guestmem_errf(err, errlen, "guest_memfd fd %d holds %llu bytes, region needs %llu",
+		kvmlu_err(err, errlen, 0, "guest_memfd fd %d holds %llu bytes, region needs %llu",
 			      fd, (unsigned long long)st.st_size, (unsigned long long)need);
 		return -EINVAL;
 	}

@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "guestmem/backend.h"
-#include "guestmem/errmsg.h"
+#include "common/err.h"
 #include "guestmem/guestmem.h"
 
 static int guestmem_map_region(struct guestmem_region *g, char *err, size_t errlen)
@@ -34,7 +34,7 @@ static int guestmem_map_region(struct guestmem_region *g, char *err, size_t errl
 	if (p == MAP_FAILED) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "mmap region gpa 0x%llx size 0x%llx fd %d offset 0x%llx: %s",
+		kvmlu_err(err, errlen, 0, "mmap region gpa 0x%llx size 0x%llx fd %d offset 0x%llx: %s",
 			      (unsigned long long)g->gpa, (unsigned long long)g->size, g->fd,
 			      (unsigned long long)g->fd_offset, strerror(errno));
 		return ret;
@@ -77,12 +77,12 @@ int guestmem_create(struct guestmem *gm, enum guestmem_backend backend,
 	if (!gm)
 		return -EINVAL;
 	if (backend != GUESTMEM_MEMFD && backend != GUESTMEM_GUEST_MEMFD) {
-		guestmem_errf(err, errlen, "guestmem: unknown backend %d", (int)backend);
+		kvmlu_err(err, errlen, 0, "guestmem: unknown backend %d", (int)backend);
 		return -EINVAL;
 	}
 	ret = guestmem_layout(ram_size, gm);
 	if (ret) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "guestmem: cannot lay out %llu bytes of RAM (need a multiple of 2 MiB, at most %llu)",
 			      (unsigned long long)ram_size, (unsigned long long)GUESTMEM_MAX_RAM);
 		return ret;
@@ -128,11 +128,11 @@ static int guestmem_plan_check(const struct guestmem *gm, char *err, size_t errl
 	unsigned int i, j;
 
 	if (gm->backend != GUESTMEM_MEMFD && gm->backend != GUESTMEM_GUEST_MEMFD) {
-		guestmem_errf(err, errlen, "guestmem: unknown backend %d", (int)gm->backend);
+		kvmlu_err(err, errlen, 0, "guestmem: unknown backend %d", (int)gm->backend);
 		return -EINVAL;
 	}
 	if (gm->nr == 0 || gm->nr > GUESTMEM_MAX_REGIONS) {
-		guestmem_errf(err, errlen, "guestmem: %u regions (need 1 to %u)",
+		kvmlu_err(err, errlen, 0, "guestmem: %u regions (need 1 to %u)",
 			      gm->nr, GUESTMEM_MAX_REGIONS);
 		return -EINVAL;
 	}
@@ -142,14 +142,14 @@ static int guestmem_plan_check(const struct guestmem *gm, char *err, size_t errl
 		if (a->size == 0 || a->size % GUESTMEM_SIZE_ALIGN ||
 		    a->gpa % GUESTMEM_SIZE_ALIGN || a->size > GUESTMEM_MAX_RAM ||
 		    a->gpa > UINT64_MAX - a->size) {
-			guestmem_errf(err, errlen,
+			kvmlu_err(err, errlen, 0,
 				      "guestmem: region %u gpa 0x%llx size 0x%llx is not 2 MiB aligned or out of range",
 				      i, (unsigned long long)a->gpa, (unsigned long long)a->size);
 			return -EINVAL;
 		}
 		if (a->fd_offset % (uint64_t)sysconf(_SC_PAGESIZE) ||
 		    a->fd_offset > UINT64_MAX - a->size || a->fd_offset > (uint64_t)INT64_MAX) {
-			guestmem_errf(err, errlen, "guestmem: region %u file offset 0x%llx is not usable",
+			kvmlu_err(err, errlen, 0, "guestmem: region %u file offset 0x%llx is not usable",
 				      i, (unsigned long long)a->fd_offset);
 			return -EINVAL;
 		}
@@ -157,12 +157,12 @@ static int guestmem_plan_check(const struct guestmem *gm, char *err, size_t errl
 			const struct guestmem_region *b = &gm->r[j];
 
 			if (a->gpa < b->gpa + b->size && b->gpa < a->gpa + a->size) {
-				guestmem_errf(err, errlen, "guestmem: regions %u and %u overlap at gpa 0x%llx",
+				kvmlu_err(err, errlen, 0, "guestmem: regions %u and %u overlap at gpa 0x%llx",
 					      j, i, (unsigned long long)a->gpa);
 				return -EINVAL;
 			}
 			if (a->slot == b->slot) {
-				guestmem_errf(err, errlen, "guestmem: regions %u and %u share memslot %u",
+				kvmlu_err(err, errlen, 0, "guestmem: regions %u and %u share memslot %u",
 					      j, i, a->slot);
 				return -EINVAL;
 			}
@@ -171,7 +171,7 @@ static int guestmem_plan_check(const struct guestmem *gm, char *err, size_t errl
 	}
 	/* total is derived, not part of the contract: 0 means "not filled in". */
 	if (gm->total && total != gm->total) {
-		guestmem_errf(err, errlen, "guestmem: regions add up to %llu bytes, total says %llu",
+		kvmlu_err(err, errlen, 0, "guestmem: regions add up to %llu bytes, total says %llu",
 			      (unsigned long long)total, (unsigned long long)gm->total);
 		return -EINVAL;
 	}
@@ -197,7 +197,7 @@ int guestmem_adopt(struct guestmem *gm, const int *fds, char *err, size_t errlen
 		uint64_t need = g->fd_offset + g->size;
 
 		if (fds[i] < 0) {
-			guestmem_errf(err, errlen, "guestmem: region %u has no file (fd %d)", i, fds[i]);
+			kvmlu_err(err, errlen, 0, "guestmem: region %u has no file (fd %d)", i, fds[i]);
 			ret = -EBADF;
 			goto err_unmap;
 		}

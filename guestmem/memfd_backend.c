@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "guestmem/backend.h"
-#include "guestmem/errmsg.h"
+#include "common/err.h"
 
 int guestmem_memfd_create(uint64_t size, const char *name, char *err, size_t errlen)
 {
@@ -30,7 +30,7 @@ int guestmem_memfd_create(uint64_t size, const char *name, char *err, size_t err
 	int fd, ret;
 
 	if (size == 0 || size > (uint64_t)INT64_MAX) {
-		guestmem_errf(err, errlen, "memfd: invalid size %llu",
+		kvmlu_err(err, errlen, 0, "memfd: invalid size %llu",
 			      (unsigned long long)size);
 		return -EINVAL;
 	}
@@ -41,18 +41,18 @@ int guestmem_memfd_create(uint64_t size, const char *name, char *err, size_t err
 	fd = memfd_create(label, MFD_ALLOW_SEALING);
 	if (fd < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "memfd_create(%s): %s", label, strerror(errno));
+		kvmlu_err(err, errlen, 0, "memfd_create(%s): %s", label, strerror(errno));
 		return ret;
 	}
 	if (ftruncate(fd, (off_t)size) < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "memfd %s: ftruncate to %llu bytes: %s",
+		kvmlu_err(err, errlen, 0, "memfd %s: ftruncate to %llu bytes: %s",
 			      label, (unsigned long long)size, strerror(errno));
 		goto err_close;
 	}
 	if (fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW) < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "memfd %s: F_ADD_SEALS shrink|grow: %s",
+		kvmlu_err(err, errlen, 0, "memfd %s: F_ADD_SEALS shrink|grow: %s",
 			      label, strerror(errno));
 		goto err_close;
 	}
@@ -71,41 +71,41 @@ int guestmem_memfd_check(int fd, uint64_t need, char *err, size_t errlen)
 	if (fstat(fd, &st) < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "memfd fd %d: fstat: %s", fd, strerror(errno));
+		kvmlu_err(err, errlen, 0, "memfd fd %d: fstat: %s", fd, strerror(errno));
 		return ret;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		guestmem_errf(err, errlen, "fd %d is not a memfd (mode 0%o is not a regular file)",
+		kvmlu_err(err, errlen, 0, "fd %d is not a memfd (mode 0%o is not a regular file)",
 			      fd, (unsigned int)st.st_mode);
 		return -EINVAL;
 	}
 	if (fstatfs(fd, &sfs) < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "memfd fd %d: fstatfs: %s", fd, strerror(errno));
+		kvmlu_err(err, errlen, 0, "memfd fd %d: fstatfs: %s", fd, strerror(errno));
 		return ret;
 	}
 	if ((unsigned long)sfs.f_type == (unsigned long)HUGETLBFS_MAGIC) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "fd %d is a hugetlbfs file; only shmem memfds can be preserved",
 			      fd);
 		return -EINVAL;
 	}
 	if ((unsigned long)sfs.f_type != (unsigned long)TMPFS_MAGIC) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "fd %d is not a memfd (filesystem type 0x%lx, not shmem)",
 			      fd, (unsigned long)sfs.f_type);
 		return -EINVAL;
 	}
 	/* A linked tmpfs file (e.g. in /dev/shm) is shmem but LUO refuses it. */
 	if (st.st_nlink != 0) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "fd %d is a tmpfs file with %lu links, not an unlinked memfd",
 			      fd, (unsigned long)st.st_nlink);
 		return -EINVAL;
 	}
 	if ((uint64_t)st.st_size < need) {
-		guestmem_errf(err, errlen, "memfd fd %d holds %llu bytes, region needs %llu",
+		kvmlu_err(err, errlen, 0, "memfd fd %d holds %llu bytes, region needs %llu",
 			      fd, (unsigned long long)st.st_size, (unsigned long long)need);
 		return -EINVAL;
 	}

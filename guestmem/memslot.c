@@ -16,7 +16,7 @@
 #include <sys/ioctl.h>
 
 #include "guestmem/backend.h"
-#include "guestmem/errmsg.h"
+#include "common/err.h"
 #include "guestmem/guestmem.h"
 #include "kvmlu/kvm_uapi.h"
 
@@ -43,12 +43,12 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 	int r, ret;
 
 	if (!gm || gm->nr == 0 || gm->nr > GUESTMEM_MAX_REGIONS) {
-		guestmem_errf(err, errlen, "memslot: no regions to bind (nr %u)", gm ? gm->nr : 0);
+		kvmlu_err(err, errlen, 0, "memslot: no regions to bind (nr %u)", gm ? gm->nr : 0);
 		return -EINVAL;
 	}
 	r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_USER_MEMORY2);
 	if (r <= 0) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "memslot: kernel lacks KVM_CAP_USER_MEMORY2 (KVM_SET_USER_MEMORY_REGION2, Linux 6.8+) on vm fd %d",
 			      vm_fd);
 		return -EOPNOTSUPP;
@@ -59,7 +59,7 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 		struct kvm_userspace_memory_region2 m;
 
 		if (!g->hva || g->fd < 0) {
-			guestmem_errf(err, errlen, "memslot %u: region at gpa 0x%llx is not mapped",
+			kvmlu_err(err, errlen, 0, "memslot %u: region at gpa 0x%llx is not mapped",
 				      g->slot, (unsigned long long)g->gpa);
 			ret = -EINVAL;
 			goto err_unbind;
@@ -77,7 +77,7 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 		}
 		ret = guestmem_set_region2(vm_fd, &m);
 		if (ret) {
-			guestmem_errf(err, errlen,
+			kvmlu_err(err, errlen, 0,
 				      "KVM_SET_USER_MEMORY_REGION2 slot %u gpa 0x%llx size 0x%llx (%s fd %d): %s",
 				      g->slot, (unsigned long long)g->gpa,
 				      (unsigned long long)g->size,

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Host live update of one VM: its RAM files and state FDT kept across a
- * host kexec in the LUO session "kvmlu/vm/<name>" (guestmem/luo_session.h).
+ * host kexec in the LUO session "kvmlu/vm/<name>" (common/luo_session.h).
  *
  * Before the kexec (control commands, live_update_prepare.c):
  *   prepare-update  pause, capture the state with the memory checksum,
@@ -33,7 +33,7 @@
 #include <json-c/json.h>
 
 #include "guestmem/guestmem.h"
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/state_vm.h"
 

@@ -5,5 +5,6 @@
 VMM_SRCS := $(filter-out vmm/kvmlu_vmm.c vmm/tools/%,\
 	$(wildcard vmm/*.c vmm/*/*.c vmm/*/*/*.c))
 $(eval $(call kvmlu_lib,vmm,$(VMM_SRCS)))
-$(eval $(call kvmlu_prog,kvmlu-vmm,vmm/kvmlu_vmm.c,vmm guestmem))
+LIB_vmm_LDLIBS := -lfdt
+$(eval $(call kvmlu_prog,kvmlu-vmm,vmm/kvmlu_vmm.c,vmm guestmem common))
 $(eval $(call kvmlu_prog,kvmlu-ctl,vmm/tools/kvmlu_ctl.c,))

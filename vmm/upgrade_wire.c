@@ -9,7 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "guestmem/fd_pass.h"
+#include "common/fd_pass.h"
 #include "vmm/state/state_vm.h"
 #include "vmm/upgrade_wire.h"
 

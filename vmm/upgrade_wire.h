@@ -2,7 +2,7 @@
 /*
  * The messages between an upgrading kvmlu-vmm (vmm/upgrade.c) and the
  * new process it started (vmm/incoming.c), over a SOCK_SEQPACKET
- * socketpair, each a JSON object with fds attached (guestmem/fd_pass.h):
+ * socketpair, each a JSON object with fds attached (common/fd_pass.h):
  *
  *   old -> new  {"msg":"prepare","name":"vm1","ram_size":N,"nr_vcpus":K,
  *                "backend":"memfd","serial_fd":0,"listen_fd":1,

@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

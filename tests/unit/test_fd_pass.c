@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "guestmem/fd_pass.h"
+#include "common/fd_pass.h"
 #include "guestmem/guestmem.h"
 
 static char err[512];

@@ -22,7 +22,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "guestmem/luo_session.h"
+#include "common/luo_session.h"
 
 static char err[512];
 

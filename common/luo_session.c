@@ -23,8 +23,8 @@
  *  5. Closing a retrieved session finishes it: keep it open to keep the
  *     files (checksum mismatch).
  */
-#include "guestmem/luo_session.h"
-#include "guestmem/errmsg.h"
+#include "common/luo_session.h"
+#include "common/err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -67,24 +67,24 @@ static int luo_vm_name_check(const char *vm, char *err, size_t errlen)
 	size_t len = strnlen(vm, max + 1);
 
 	if (len == 0) {
-		guestmem_errf(err, errlen, "VM name is empty");
+		kvmlu_err(err, errlen, 0, "VM name is empty");
 		return -EINVAL;
 	}
 	if (len > max) {
-		guestmem_errf(err, errlen, "VM name '%.*s...' is longer than %zu characters "
+		kvmlu_err(err, errlen, 0, "VM name '%.*s...' is longer than %zu characters "
 			"(the LUO session name is limited to %d bytes)",
 			(int)max, vm, max, LUO_SESSION_NAME_SIZE - 1);
 		return -EINVAL;
 	}
 	/* Same rule as `kvmlu-vmm run --name`: a letter or digit first. */
 	if (!luo_name_char_ok(vm[0]) || vm[0] == '.' || vm[0] == '-' || vm[0] == '_') {
-		guestmem_errf(err, errlen, "VM name '%s' does not start with a letter or digit",
+		kvmlu_err(err, errlen, 0, "VM name '%s' does not start with a letter or digit",
 			      vm);
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < len; i++) {
 		if (!luo_name_char_ok(vm[i])) {
-			guestmem_errf(err, errlen, "VM name '%s' has character 0x%02x at %zu "
+			kvmlu_err(err, errlen, 0, "VM name '%s' has character 0x%02x at %zu "
 				"(allowed: letters, digits, '_', '.', '-')",
 				vm, (unsigned char)vm[i], i);
 			return -EINVAL;
@@ -98,11 +98,11 @@ int luo_session_name_check(const char *name, char *err, size_t errlen)
 	size_t plen = strlen(LUO_SESSION_VM_PREFIX);
 
 	if (!name) {
-		guestmem_errf(err, errlen, "no session name");
+		kvmlu_err(err, errlen, 0, "no session name");
 		return -EINVAL;
 	}
 	if (strncmp(name, LUO_SESSION_VM_PREFIX, plen) != 0) {
-		guestmem_errf(err, errlen, "session name '%.*s' does not start with '%s'",
+		kvmlu_err(err, errlen, 0, "session name '%.*s' does not start with '%s'",
 			LUO_SESSION_NAME_SIZE, name, LUO_SESSION_VM_PREFIX);
 		return -EINVAL;
 	}
@@ -114,7 +114,7 @@ int luo_session_name_for_vm(const char *vm, char *out, char *err, size_t errlen)
 	int ret;
 
 	if (!vm) {
-		guestmem_errf(err, errlen, "no VM name");
+		kvmlu_err(err, errlen, 0, "no VM name");
 		return -EINVAL;
 	}
 	ret = luo_vm_name_check(vm, err, errlen);
@@ -274,10 +274,10 @@ static int luo_device_open(char *err, size_t errlen)
 		break;
 	}
 	if (e == EBUSY)
-		guestmem_errf(err, errlen, "%s: %s; still busy after %u ms [EBUSY]",
+		kvmlu_err(err, errlen, 0, "%s: %s; still busy after %u ms [EBUSY]",
 			luo_device, luo_session_error_hint(LUO_OP_OPEN, e), waited);
 	else
-		guestmem_errf(err, errlen, "%s: %s [%s]", luo_device,
+		kvmlu_err(err, errlen, 0, "%s: %s [%s]", luo_device,
 			luo_session_error_hint(LUO_OP_OPEN, e), luo_errno_name(e));
 	return -e;
 }
@@ -285,7 +285,7 @@ static int luo_device_open(char *err, size_t errlen)
 static int luo_fail(enum luo_op op, const char *session, const char *what,
 		    int e, char *err, size_t errlen)
 {
-	guestmem_errf(err, errlen, "LUO session '%s': %s%s%s failed: %s [%s]",
+	kvmlu_err(err, errlen, 0, "LUO session '%s': %s%s%s failed: %s [%s]",
 		session, luo_session_op_name(op), what ? " of " : "",
 		what ? what : "", luo_session_error_hint(op, e), luo_errno_name(e));
 	return -e;
@@ -301,7 +301,7 @@ static int luo_session_open(struct luo_session *s, const char *name, bool incomi
 	int dev, ret, e;
 
 	if (s->fd >= 0) {
-		guestmem_errf(err, errlen, "LUO session '%s': already holding session '%s'",
+		kvmlu_err(err, errlen, 0, "LUO session '%s': already holding session '%s'",
 			name, s->name);
 		return -EBUSY;
 	}
@@ -328,7 +328,7 @@ static int luo_session_open(struct luo_session *s, const char *name, bool incomi
 	if (ret < 0)
 		return luo_fail(op, name, NULL, e, err, errlen);
 	if (req.fd < 0) {
-		guestmem_errf(err, errlen, "LUO session '%s': %s returned fd %d",
+		kvmlu_err(err, errlen, 0, "LUO session '%s': %s returned fd %d",
 			name, luo_session_op_name(op), req.fd);
 		return -EIO;
 	}
@@ -356,11 +356,11 @@ static int luo_session_require(const struct luo_session *s, enum luo_op op,
 			       bool incoming, char *err, size_t errlen)
 {
 	if (s->fd < 0) {
-		guestmem_errf(err, errlen, "LUO %s: no session open", luo_session_op_name(op));
+		kvmlu_err(err, errlen, 0, "LUO %s: no session open", luo_session_op_name(op));
 		return -EBADF;
 	}
 	if (s->incoming != incoming) {
-		guestmem_errf(err, errlen, "LUO session '%s': %s needs a%s session",
+		kvmlu_err(err, errlen, 0, "LUO session '%s': %s needs a%s session",
 			s->name, luo_session_op_name(op),
 			incoming ? " retrieved" : "n outgoing");
 		return -EINVAL;
@@ -408,7 +408,7 @@ int luo_session_retrieve_fd(struct luo_session *s, uint64_t token,
 	if (ioctl(s->fd, LIVEUPDATE_SESSION_RETRIEVE_FD, &req) < 0)
 		return luo_fail(LUO_OP_RETRIEVE_FD, s->name, label, errno, err, errlen);
 	if (req.fd < 0) {
-		guestmem_errf(err, errlen, "LUO session '%s': RETRIEVE_FD of %s returned fd %d",
+		kvmlu_err(err, errlen, 0, "LUO session '%s': RETRIEVE_FD of %s returned fd %d",
 			s->name, label, req.fd);
 		return -EIO;
 	}
@@ -438,7 +438,7 @@ int luo_session_get_name(const struct luo_session *s, char *out,
 	struct liveupdate_session_get_name req;
 
 	if (s->fd < 0) {
-		guestmem_errf(err, errlen, "LUO GET_NAME: no session open");
+		kvmlu_err(err, errlen, 0, "LUO GET_NAME: no session open");
 		return -EBADF;
 	}
 	memset(&req, 0, sizeof(req));
@@ -446,7 +446,7 @@ int luo_session_get_name(const struct luo_session *s, char *out,
 	if (ioctl(s->fd, LIVEUPDATE_SESSION_GET_NAME, &req) < 0)
 		return luo_fail(LUO_OP_GET_NAME, s->name, NULL, errno, err, errlen);
 	if (!memchr(req.name, '\0', sizeof(req.name))) {
-		guestmem_errf(err, errlen, "LUO session '%s': GET_NAME returned an "
+		kvmlu_err(err, errlen, 0, "LUO session '%s': GET_NAME returned an "
 			"unterminated name", s->name);
 		return -EIO;
 	}

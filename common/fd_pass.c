@@ -19,8 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "guestmem/errmsg.h"
-#include "guestmem/fd_pass.h"
+#include "common/err.h"
+#include "common/fd_pass.h"
 
 #define FD_PASS_MAGIC 0x4446564bU	/* "KVFD" read as little-endian bytes */
 
@@ -47,7 +47,7 @@ static int fd_pass_send_rest(int sock, const char *p, size_t left, char *err, si
 		if (n < 0) {
 			int ret = -errno;
 
-			guestmem_errf(err, errlen, "fd_pass: send on socket %d: %s",
+			kvmlu_err(err, errlen, 0, "fd_pass: send on socket %d: %s",
 				      sock, strerror(errno));
 			return ret;
 		}
@@ -69,18 +69,18 @@ int fd_pass_send(int sock, const int *fds, unsigned int nfds,
 	ssize_t n;
 
 	if (nfds > FD_PASS_MAX_FDS || (nfds && !fds)) {
-		guestmem_errf(err, errlen, "fd_pass: cannot send %u fds (at most %u)",
+		kvmlu_err(err, errlen, 0, "fd_pass: cannot send %u fds (at most %u)",
 			      nfds, FD_PASS_MAX_FDS);
 		return -EINVAL;
 	}
 	if (len > FD_PASS_MAX_DATA || (len && !data)) {
-		guestmem_errf(err, errlen, "fd_pass: payload of %zu bytes too large (at most %u)",
+		kvmlu_err(err, errlen, 0, "fd_pass: payload of %zu bytes too large (at most %u)",
 			      len, FD_PASS_MAX_DATA);
 		return -EMSGSIZE;
 	}
 	for (i = 0; i < nfds; i++) {
 		if (fds[i] < 0 || fcntl(fds[i], F_GETFD) < 0) {
-			guestmem_errf(err, errlen, "fd_pass: fd %u to send (%d) is not open", i, fds[i]);
+			kvmlu_err(err, errlen, 0, "fd_pass: fd %u to send (%d) is not open", i, fds[i]);
 			return -EBADF;
 		}
 	}
@@ -116,7 +116,7 @@ int fd_pass_send(int sock, const int *fds, unsigned int nfds,
 	if (n < 0) {
 		int ret = -errno;
 
-		guestmem_errf(err, errlen, "fd_pass: sendmsg of %u fds and %zu bytes on socket %d: %s",
+		kvmlu_err(err, errlen, 0, "fd_pass: sendmsg of %u fds and %zu bytes on socket %d: %s",
 			      nfds, len, sock, strerror(errno));
 		return ret;
 	}
@@ -152,12 +152,12 @@ static int fd_pass_read_full(int sock, void *p, size_t len, const char *what,
 		if (n < 0) {
 			int ret = -errno;
 
-			guestmem_errf(err, errlen, "fd_pass: recv %s on socket %d: %s",
+			kvmlu_err(err, errlen, 0, "fd_pass: recv %s on socket %d: %s",
 				      what, sock, strerror(errno));
 			return ret;
 		}
 		if (n == 0) {
-			guestmem_errf(err, errlen, "fd_pass: socket %d closed in the middle of the %s",
+			kvmlu_err(err, errlen, 0, "fd_pass: socket %d closed in the middle of the %s",
 				      sock, what);
 			return -EPROTO;
 		}
@@ -215,12 +215,12 @@ int fd_pass_recv(int sock, int *fds, unsigned int max_fds, unsigned int *nfds,
 	*nfds = 0;
 	*len = 0;
 	if (flags & ~FD_PASS_CLOEXEC) {
-		guestmem_errf(err, errlen, "fd_pass: unknown recv flags 0x%x", flags);
+		kvmlu_err(err, errlen, 0, "fd_pass: unknown recv flags 0x%x", flags);
 		return -EINVAL;
 	}
 	if (getsockopt(sock, SOL_SOCKET, SO_TYPE, &type, &optlen) < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "fd_pass: socket %d: SO_TYPE: %s", sock, strerror(errno));
+		kvmlu_err(err, errlen, 0, "fd_pass: socket %d: SO_TYPE: %s", sock, strerror(errno));
 		return ret;
 	}
 
@@ -244,24 +244,24 @@ int fd_pass_recv(int sock, int *fds, unsigned int max_fds, unsigned int *nfds,
 	while (n < 0 && errno == EINTR);
 	if (n < 0) {
 		ret = -errno;
-		guestmem_errf(err, errlen, "fd_pass: recvmsg on socket %d: %s", sock, strerror(errno));
+		kvmlu_err(err, errlen, 0, "fd_pass: recvmsg on socket %d: %s", sock, strerror(errno));
 		return ret;
 	}
 	nr = fd_pass_collect(&msg, got, sizeof(got) / sizeof(got[0]));
 	if (n == 0) {
-		guestmem_errf(err, errlen, "fd_pass: peer closed socket %d before sending", sock);
+		kvmlu_err(err, errlen, 0, "fd_pass: peer closed socket %d before sending", sock);
 		ret = -ECONNRESET;
 		goto err_close;
 	}
 	if (msg.msg_flags & MSG_CTRUNC) {
-		guestmem_errf(err, errlen,
+		kvmlu_err(err, errlen, 0,
 			      "fd_pass: control data truncated on socket %d (more than %u fds sent, or fd limit reached); %u arrived and were closed",
 			      sock, FD_PASS_MAX_FDS, nr);
 		ret = -EMSGSIZE;
 		goto err_close;
 	}
 	if (msg.msg_flags & MSG_TRUNC) {
-		guestmem_errf(err, errlen, "fd_pass: message on socket %d longer than %zu bytes",
+		kvmlu_err(err, errlen, 0, "fd_pass: message on socket %d longer than %zu bytes",
 			      sock, sizeof(hdr) + buflen);
 		ret = -EMSGSIZE;
 		goto err_close;
@@ -269,7 +269,7 @@ int fd_pass_recv(int sock, int *fds, unsigned int max_fds, unsigned int *nfds,
 	have = (size_t)n;
 	if (have < sizeof(hdr)) {
 		if (type != SOCK_STREAM) {
-			guestmem_errf(err, errlen, "fd_pass: message of %zd bytes, shorter than its header", n);
+			kvmlu_err(err, errlen, 0, "fd_pass: message of %zd bytes, shorter than its header", n);
 			ret = -EPROTO;
 			goto err_close;
 		}
@@ -280,25 +280,25 @@ int fd_pass_recv(int sock, int *fds, unsigned int max_fds, unsigned int *nfds,
 		have = sizeof(hdr);
 	}
 	if (hdr.magic != FD_PASS_MAGIC || hdr.reserved) {
-		guestmem_errf(err, errlen, "fd_pass: bad header on socket %d (magic 0x%08x)",
+		kvmlu_err(err, errlen, 0, "fd_pass: bad header on socket %d (magic 0x%08x)",
 			      sock, hdr.magic);
 		ret = -EPROTO;
 		goto err_close;
 	}
 	if (hdr.nfds > max_fds) {
-		guestmem_errf(err, errlen, "fd_pass: peer sent %u fds, at most %u expected",
+		kvmlu_err(err, errlen, 0, "fd_pass: peer sent %u fds, at most %u expected",
 			      hdr.nfds, max_fds);
 		ret = -EMSGSIZE;
 		goto err_close;
 	}
 	if (hdr.nfds != nr) {
-		guestmem_errf(err, errlen, "fd_pass: header announces %u fds, %u arrived",
+		kvmlu_err(err, errlen, 0, "fd_pass: header announces %u fds, %u arrived",
 			      hdr.nfds, nr);
 		ret = -EPROTO;
 		goto err_close;
 	}
 	if (hdr.len > buflen) {
-		guestmem_errf(err, errlen, "fd_pass: payload of %u bytes, buffer holds %zu",
+		kvmlu_err(err, errlen, 0, "fd_pass: payload of %u bytes, buffer holds %zu",
 			      hdr.len, buflen);
 		ret = -EMSGSIZE;
 		goto err_close;
@@ -308,7 +308,7 @@ int fd_pass_recv(int sock, int *fds, unsigned int max_fds, unsigned int *nfds,
 		if (ret)
 			goto err_close;
 	} else if (have - sizeof(hdr) != hdr.len) {
-		guestmem_errf(err, errlen, "fd_pass: header announces %u payload bytes, %zu arrived",
+		kvmlu_err(err, errlen, 0, "fd_pass: header announces %u payload bytes, %zu arrived",
 			      hdr.len, have - sizeof(hdr));
 		ret = -EPROTO;
 		goto err_close;

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What the agent's socket and every VMM's control socket share on the
+ * wire (docs/control-protocol.md): one JSON object per line each way,
+ *   -> {"cmd":"pause","id":7,"args":{...}}     id and args optional
+ *   <- {"ok":true,"return":{...},"id":7}
+ *   <- {"ok":false,"error":{"class":"...","desc":"..."},"id":7}
+ * the error classes clients match on (never on desc), and the reply keys
+ * one side reads from the other. Parsing and writing: common/json_line.h.
+ */
+#ifndef KVMLU_CONTROL_WIRE_H
+#define KVMLU_CONTROL_WIRE_H
+
+/* Longest line either side accepts, without its newline. */
+#define KVMLU_WIRE_LINE_MAX	(256 * 1024)
+#define KVMLU_WIRE_CMD_MAX	63
+#define KVMLU_WIRE_ID_STR_MAX	128
+#define KVMLU_WIRE_DEPTH	16
+
+/* Error classes: stable names clients may depend on. */
+#define KVMLU_ERR_PARSE		"ParseError"		/* not JSON, or not one object */
+#define KVMLU_ERR_INVALID	"InvalidRequest"	/* bad keys, types or args */
+#define KVMLU_ERR_UNKNOWN_CMD	"UnknownCommand"
+#define KVMLU_ERR_LINE_TOO_LONG	"LineTooLong"
+#define KVMLU_ERR_PERMISSION	"PermissionDenied"
+#define KVMLU_ERR_BUSY		"Busy"			/* too many clients, or work in progress */
+#define KVMLU_ERR_NOT_PAUSED	"NotPaused"
+#define KVMLU_ERR_NOT_RUNNING	"NotRunning"
+#define KVMLU_ERR_TIMEOUT	"Timeout"
+#define KVMLU_ERR_FAILED	"Failed"		/* the operation itself failed */
+/* Host live update (a VMM's prepare-update, abort-update, restore). */
+#define KVMLU_ERR_NOT_PRESERVABLE "NotPreservable"	/* a file LUO cannot keep */
+#define KVMLU_ERR_NO_LUO	"NoLiveUpdate"		/* no usable /dev/liveupdate */
+#define KVMLU_ERR_PREPARED	"AlreadyPrepared"	/* a session is held */
+#define KVMLU_ERR_NOT_PREPARED	"NotPrepared"		/* abort without prepare */
+#define KVMLU_ERR_HELD		"Held"			/* restored VM held, not running */
+#define KVMLU_ERR_MISMATCH	"ChecksumMismatch"	/* restored memory differs */
+
+/* Reply keys of a VMM that the agent reads. */
+#define KVMLU_KEY_STATE		"state"		/* status: running, paused, held, ... */
+#define KVMLU_KEY_MEMORY	"memory"	/* status, prepare-update: bytes of guest RAM */
+#define KVMLU_KEY_BACKEND	"backend"	/* status, prepare-update: memfd, guest_memfd */
+#define KVMLU_KEY_PRESERVABLE	"preservable"	/* status: can prepare-update keep the RAM */
+#define KVMLU_KEY_SESSION	"session"	/* prepare-update, update-status */
+#define KVMLU_KEY_CHECKSUM	"checksum"	/* prepare-update: memory at pause */
+#define KVMLU_KEY_PAUSED_AT	"paused_at_ns"	/* prepare-update, update-status */
+#define KVMLU_KEY_RESUMED_AT	"resumed_at_ns"	/* update-status after a restore */
+#define KVMLU_KEY_SUM_NOW	"checksum_now"	/* update-status after a restore */
+#define KVMLU_KEY_VERIFIED	"memory_verified"
+#define KVMLU_KEY_PHASE		"phase"		/* update-status; status while held */
+#define KVMLU_KEY_REASON	"reason"	/* why a restored VM is held */
+#define KVMLU_KEY_PREPARE_MS	"prepare_ms"
+#define KVMLU_KEY_RESTORE_MS	"restore_ms"
+
+#endif /* KVMLU_CONTROL_WIRE_H */
