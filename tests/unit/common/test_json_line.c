@@ -1,0 +1,221 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * common/json_line: the one parser and writer both sockets use. Strict
+ * parsing of untrusted lines, the request shape, the one number form, and
+ * the reader's line limit over a real socket pair.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <errno.h>
+
+#include "common/json_line.h"
+
+static int parse(const char *s, const char **class)
+{
+	struct json_line_error e = { NULL, "" };
+	json_object *o = NULL;
+	int rc = json_line_parse(s, strlen(s), &o, &e);
+
+	*class = e.class;
+	json_object_put(o);
+	return rc;
+}
+
+static void test_parse_accepts_one_object_with_blanks_around(void **state)
+{
+	const char *cls;
+
+	(void)state;
+	assert_int_equal(parse("{\"cmd\":\"status\"}", &cls), 0);
+	assert_int_equal(parse("  {\"a\":[1,2,{\"b\":null}]} \t\r", &cls), 0);
+}
+
+static void test_parse_refuses_trailing_bytes_and_second_objects(void **state)
+{
+	const char *cls;
+
+	(void)state;
+	assert_int_equal(parse("{\"cmd\":\"status\"} x", &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_PARSE);
+	assert_int_equal(parse("{}{}", &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_PARSE);
+}
+
+static void test_parse_refuses_non_objects_bad_utf8_and_nul(void **state)
+{
+	const char bad_utf8[] = "{\"cmd\":\"\xff\xfe\"}";
+	struct json_line_error e;
+	json_object *o = NULL;
+	const char *cls;
+
+	(void)state;
+	assert_int_equal(parse("[1,2]", &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_INVALID);
+	assert_int_equal(parse("42", &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_INVALID);
+	assert_int_equal(parse("null", &cls), -EINVAL);
+	assert_int_equal(parse("", &cls), -EINVAL);
+	assert_int_equal(parse("{\"a\":", &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_PARSE);
+	assert_int_equal(parse(bad_utf8, &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_PARSE);
+	/* Comments are a json-c extension strict mode refuses. */
+	assert_int_equal(parse("{\"a\":1 /* c */}", &cls), -EINVAL);
+	assert_int_equal(json_line_parse("{\"a\":1}\0", 8, &o, &e), -EINVAL);
+	assert_null(o);
+}
+
+static void test_parse_refuses_deep_nesting(void **state)
+{
+	char deep[200] = "", *p = deep;
+	const char *cls;
+
+	(void)state;
+	p += sprintf(p, "{\"a\":");
+	for (int i = 0; i < KVMLU_WIRE_DEPTH + 2; i++)
+		*p++ = '[';
+	for (int i = 0; i < KVMLU_WIRE_DEPTH + 2; i++)
+		*p++ = ']';
+	*p++ = '}';
+	*p = '\0';
+	assert_int_equal(parse(deep, &cls), -EINVAL);
+	assert_string_equal(cls, KVMLU_ERR_PARSE);
+}
+
+static void test_parse_refuses_overlong_line(void **state)
+{
+	size_t n = KVMLU_WIRE_LINE_MAX + 1;
+	struct json_line_error e;
+	json_object *o = NULL;
+	char *line = malloc(n);
+
+	(void)state;
+	assert_non_null(line);
+	memset(line, ' ', n);
+	line[0] = '{';
+	line[n - 1] = '}';
+	assert_int_equal(json_line_parse(line, n, &o, &e), -EINVAL);
+	assert_string_equal(e.class, KVMLU_ERR_LINE_TOO_LONG);
+	free(line);
+}
+
+static void test_request_shape_wants_args_under_args(void **state)
+{
+	struct json_line_request req;
+	struct json_line_error e;
+	const char *ok = "{\"cmd\":\"upgrade\",\"id\":7,\"args\":{\"checksum\":true}}";
+	const char *top = "{\"cmd\":\"upgrade\",\"id\":\"x\",\"checksum\":true}";
+
+	(void)state;
+	assert_int_equal(json_line_request_parse(ok, strlen(ok), &req, &e), 0);
+	assert_string_equal(req.cmd, "upgrade");
+	assert_int_equal(json_object_get_int(req.id), 7);
+	assert_true(json_object_is_type(req.args, json_type_object));
+	json_line_request_free(&req);
+
+	assert_int_equal(json_line_request_parse(top, strlen(top), &req, &e), -EINVAL);
+	assert_string_equal(e.class, KVMLU_ERR_INVALID);
+	assert_non_null(strstr(e.desc, "\"checksum\""));
+	/* The id was readable: the error reply can echo it. */
+	assert_string_equal(json_object_get_string(req.id), "x");
+	json_line_request_free(&req);
+}
+
+static void test_request_refuses_bad_cmd_id_and_args(void **state)
+{
+	static const char *const bad[] = {
+		"{\"id\":1}",
+		"{\"cmd\":5}",
+		"{\"cmd\":\"\"}",
+		"{\"cmd\":\"status\",\"id\":1.5}",
+		"{\"cmd\":\"status\",\"args\":[1]}",
+	};
+	struct json_line_request req;
+	struct json_line_error e;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		assert_int_equal(json_line_request_parse(bad[i], strlen(bad[i]), &req, &e), -EINVAL);
+		assert_string_equal(e.class, KVMLU_ERR_INVALID);
+		json_line_request_free(&req);
+	}
+}
+
+static void test_writer_has_one_number_form_and_no_slash_escapes(void **state)
+{
+	json_object *o = json_object_new_object();
+	size_t len;
+	char *s;
+
+	(void)state;
+	json_object_object_add(o, "latency_us", json_line_new_ms(217.59200000000001));
+	json_object_object_add(o, "ms", json_line_new_ms(3.0));
+	json_object_object_add(o, "tiny", json_line_new_ms(0.0004));
+	json_object_object_add(o, "big", json_line_new_u64(UINT64_MAX));
+	json_object_object_add(o, "path", json_object_new_string("/run/kvmlu/vms/a.sock"));
+	s = json_line_format(o, &len);
+	assert_non_null(s);
+	assert_string_equal(s, "{\"latency_us\":217.592,\"ms\":3.0,\"tiny\":0.0,"
+			       "\"big\":9223372036854775807,\"path\":\"/run/kvmlu/vms/a.sock\"}\n");
+	assert_int_equal(len, strlen(s));
+	free(s);
+	json_object_put(o);
+}
+
+static void test_reader_takes_lines_and_refuses_an_overlong_one(void **state)
+{
+	struct json_line_reader *r = malloc(sizeof(*r));
+	char err[128] = "", *junk;
+	json_object *o = NULL;
+	int sv[2];
+
+	(void)state;
+	assert_non_null(r);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM, 0, sv), 0);
+	json_line_reader_init(r, sv[0]);
+	assert_int_equal(write(sv[1], "{\"a\":1}\n{\"b\":2} {}\n", 19), 19);
+	assert_int_equal(json_line_read(r, 1000, &o, err, sizeof(err)), 0);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "a")), 1);
+	json_object_put(o);
+	assert_int_equal(json_line_read(r, 1000, &o, err, sizeof(err)), -EBADMSG);
+	assert_non_null(strstr(err, "refused"));
+	/* No newline within the limit: refused, not grown. */
+	junk = malloc(KVMLU_WIRE_LINE_MAX + 10);
+	assert_non_null(junk);
+	memset(junk, 'x', KVMLU_WIRE_LINE_MAX + 10);
+	if (fork() == 0) {
+		ssize_t n = write(sv[1], junk, KVMLU_WIRE_LINE_MAX + 10);
+
+		_exit(n > 0 ? 0 : 1);
+	}
+	assert_int_equal(json_line_read(r, 5000, &o, err, sizeof(err)), -EMSGSIZE);
+	close(sv[0]);
+	close(sv[1]);
+	free(junk);
+	free(r);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_parse_accepts_one_object_with_blanks_around),
+		cmocka_unit_test(test_parse_refuses_trailing_bytes_and_second_objects),
+		cmocka_unit_test(test_parse_refuses_non_objects_bad_utf8_and_nul),
+		cmocka_unit_test(test_parse_refuses_deep_nesting),
+		cmocka_unit_test(test_parse_refuses_overlong_line),
+		cmocka_unit_test(test_request_shape_wants_args_under_args),
+		cmocka_unit_test(test_request_refuses_bad_cmd_id_and_args),
+		cmocka_unit_test(test_writer_has_one_number_form_and_no_slash_escapes),
+		cmocka_unit_test(test_reader_takes_lines_and_refuses_an_overlong_one),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
