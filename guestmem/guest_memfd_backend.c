@@ -5,7 +5,7 @@
  * it like a memfd and every page starts out shared (no confidential
  * computing here; the point is a file KVM owns, which the project's
  * kernel (kernel/patches, CONFIG_LIVEUPDATE_GUEST_MEMFD) preserves over
- * LUO; upstream 7.3 does not, see FACTS.md).
+ * LUO; upstream 7.3 does not, kernel/README.md).
  *
  * Lifecycle: probed and created once per region on the VM's fd when the VM
  * is first started (the file is bound to that VM for its whole life). On a

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of the guest_memfd backend and of memslot.c on this machine's
- * /dev/kvm (FACTS.md: guest_memfd with MMAP|INIT_SHARED works here). Each
+ * /dev/kvm (measured on these machines: guest_memfd with MMAP|INIT_SHARED works here). Each
  * test makes its own VM. Without /dev/kvm the tests SKIP and say so.
  */
 #include <stdarg.h>
