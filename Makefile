@@ -17,7 +17,7 @@
 SHELL := /bin/bash
 B := build
 
-ENTRY_TARGETS := all check demo bench fuzz kernel
+ENTRY_TARGETS := all check demo bench fuzz kernel soak
 .PHONY: $(ENTRY_TARGETS) deps clean
 ifeq ($(KVMLU_DEPS_DONE),)
 $(ENTRY_TARGETS):
@@ -141,6 +141,9 @@ demo: all
 
 bench: all
 	@tests/bench/run.sh
+
+soak: tests-build
+	@tests/soak/run.sh
 
 fuzz: $(FUZZERS)
 	@tests/fuzz/run.sh $(FUZZERS)

@@ -8,8 +8,10 @@
 #
 # Usage: mkinitramfs.sh OUT.cpio BZIMAGE [PEERS_DIR]
 # Extra files for a case: tests/harness/cases/NAME.files, lines of
-# "host-path guest-path" (host path relative to the repo top; a missing host
-# file is left out, so the case can SKIP with the reason).
+# "host-path guest-path" (host path relative to the repo top, or absolute
+# for a program of this machine's, which brings its shared libraries; a
+# folder is copied whole; a missing host file is left out, so the case can
+# SKIP with the reason).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -77,14 +79,21 @@ fi
 for list in "$here"/cases/*.files; do
 	[ -f "$list" ] || continue
 	while read -r src dst; do
-		case $src in ''|'#'*) continue ;; esac
-		[ -e "$top/$src" ] || continue
-		add_prog "$top/$src" "$dst"
+		case $src in ''|'#'*) continue ;; /*) ;; *) src=$top/$src ;; esac
+		[ -e "$src" ] || continue
+		if [ -d "$src" ]; then
+			mkdir -p "$root$dst"
+			cp -a "$src/." "$root$dst/"
+		else
+			add_prog "$src" "$dst"
+		fi
 	done <"$list"
 done
 
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
+# The native tests run on this machine when it has /dev/kvm, else in here.
+if [ -c /dev/kvm ]; then : >"$root/harness/host_has_kvm"; fi
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$root.cpio"
 mv "$root.cpio" "$out"

@@ -38,11 +38,16 @@ cleanup() {
 
 [ -x "$vmm" ] || fail "$vmm not built (make tests-build)"
 [ -c /dev/kvm ] || { echo "no /dev/kvm on this machine"; exit 77; }
-kernel=$("$top/tests/guest/linux/fetch-kernel.sh")
-rc=$?
-[ $rc = 77 ] && { echo "$kernel"; exit 77; }
-[ $rc = 0 ] || fail "fetch-kernel.sh exit $rc: $kernel"
-initrd=$("$top/tests/guest/linux/build-initramfs.sh") || fail "build-initramfs.sh: $initrd"
+# Given (the QEMU host has no apt): the kernel and initramfs as fetched.
+if [ -n "${KVMLU_LINUX_KERNEL:-}" ] && [ -n "${KVMLU_LINUX_INITRD:-}" ]; then
+	kernel=$KVMLU_LINUX_KERNEL initrd=$KVMLU_LINUX_INITRD
+else
+	kernel=$("$top/tests/guest/linux/fetch-kernel.sh")
+	rc=$?
+	[ $rc = 77 ] && { echo "$kernel"; exit 77; }
+	[ $rc = 0 ] || fail "fetch-kernel.sh exit $rc: $kernel"
+	initrd=$("$top/tests/guest/linux/build-initramfs.sh") || fail "build-initramfs.sh: $initrd"
+fi
 log "kernel $kernel ($(stat -c %s "$kernel") bytes), initramfs $initrd"
 dir=$(mktemp -d "${TMPDIR:-/tmp}/kvmlu-$name.XXXXXX")
 trap cleanup EXIT

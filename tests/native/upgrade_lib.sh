@@ -165,6 +165,12 @@ up_twenty_upgrades() {
 		done
 		[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "round $round: boot id changed: $(kv_boot_ids | tr '\n' ' ')"
 		grep -q 'witness FATAL' "$KV_SERIAL" && kv_fail "round $round: guest reported FATAL"
+		# UP_VERIFY_EVERY=N: the guest checks all its memory every N rounds.
+		if [ -n "${UP_VERIFY_EVERY:-}" ] && [ $((round % UP_VERIFY_EVERY)) = 0 ]; then
+			kv_ctl '{"cmd":"guest-verify","args":{"timeout_ms":300000}}' 320 >/dev/null
+			[ "$(kv_ret verified)" = true ] || kv_fail "guest-verify after round $round: $KV_REPLY"
+			kv_log "round $round: guest-verify ok"
+		fi
 	done
 	kv_ok '{"cmd":"guest-verify"}'
 	[ "$(kv_ret verified)" = true ] || kv_fail "guest-verify after $n upgrades: $KV_REPLY"

@@ -1,0 +1,47 @@
+#!/bin/bash
+# make soak: the tests that must never need a retry, many times over.
+#  1. native: KVMLU_SOAK_UPGRADES (300) live upgrades of a 4-vCPU witness,
+#     guest-verify every 25 (tests/soak/native_upgrades.sh), on this
+#     machine's /dev/kvm or, without one, inside the QEMU host;
+#  2. harness: every VM-survival and agent case, KVMLU_SOAK_ROUNDS (20)
+#     rounds, retries off.
+# Prints each failure and ends with "N passed, N failed".
+set -u
+cd "$(dirname "$0")/../.."
+rounds=${KVMLU_SOAK_ROUNDS:-20}
+upgrades=${KVMLU_SOAK_UPGRADES:-300}
+pass=0 fail=0
+logs=build/test-logs/soak
+mkdir -p "$logs" build/harness
+
+if [ -c /dev/kvm ]; then
+	echo "soak: $upgrades live upgrades on this machine's /dev/kvm"
+	KVMLU_SOAK_UPGRADES=$upgrades tests/soak/native_upgrades.sh >"$logs/native.log" 2>&1
+	rc=$?
+	filter=
+else
+	echo "soak: no /dev/kvm here: $upgrades live upgrades inside the QEMU host"
+	echo "$upgrades" >build/harness/soak-upgrades
+	KVMLU_HARNESS_RETRIES=0 KVMLU_TEST_FILTER='^harness/soak_native_upgrades$' \
+		tests/harness/check.sh >"$logs/native.log" 2>&1
+	grep -q '^PASS: harness/soak_native_upgrades' "$logs/native.log"
+	rc=$?
+	rm -f build/harness/soak-upgrades
+fi
+if [ $rc = 0 ]; then
+	pass=$((pass + 1)); echo "PASS: soak/native_upgrades ($upgrades upgrades)"
+else
+	fail=$((fail + 1)); echo "FAIL: soak/native_upgrades: $(grep -E '^FAIL' "$logs/native.log" | tail -n 1)"
+fi
+
+for r in $(seq 1 "$rounds"); do
+	KVMLU_HARNESS_RETRIES=0 KVMLU_TEST_FILTER='^harness/(vm_|agent_)' \
+		tests/harness/check.sh >"$logs/round-$r.log" 2>&1
+	p=$(grep -cE '^PASS: harness/(vm|agent)_[a-z_]+$' "$logs/round-$r.log")
+	f=$(grep -cE '^FAIL: ' "$logs/round-$r.log")
+	pass=$((pass + p)) fail=$((fail + f))
+	echo "soak: round $r of $rounds: $p cases passed, $f failed"
+	grep -E '^FAIL: ' "$logs/round-$r.log"
+done
+echo "$pass passed, $fail failed"
+[ $fail = 0 ]
