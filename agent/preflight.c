@@ -83,7 +83,10 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		       char *err, size_t errlen)
 {
 	struct reasons r = { err, errlen, 0, 0 };
-	uint64_t preserved = 0, need;
+	uint64_t preserved = 0, need, unallocated = 0, unknown = 0;
+	char per_vm[JOURNAL_TEXT_MAX] = "";
+	size_t used = 0;
+	unsigned int nr_unknown = 0;
 
 	if (err && errlen)
 		err[0] = 0;
@@ -107,6 +110,30 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		}
 		j->vms[i].memory_bytes = v->memory_bytes;
 		preserved += v->memory_bytes;
+		/*
+		 * PRESERVE_FD allocates and pins every page of a RAM file,
+		 * holes and swapped-out pages too, and an abort leaves them
+		 * allocated: what is not in memory now is new memory then.
+		 */
+		if (v->resident_known) {
+			uint64_t gap = v->memory_bytes > v->memory_resident ?
+				       v->memory_bytes - v->memory_resident : 0;
+
+			unallocated += gap;
+			if (gap >= MIB && used + 1 < sizeof(per_vm)) {
+				int n = snprintf(per_vm + used, sizeof(per_vm) - used,
+						 "%s%s %" PRIu64 " MiB", used ? ", " : "",
+						 j->vms[i].name, gap / MIB);
+
+				if (n > 0)
+					used += (size_t)n;
+				if (used >= sizeof(per_vm))
+					used = sizeof(per_vm) - 1;
+			}
+		} else {
+			unknown += v->memory_bytes;
+			nr_unknown++;
+		}
 		if (!v->preservable)
 			refuse(&r, "VM %s: cannot be preserved: %s", j->vms[i].name, v->why);
 		if (!strcmp(v->state, "paused"))
@@ -131,9 +158,23 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 			     h->scratch_bytes / MIB, need / MIB);
 	}
 
+	if (nr_unknown)
+		journal_note(j, "%u VM(s) did not report memory_resident: counting all %" PRIu64
+			     " MiB of their RAM as allocated by preserving", nr_unknown,
+			     unknown / MIB);
+	if (used)
+		journal_note(j, "preserving allocates guest RAM not in memory now: %s", per_vm);
+	unallocated += unknown;
+
 	/* kexec holds a copy of kernel and initrd; each VM's state is a memfd. */
-	need = h->kernel_bytes + h->initrd_bytes + j->nr_vms * MIB + c->min_free_bytes;
-	if (h->mem_available < need)
+	need = h->kernel_bytes + h->initrd_bytes + j->nr_vms * MIB + c->min_free_bytes +
+	       unallocated;
+	if (h->mem_available < need && unallocated)
+		refuse(&r, "too little free memory: %" PRIu64 " MiB available, %" PRIu64
+		       " MiB needed: preserving allocates %" PRIu64 " MiB of guest RAM not in "
+		       "memory now (holes, swapped out), plus kernel, initrd, VM states, "
+		       "min_free_mb", h->mem_available / MIB, need / MIB, unallocated / MIB);
+	else if (h->mem_available < need)
 		refuse(&r, "too little free memory: %" PRIu64 " MiB available, %" PRIu64
 		       " MiB needed (kernel, initrd, VM states, min_free_mb)",
 		       h->mem_available / MIB, need / MIB);

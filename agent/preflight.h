@@ -32,6 +32,14 @@ struct vm_facts {
 	bool answered;		/* the VMM replied to status */
 	bool preservable;	/* it says its memory can go into LUO */
 	uint64_t memory_bytes;
+	/*
+	 * Bytes of that RAM in host memory now (status "memory_resident").
+	 * Preserving allocates the rest, holes included (mm/memfd_luo.c), so
+	 * preflight counts memory_bytes - memory_resident against free memory;
+	 * all of memory_bytes when the VMM does not say (resident_known false).
+	 */
+	bool resident_known;
+	uint64_t memory_resident;
 	char backend[24];	/* "memfd", "guest_memfd", ... */
 	char state[24];		/* "running", "paused", ... */
 	char why[JOURNAL_TEXT_MAX];	/* why not answered / not preservable */

@@ -11,6 +11,18 @@
  * on how many threads ran or which chunk each took, and the same bytes at
  * another gpa give another sum.
  *
+ * Holes are hashed without being touched. A read fault through a
+ * MAP_SHARED mapping of a memfd allocates a page for a hole (unlike pread,
+ * or a private mapping's zero page), so hashing every byte through the
+ * mapping would make all of guest RAM resident: a 2 GiB guest with 28 MiB
+ * in use ended up 2 GiB resident. So each chunk is walked with
+ * SEEK_DATA/SEEK_HOLE on the region's file; data is read through the
+ * mapping, a hole feeds the same number of zero bytes to the hash from a
+ * static buffer (a whole-hole chunk takes the digest of a zero chunk,
+ * computed once). The hash sees exactly the bytes it saw before, so the
+ * sum does not change. A file that cannot seek holes (guest_memfd:
+ * ESPIPE) or any lseek error means "data": read it all, as before.
+ *
  * Lifecycle: computed while the vCPUs are paused - before a kexec it goes
  * into the state FDT; after restore the new process computes it again and
  * compares before resuming. Changing the chunk size or the combining order
@@ -20,6 +32,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -45,12 +58,82 @@ struct guestmem_checksum_job {
 	atomic_int failed;
 };
 
+/* Zeros a hole feeds the hash with, a piece at a time. */
+static const unsigned char guestmem_checksum_zeros[64 << 10];
+static XXH128_hash_t guestmem_checksum_zero_chunk;
+static bool guestmem_checksum_zero_chunk_ok;
+static pthread_once_t guestmem_checksum_zero_once = PTHREAD_ONCE_INIT;
+
+static void guestmem_checksum_hash_zeros(XXH3_state_t *st, uint64_t len)
+{
+	while (len) {
+		size_t n = len < sizeof(guestmem_checksum_zeros) ?
+			   (size_t)len : sizeof(guestmem_checksum_zeros);
+
+		XXH3_128bits_update(st, guestmem_checksum_zeros, n);
+		len -= n;
+	}
+}
+
+static void guestmem_checksum_init_zero_chunk(void)
+{
+	XXH3_state_t *st = XXH3_createState();
+
+	/* Without it every hole chunk is hashed byte by byte: same sum. */
+	if (!st)
+		return;
+	XXH3_128bits_reset(st);
+	guestmem_checksum_hash_zeros(st, GUESTMEM_CHECKSUM_CHUNK);
+	guestmem_checksum_zero_chunk = XXH3_128bits_digest(st);
+	guestmem_checksum_zero_chunk_ok = true;
+	XXH3_freeState(st);
+}
+
+/*
+ * A run of one region that is all data or all hole, as region offsets.
+ * Each worker keeps the last one it found: a data run or a hole usually
+ * spans many chunks, and SEEK_HOLE over a fully allocated file would
+ * otherwise walk to the end of the file once per chunk.
+ */
+struct guestmem_checksum_extent {
+	bool valid;
+	bool data;
+	unsigned int ri;
+	uint64_t start, end;
+};
+
+static void guestmem_checksum_find_extent(const struct guestmem_region *g, uint64_t off,
+					  struct guestmem_checksum_extent *e)
+{
+	off_t base = (off_t)g->fd_offset, d, h;
+
+	e->start = off;
+	e->end = g->size;
+	e->data = true;
+	d = lseek(g->fd, base + (off_t)off, SEEK_DATA);
+	if (d < 0) {
+		/* ENXIO: only holes up to the end of the file. Else: cannot tell. */
+		if (errno == ENXIO)
+			e->data = false;
+		return;
+	}
+	if (d > base + (off_t)off) {
+		e->data = false;
+		if ((uint64_t)(d - base) < e->end)
+			e->end = (uint64_t)(d - base);
+		return;
+	}
+	h = lseek(g->fd, d, SEEK_HOLE);
+	if (h > d && (uint64_t)(h - base) < e->end)
+		e->end = (uint64_t)(h - base);
+}
+
 static void guestmem_checksum_chunk(struct guestmem_checksum_job *job, uint64_t idx,
-				    XXH3_state_t *st)
+				    XXH3_state_t *st, struct guestmem_checksum_extent *e)
 {
 	const struct guestmem *gm = job->gm;
 	unsigned int ri = 0;
-	uint64_t off, len;
+	uint64_t off, len, pos, end, n;
 	const struct guestmem_region *g;
 
 	while (idx >= job->first_chunk[ri + 1])
@@ -58,11 +141,31 @@ static void guestmem_checksum_chunk(struct guestmem_checksum_job *job, uint64_t 
 	g = &gm->r[ri];
 	off = (idx - job->first_chunk[ri]) * GUESTMEM_CHECKSUM_CHUNK;
 	len = g->size - off < GUESTMEM_CHECKSUM_CHUNK ? g->size - off : GUESTMEM_CHECKSUM_CHUNK;
+	end = off + len;
 
-	if (XXH3_128bits_reset(st) != XXH_OK ||
-	    XXH3_128bits_update(st, (const char *)g->hva + off, (size_t)len) != XXH_OK) {
+	if (XXH3_128bits_reset(st) != XXH_OK) {
 		atomic_store(&job->failed, 1);
 		return;
+	}
+	for (pos = off; pos < end; pos += n) {
+		if (!e->valid || e->ri != ri || pos < e->start || pos >= e->end) {
+			guestmem_checksum_find_extent(g, pos, e);
+			e->ri = ri;
+			e->valid = true;
+		}
+		n = (e->end < end ? e->end : end) - pos;
+		if (e->data) {
+			/* Only data is read through the mapping: no page is allocated. */
+			if (XXH3_128bits_update(st, (const char *)g->hva + pos, (size_t)n) != XXH_OK) {
+				atomic_store(&job->failed, 1);
+				return;
+			}
+		} else if (n == GUESTMEM_CHECKSUM_CHUNK && guestmem_checksum_zero_chunk_ok) {
+			job->digests[idx] = guestmem_checksum_zero_chunk;
+			return;
+		} else {
+			guestmem_checksum_hash_zeros(st, n);
+		}
 	}
 	job->digests[idx] = XXH3_128bits_digest(st);
 }
@@ -70,6 +173,7 @@ static void guestmem_checksum_chunk(struct guestmem_checksum_job *job, uint64_t 
 static void *guestmem_checksum_worker(void *arg)
 {
 	struct guestmem_checksum_job *job = arg;
+	struct guestmem_checksum_extent e = { .valid = false };
 	XXH3_state_t *st;
 	uint64_t idx;
 
@@ -79,7 +183,7 @@ static void *guestmem_checksum_worker(void *arg)
 		return NULL;
 	}
 	while ((idx = atomic_fetch_add(&job->next, 1)) < job->nr_chunks)
-		guestmem_checksum_chunk(job, idx, st);
+		guestmem_checksum_chunk(job, idx, st, &e);
 	XXH3_freeState(st);
 	return NULL;
 }
@@ -193,6 +297,7 @@ int guestmem_checksum(const struct guestmem *gm, unsigned int threads,
 		goto err_free_job;
 	}
 
+	pthread_once(&guestmem_checksum_zero_once, guestmem_checksum_init_zero_chunk);
 	n = guestmem_checksum_threads(total, job->nr_chunks, threads);
 	/*
 	 * The calling thread is worker 0. If a thread cannot be started the

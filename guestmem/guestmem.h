@@ -97,6 +97,12 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 /* Host pointer for [gpa, gpa+len) if it lies inside one region, else NULL. */
 void *guestmem_gpa_to_hva(const struct guestmem *gm, uint64_t gpa, uint64_t len);
 
+/*
+ * Bytes of guest RAM in host memory now (not holes, not swapped out),
+ * without touching any page. memfd only: -EOPNOTSUPP for guest_memfd.
+ */
+int guestmem_resident(const struct guestmem *gm, uint64_t *bytes);
+
 /* Unmap and close everything; safe on a zeroed or half-built struct. */
 void guestmem_destroy(struct guestmem *gm);
 

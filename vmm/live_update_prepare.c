@@ -115,7 +115,11 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 	rc = luo_session_create(s, name, err, sizeof(err));
 	if (rc)
 		return control_error_set(e, luo_error_class(rc, false), "%s", err);
-	/* The kernel pins every page of a preserved memfd here: the per-GiB cost. */
+	/*
+	 * The kernel pins every page of a preserved memfd here, allocating
+	 * and zeroing each hole (memfd_pin_folios): the per-GiB cost, and new
+	 * memory the agent's preflight counted (status memory_resident).
+	 */
 	t0 = mono_ns();
 	for (unsigned int i = 0; i < vm->mem.nr; i++) {
 		snprintf(what, sizeof(what), "RAM region %u", i);
@@ -279,7 +283,10 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 		return control_error_set(e, LIVE_UPDATE_ERR_NOT_PREPARED,
 					 "abort-update: no prepare-update to abort");
 	snprintf(session, sizeof(session), "%s", prepared.session.name);
-	/* The kernel unpreserves every file of an outgoing session on close. */
+	/*
+	 * The kernel unpreserves every file of an outgoing session on close;
+	 * the holes it allocated stay allocated (zero pages of the file).
+	 */
 	luo_session_close(&prepared.session);
 	prepared.active = false;
 	if (prepared.was_running)

@@ -27,6 +27,8 @@ struct fake {
 	struct host_facts host;
 	int host_err;
 	bool unreachable[NVM], unpreservable[NVM];
+	uint64_t resident[NVM];		/* status memory_resident */
+	bool resident_unknown[NVM];	/* a VMM that does not report it */
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
 	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at;
 	bool bad_sum_after[NVM];
@@ -101,6 +103,8 @@ static void f_vm_facts(void *c, const struct journal_vm *vm, struct vm_facts *vf
 	if (!vf->preservable)
 		snprintf(vf->why, sizeof(vf->why), "memory backend hugetlb");
 	vf->memory_bytes = 256 * MIB;
+	vf->resident_known = !f->resident_unknown[i];
+	vf->memory_resident = f->resident[i];
 	snprintf(vf->state, sizeof(vf->state), "running");
 }
 
@@ -350,6 +354,7 @@ static int setup(void **state)
 		snprintf(name, sizeof(name), "vm%d", i);
 		snprintf(path, sizeof(path), "/run/kvmlu/vms/%s.sock", name);
 		assert_int_equal(journal_add_vm(&t->j, name, path, err, sizeof(err)), 0);
+		t->f.resident[i] = 256 * MIB;	/* all of its RAM in memory */
 	}
 	t->ops = ops_for(&t->f);
 	*state = t;
@@ -372,6 +377,14 @@ static void assert_contains(const char *s, const char *needle)
 {
 	if (!strstr(s, needle))
 		fail_msg("\"%s\" does not contain \"%s\"", s, needle);
+}
+
+static void assert_note(const struct tcase *t, const char *needle)
+{
+	for (unsigned int i = 0; i < t->j.nr_notes; i++)
+		if (strstr(t->j.notes[i], needle))
+			return;
+	fail_msg("no note contains \"%s\"", needle);
 }
 
 static void assert_no_vm_touched(const struct tcase *t)
@@ -507,6 +520,48 @@ static void test_preflight_refuses_low_free_memory(void **state)
 	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
 	/* kernel 12 + initrd 30 + 3 VM states + 64 min_free */
 	assert_contains(t->j.error, "100 MiB available, 109 MiB needed");
+	assert_no_vm_touched(t);
+}
+
+static void test_preflight_counts_guest_ram_not_in_memory_against_free_memory(void **state)
+{
+	struct tcase *t = *state;
+
+	/* Preserving allocates the holes: 200 MiB of vm1's RAM, 56 of vm2's. */
+	t->f.resident[1] = 56 * MIB;
+	t->f.resident[2] = 200 * MIB;
+	t->f.host.mem_available = 300 * MIB;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
+	/* kernel 12 + initrd 30 + 3 VM states + 64 min_free + 256 not in memory */
+	assert_contains(t->j.error, "300 MiB available, 365 MiB needed: preserving allocates "
+			"256 MiB of guest RAM not in memory now");
+	assert_note(t, "preserving allocates guest RAM not in memory now: vm1 200 MiB, vm2 56 MiB");
+	assert_no_vm_touched(t);
+}
+
+static void test_preflight_passes_when_free_memory_covers_ram_not_in_memory(void **state)
+{
+	struct tcase *t = *state;
+
+	t->f.resident[1] = 56 * MIB;
+	t->f.resident[2] = 200 * MIB;
+	t->f.host.mem_available = 365 * MIB;
+	t->j.dry_run = true;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
+	assert_int_equal(t->j.outcome, UPDATE_DRY_RUN);
+}
+
+static void test_preflight_counts_all_ram_of_a_vm_that_does_not_report_residency(void **state)
+{
+	struct tcase *t = *state;
+
+	t->f.resident_unknown[0] = true;
+	t->f.resident[0] = 0;
+	t->f.host.mem_available = 300 * MIB;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
+	assert_contains(t->j.error, "300 MiB available, 365 MiB needed: preserving allocates "
+			"256 MiB");
+	assert_note(t, "1 VM(s) did not report memory_resident: counting all 256 MiB");
 	assert_no_vm_touched(t);
 }
 
@@ -852,6 +907,9 @@ int main(void)
 		T(test_preflight_refuses_small_scratch_with_numbers),
 		T(test_preflight_warns_when_scratch_is_close),
 		T(test_preflight_refuses_low_free_memory),
+		T(test_preflight_counts_guest_ram_not_in_memory_against_free_memory),
+		T(test_preflight_passes_when_free_memory_covers_ram_not_in_memory),
+		T(test_preflight_counts_all_ram_of_a_vm_that_does_not_report_residency),
 		T(test_preflight_refuses_kernel_that_does_not_load),
 		T(test_preflight_refuses_missing_initrd),
 		T(test_preflight_refuses_when_kexec_not_allowed),

@@ -123,7 +123,7 @@ int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object *
 {
 	struct vm *vm = ctx->vm;
 	json_object *o = json_object_new_object(), *io = json_object_new_object();
-	uint64_t tx;
+	uint64_t tx, resident;
 
 	(void)args;
 	(void)e;
@@ -137,6 +137,14 @@ int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object *
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	json_object_object_add(o, "uptime", json_object_new_double(vm_uptime(vm)));
+	/*
+	 * Guest RAM in host memory now. Preserving the RAM for a kexec
+	 * allocates the rest (holes included), so the agent's preflight counts
+	 * memory - memory_resident against free memory. Absent where it cannot
+	 * be measured (guest_memfd): the agent then counts all of memory.
+	 */
+	if (!guestmem_resident(&vm->mem, &resident))
+		json_object_object_add(o, "memory_resident", control_new_u64(resident));
 	/*
 	 * Whether prepare-update can hand this VM's RAM to the next kernel:
 	 * memfd always; guest_memfd only on a kernel with the project's patch

@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "guestmem/guestmem.h"
@@ -308,6 +309,65 @@ static void test_memfd_adopt_refuses_inconsistent_plans(void **state)
 	guestmem_destroy(&good);
 }
 
+static uint64_t file_blocks_bytes(const struct guestmem *gm)
+{
+	uint64_t bytes = 0;
+	unsigned int i;
+	struct stat st;
+
+	for (i = 0; i < gm->nr; i++) {
+		assert_int_equal(fstat(gm->r[i].fd, &st), 0);
+		bytes += (uint64_t)st.st_blocks * 512;
+	}
+	return bytes;
+}
+
+static void test_memfd_resident_counts_written_pages_not_holes(void **state)
+{
+	struct guestmem gm;
+	uint64_t before = 1, after = 1, blocks;
+	char *p;
+
+	(void)state;
+	/* Two regions, 3 GiB + 4 MiB of RAM, nearly all hole. */
+	assert_int_equal(guestmem_create(&gm, GUESTMEM_MEMFD, 3 * GiB + 4 * MiB, -1, "resid",
+					 err, sizeof(err)), 0);
+	assert_int_equal(gm.nr, 2);
+	assert_int_equal(guestmem_resident(&gm, &before), 0);
+	assert_true(before == 0);
+
+	p = gm.r[0].hva;
+	p[0] = 1;
+	p[4096 * 3 + 17] = 2;
+	memset(p + 1 * GiB, 0x5a, 2 * MiB);
+	p = gm.r[1].hva;
+	p[4 * MiB - 1] = 3;
+	blocks = file_blocks_bytes(&gm);
+	assert_int_equal(guestmem_resident(&gm, &after), 0);
+	print_message("resident %llu KiB, file blocks %llu KiB\n",
+		      (unsigned long long)(after >> 10), (unsigned long long)(blocks >> 10));
+	/* At least the pages written; at most what the files hold (huge pages). */
+	assert_true(after >= 3 * 4096 + 2 * MiB);
+	assert_true(after <= blocks);
+	/* Asking allocates nothing. */
+	assert_true(file_blocks_bytes(&gm) == blocks);
+	guestmem_destroy(&gm);
+}
+
+static void test_memfd_resident_is_unknown_for_guest_memfd(void **state)
+{
+	struct guestmem gm;
+	uint64_t bytes = 7;
+
+	(void)state;
+	memset(&gm, 0, sizeof(gm));
+	assert_int_equal(guestmem_layout(4 * MiB, &gm), 0);
+	gm.backend = GUESTMEM_GUEST_MEMFD;
+	assert_int_equal(guestmem_resident(&gm, &bytes), -EOPNOTSUPP);
+	assert_true(bytes == 7);
+	assert_int_equal(guestmem_resident(NULL, &bytes), -EINVAL);
+}
+
 static void test_destroy_of_struct_without_regions_closes_nothing(void **state)
 {
 	struct guestmem gm;
@@ -336,6 +396,8 @@ int main(void)
 		cmocka_unit_test(test_memfd_adopt_failing_on_region_2_leaves_nothing_mapped),
 		cmocka_unit_test(test_memfd_adopt_refuses_inconsistent_plans),
 		cmocka_unit_test(test_destroy_of_struct_without_regions_closes_nothing),
+		cmocka_unit_test(test_memfd_resident_counts_written_pages_not_holes),
+		cmocka_unit_test(test_memfd_resident_is_unknown_for_guest_memfd),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
