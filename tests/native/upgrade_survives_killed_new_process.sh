@@ -11,6 +11,7 @@ kv_init
 
 up_start --memory 256M --cpus 2
 kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 60
+up_measure_rate 0
 boot=$(kv_boot_ids)
 
 # kill_at POINT: start an upgrade that stops the new process at POINT,

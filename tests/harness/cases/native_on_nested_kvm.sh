@@ -4,7 +4,7 @@
 # /dev/kvm they ran natively already, and this case says so (SKIP). Each
 # test is a result of its own: harness/native_on_nested_kvm/<test>.
 HARNESS_TIMEOUT=1800
-HARNESS_MEM=6G
+HARNESS_MEM=8G
 
 T=/kvmlu/tree/tests/native
 
