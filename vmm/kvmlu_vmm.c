@@ -26,11 +26,11 @@
 
 #include "kvmlu/version.h"
 #include "vmm/control/server.h"
-#include "vmm/incoming.h"
-#include "vmm/live_update.h"
+#include "vmm/upgrade/incoming.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/options.h"
 #include "vmm/boot/linux_boot.h"
-#include "vmm/payload_boot.h"
+#include "vmm/boot/payload_boot.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
@@ -110,7 +110,7 @@ int main(int argc, char **argv)
 	char err[512] = "";
 	int sig_fd, status;
 
-	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade.c. */
+	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade/upgrade.c. */
 	if (argc > 1 && !strcmp(argv[1], "incoming"))
 		return vmm_incoming_main(argc, argv);
 	if (vmm_options_parse(argc, argv, &o, err, sizeof(err))) {
@@ -125,7 +125,7 @@ int main(int argc, char **argv)
 		printf("kvmlu-vmm %s\n", KVMLU_VERSION);
 		return 0;
 	}
-	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update_restore.c */
+	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update/restore_main.c */
 		return live_update_restore_main(o.session, o.control, o.serial);
 
 	/*

@@ -66,7 +66,7 @@ struct vm_config {
 	enum guestmem_backend backend;
 	int serial_fd;		/* UART output; not owned by the VM */
 	/*
-	 * Live upgrade (vmm/incoming.c): RAM files to take over, one per
+	 * Live upgrade (vmm/upgrade/incoming.c): RAM files to take over, one per
 	 * region of guestmem_layout(ram_size), instead of creating new ones
 	 * (memfd backend only). NULL: create. The VM owns them on success.
 	 */

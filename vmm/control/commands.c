@@ -15,7 +15,7 @@
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
-#include "vmm/live_update.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/pause.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -34,7 +34,7 @@ static const struct control_command control_commands[] = {
 	{ "shutdown", control_cmd_shutdown, NULL },
 	{ "save-state", control_cmd_save_state, control_save_state_args },
 	{ "upgrade", control_cmd_upgrade, control_upgrade_args },
-	{ "prepare-update", live_update_cmd_prepare, NULL },	/* vmm/live_update_prepare.c */
+	{ "prepare-update", live_update_cmd_prepare, NULL },	/* vmm/live_update/prepare.c */
 	{ "abort-update", live_update_cmd_abort, NULL },
 	{ "update-status", live_update_cmd_status, NULL },
 };

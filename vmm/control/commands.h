@@ -26,7 +26,7 @@ struct vm;
 struct control_ctx {
 	struct vm *vm;
 	unsigned int verify_timeout_ms;	/* guest-verify wait, default 10 s */
-	/* Live upgrade (vmm/upgrade.c): the socket it hands over, and whether it did. */
+	/* Live upgrade (vmm/upgrade/upgrade.c): the socket it hands over, and whether it did. */
 	int listen_fd;			/* the control server's, -1 if none */
 	const char *control_path;
 	bool handed_off;		/* set by upgrade: the server stops at once, keeps the path */
@@ -34,7 +34,7 @@ struct control_ctx {
 	 * Optional, asked before each well-formed command: 0 lets the table's
 	 * handler run; CONTROL_GATE_ANSWERED means the gate answered (*ret, or
 	 * e when it returns CONTROL_GATE_REFUSED). A restore that holds a VM
-	 * it cannot run yet answers for it (vmm/live_update_hold.c).
+	 * it cannot run yet answers for it (vmm/live_update/hold.c).
 	 */
 	int (*gate)(struct control_ctx *ctx, const char *cmd, json_object *args,
 		    json_object **ret, struct control_error *e);
@@ -80,7 +80,7 @@ int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object
 			 struct control_error *e);
 int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
 			     struct control_error *e);
-/* vmm/upgrade.c */
+/* vmm/upgrade/upgrade.c */
 int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
 			struct control_error *e);
 /* vmm/state/save_state.c */

@@ -19,8 +19,8 @@
  *   Every failure destroys the VM it built and leaves the taken files as
  *   they were: the caller holds the VM and may build again.
  *
- * live_update_restore_main.c drives both and holds the VM, paused and
- * reachable, when anything after the take fails (live_update_hold.c).
+ * restore_main.c drives both and holds the VM, paused and
+ * reachable, when anything after the take fails (hold.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,8 +35,8 @@
 #include "guestmem/gmem_link.h"
 #include "guestmem/guestmem.h"
 #include "vmm/err.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
@@ -112,7 +112,7 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 				      err, errlen);
 	if (ret)
 		return ret;
-	ret = live_update_state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
+	ret = state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
 					   &lu->state_size, msg, sizeof(msg));
 	close(fd);
 	if (ret)

@@ -10,8 +10,8 @@
  * fd; its contents are untrusted until the state validation accepted
  * them.
  */
-#ifndef KVMLU_LIVE_UPDATE_STATE_MEMFD_H
-#define KVMLU_LIVE_UPDATE_STATE_MEMFD_H
+#ifndef KVMLU_STATE_MEMFD_H
+#define KVMLU_STATE_MEMFD_H
 
 #include <stddef.h>
 
@@ -19,7 +19,7 @@
 #define LIVE_UPDATE_STATE_MAX_BYTES	(64u << 20)
 
 /* A sealed memfd named "kvmlu-state:<vm_name>" holding blob; *fd on success. */
-int live_update_state_memfd_create(const char *vm_name, const void *blob,
+int state_memfd_create(const char *vm_name, const void *blob,
 				   size_t len, int *fd, char *err, size_t errlen);
 
 /*
@@ -27,7 +27,7 @@ int live_update_state_memfd_create(const char *vm_name, const void *blob,
  * empty file, one larger than max bytes, and one that is not sealed
  * against writes (someone could change it while it is being read).
  */
-int live_update_state_memfd_read(int fd, size_t max, void **blob, size_t *len,
+int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 				 char *err, size_t errlen);
 
-#endif /* KVMLU_LIVE_UPDATE_STATE_MEMFD_H */
+#endif /* KVMLU_STATE_MEMFD_H */

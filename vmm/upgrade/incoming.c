@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `kvmlu-vmm incoming --fd N` (see incoming.h): the receiving half of a
- * live upgrade (vmm/upgrade.c has the other half and the whole story).
+ * live upgrade (vmm/upgrade/upgrade.c has the other half and the whole story).
  *
  * Happy path: receive "prepare" and build a VM with that vCPU count and
  * RAM size while the old process still runs the guest, adopting the
@@ -36,11 +36,11 @@
 
 #include "guestmem/gmem_link.h"
 #include "vmm/control/server.h"
-#include "vmm/incoming.h"
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/upgrade/incoming.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
-#include "vmm/upgrade_wire.h"
+#include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
@@ -344,7 +344,7 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	for (unsigned int i = 1; i < nfds; i++)
 		close(fds[i]);
 	if (!ret)
-		ret = live_update_state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
+		ret = state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
 						   err, errlen);
 	if (state_fd >= 0)
 		close(state_fd);

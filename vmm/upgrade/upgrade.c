@@ -47,12 +47,12 @@
 #include <unistd.h>
 
 #include "vmm/control/commands.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/pause.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
-#include "vmm/upgrade_wire.h"
+#include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vm.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
@@ -296,7 +296,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 	if (ret)
 		return ret;
 	r->state_bytes = size;
-	ret = live_update_state_memfd_create(vm->name, blob, size, &state_fd, err, errlen);
+	ret = state_memfd_create(vm->name, blob, size, &state_fd, err, errlen);
 	free(blob);
 	if (ret)
 		return ret;

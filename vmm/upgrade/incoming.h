@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * `kvmlu-vmm incoming --fd N`: the new process of a live upgrade (hidden;
- * started by vmm/upgrade.c, never by users). Receives the VM over the
+ * started by vmm/upgrade/upgrade.c, never by users). Receives the VM over the
  * socket N, restores and runs it, then lives on as that VM's VMM.
  */
 #ifndef KVMLU_VMM_INCOMING_H

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The sealed memfd that carries a VM's state FDT through a host kexec
- * (see live_update_state_memfd.h for its lifecycle). Written once at
+ * (see state_memfd.h for its lifecycle). Written once at
  * prepare-update, read once by the restoring VMM, which treats it as
  * outside input.
  */
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/state/state_memfd.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -26,7 +26,7 @@
  */
 #define STATE_MEMFD_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
-int live_update_state_memfd_create(const char *vm_name, const void *blob,
+int state_memfd_create(const char *vm_name, const void *blob,
 				   size_t len, int *fd, char *err, size_t errlen)
 {
 	const uint8_t *p = blob;
@@ -69,7 +69,7 @@ err_close:
 	return ret;
 }
 
-int live_update_state_memfd_read(int fd, size_t max, void **blob, size_t *len,
+int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 				 char *err, size_t errlen)
 {
 	struct stat st;

@@ -15,7 +15,7 @@
  *     another restore once the cause is fixed.
  *  2. No such session (its VMM was gone at the kexec, or it was taken
  *     already): exit 1; there is nothing to hold.
- *  3. Anything after the take: the VM is held (live_update_hold.h), never
+ *  3. Anything after the take: the VM is held (hold.h), never
  *     an exit. A --control path that cannot be bound (a missing
  *     directory, say) is found before the take; the socket then listens
  *     on the abstract name KVMLU_HELD_SOCKET_FMT instead, and the VM is
@@ -39,8 +39,8 @@
 
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_hold.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/live_update/hold.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
 

@@ -11,7 +11,7 @@
 
 #include "common/fd_pass.h"
 #include "vmm/state/state_vm.h"
-#include "vmm/upgrade_wire.h"
+#include "vmm/upgrade/upgrade_wire.h"
 
 int upgrade_wire_send(int sock, json_object *obj, const int *fds, unsigned int nfds,
 		      char *err, size_t errlen)

@@ -17,7 +17,7 @@
 #include "kvmlu/kvm_uapi.h"
 #include "kvmlu/payload_abi.h"
 #include "vmm/err.h"
-#include "vmm/payload_boot.h"
+#include "vmm/boot/payload_boot.h"
 #include "vmm/boot/boot_file.h"
 #include "vmm/boot/long_mode.h"
 #include "vmm/vcpu.h"

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The held restored VM (see live_update_hold.h). The gate runs on the
+ * The held restored VM (see hold.h). The gate runs on the
  * control thread and only reads and flags under the lock; everything
  * that touches the VM, the session or the sockets stays on the main
  * thread, which the eventfd wakes.
@@ -15,8 +15,8 @@
 #include <unistd.h>
 
 #include "kvmlu/version.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_hold.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/live_update/hold.h"
 
 int live_update_hold_init(struct live_update_hold *h, const char *vm_name, const char *session)
 {

@@ -20,7 +20,7 @@
  *     closing the session unpreserves what it already held.
  * guest_memfd RAM is preserved like memfd where the kernel has the
  * handler (CONFIG_LIVEUPDATE_GUEST_MEMFD); restore links it into the new
- * VM (live_update_restore.c). Whether it can is only known by trying.
+ * VM (restore.c). Whether it can is only known by trying.
  *  4. abort-update: the session is closed (unpreserved) and the VM resumed.
  *  5. The VMM dies while prepared: the kernel closes the session and the
  *     VM is not carried over; the agent reports it lost.
@@ -36,8 +36,8 @@
 #include <unistd.h>
 
 #include "guestmem/guestmem.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/pause.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
@@ -177,7 +177,7 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	state_vm_free(&s);
 	if (rc)
 		return control_error_set(e, CONTROL_ERR_FAILED, "state FDT: %s", err);
-	rc = live_update_state_memfd_create(vm->name, blob, size, state_fd, err, sizeof(err));
+	rc = state_memfd_create(vm->name, blob, size, state_fd, err, sizeof(err));
 	free(blob);
 	if (rc)
 		return control_error_set(e, CONTROL_ERR_FAILED, "%s", err);

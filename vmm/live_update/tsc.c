@@ -38,7 +38,7 @@
 
 #include "include/kvmlu/kvm_uapi.h"
 #include "vmm/err.h"
-#include "vmm/live_update.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
