@@ -24,7 +24,6 @@
 
 #include "vmm/cpuid.h"
 #include "vmm/err.h"
-#include "vmm/pause.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 

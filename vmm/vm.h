@@ -7,7 +7,7 @@
  * (irqchip, PIT, RAM files bound as memslots, devices on the bus, vCPUs
  * created); a boot step (payload_boot.c, or a restore from saved state)
  * sets the vCPU registers; vm_start() starts one thread per vCPU;
- * vm_pause()/vm_resume() (pause.c) park and release them; some thread
+ * vm_pause()/vm_resume() park and release them; some thread
  * calls vm_request_stop() (guest shutdown, a control command, a signal);
  * vm_join() waits for the vCPU threads; vm_destroy() closes everything.
  * A failed vm_create() leaves nothing behind.
@@ -135,7 +135,37 @@ const char *vm_stop_reason_name(enum vm_stop_reason r);
 /* Seconds since vm_create(). */
 double vm_uptime(const struct vm *vm);
 
-/* Wake every vCPU out of KVM_RUN so it rereads vm->kick (pause.c, vm.c). */
+/* Wake every vCPU out of KVM_RUN so it rereads vm->kick. */
 void vm_kick_vcpus(struct vm *vm);
+
+/*
+ * Pause and resume of a running VM: every vCPU thread out of KVM_RUN and
+ * parked on the VM's condition variable, or all of them released again.
+ * The control socket's pause/resume, a checksum, state capture and update
+ * preparation use it: none may see a vCPU still changing memory or
+ * registers.
+ */
+#define VM_PAUSE_TIMEOUT_MS 2000
+
+/*
+ * Returns 0 once all vCPUs are parked (state PAUSED) with *ns the time it
+ * took; 0 with *ns = 0 if already paused. -ETIMEDOUT if some vCPU did not
+ * park in time (the VM is left running), -ESRCH if the VM is not running.
+ */
+int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
+	     char *err, size_t errlen);
+
+/*
+ * Release the parked vCPUs; returns once every one has left its park,
+ * with *ns the time that took. 0 with *ns = 0 if already running,
+ * -ESRCH if the VM is stopping.
+ */
+int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen);
+
+/*
+ * vCPU side: called by the KVM_RUN loop when vm->kick is set. Parks while
+ * a pause is requested; returns true when the thread must exit.
+ */
+bool vm_vcpu_park(struct vm *vm, struct vcpu *v);
 
 #endif /* KVMLU_VMM_VM_H */

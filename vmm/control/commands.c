@@ -16,7 +16,6 @@
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
 #include "vmm/live_update/live_update.h"
-#include "vmm/pause.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 

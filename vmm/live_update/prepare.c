@@ -38,7 +38,6 @@
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/state/state_memfd.h"
-#include "vmm/pause.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
