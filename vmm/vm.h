@@ -88,7 +88,7 @@ struct vm {
 	struct test_port test_port;
 	struct reset_port reset;
 	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
-	struct timespec created;	/* CLOCK_MONOTONIC */
+	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*
 	 * Run control. kick is the one flag the KVM_RUN loop reads on every

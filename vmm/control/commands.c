@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "guestmem/gmem_link.h"
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
@@ -259,7 +260,7 @@ int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_ob
 {
 	unsigned int timeout = ctx->verify_timeout_ms ? ctx->verify_timeout_ms : 10000;
 	enum vm_state s;
-	struct timespec t0, t1;
+	uint64_t t0, t1;
 	uint32_t result = 0;
 	json_object *v;
 	int64_t t;
@@ -278,9 +279,9 @@ int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_ob
 	if (s != VM_STATE_RUNNING)
 		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
 					 "guest-verify needs a running guest; it is %s", vm_state_name(s));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = kvmlu_mono_ns();
 	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
+	t1 = kvmlu_mono_ns();
 	if (rc == -ETIMEDOUT)
 		return control_error_set(e, CONTROL_ERR_TIMEOUT,
 					 "guest did not answer the verify request on port %#x within %u ms",
@@ -300,7 +301,6 @@ int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_ob
 						      "unknown"));
 	json_object_object_add(*ret, "result_code", json_object_new_int((int)result));
 	json_object_object_add(*ret, "ms",
-			       json_object_new_double((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-						      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6));
+			       json_object_new_double((double)(t1 - t0) / 1e6));
 	return 0;
 }

@@ -24,9 +24,9 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
-#include "vmm/err.h"
 
 struct control_client {
 	int fd;
@@ -82,43 +82,43 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 	int fd, probe, rc;
 
 	if (kvmlu_unix_addr(path, &sa, &salen))
-		return vmm_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
 			       path, sizeof(sa.sun_path) - 1);
 	if (!abstract && lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return vmm_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
+			return kvmlu_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
 				       path);
 		/* A socket file: stale if nobody answers on it. */
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe < 0)
-			return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+			return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
 		rc = connect(probe, (struct sockaddr *)&sa, salen);
 		close(probe);
 		if (rc == 0)
-			return vmm_err(err, errlen, -EADDRINUSE,
+			return kvmlu_err(err, errlen, -EADDRINUSE,
 				       "--control %s: another process is listening there", path);
 		if (unlink(path) < 0)
-			return vmm_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
+			return kvmlu_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
 				       path, strerror(errno));
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
 	/* No window in which the socket file is more open than 0600. */
 	old_mask = umask(0177);
 	rc = bind(fd, (struct sockaddr *)&sa, salen);
 	umask(old_mask);
 	if (rc < 0) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
 		goto err_close;
 	}
 	/* An abstract name has no file: SO_PEERCRED alone keeps others out. */
 	if (!abstract && (chmod(path, 0600) < 0 || stat(path, &st) < 0)) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
 		goto err_unlink;
 	}
 	if (listen(fd, CONTROL_MAX_CLIENTS) < 0) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
 		goto err_unlink;
 	}
 	s->dev = abstract ? 0 : st.st_dev;
@@ -290,12 +290,12 @@ int control_server_start(struct control_server *s, const char *path,
 		return rc;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0) {
-		rc = vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto err_unbind;
 	}
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
-		rc = vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+		rc = kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
 		goto err_wake;
 	}
 	s->started = true;
@@ -324,19 +324,19 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	/* The file is the one the old VMM bound: ours to remove at the end now. */
 	if (stat(path, &st) < 0)
-		return vmm_err(err, errlen, -errno, "control %s: %s", path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "control %s: %s", path, strerror(errno));
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0)
-		return vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 	s->listen_fd = listen_fd;
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
 		close(s->wake_fd);
 		s->wake_fd = -1;
 		s->listen_fd = -1;
-		return vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+		return kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
 	}
 	s->started = true;
 	return 0;

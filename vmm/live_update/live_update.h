@@ -32,8 +32,8 @@
 
 #include <json-c/json.h>
 
-#include "guestmem/guestmem.h"
 #include "common/luo_session.h"
+#include "guestmem/guestmem.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/state_vm.h"
 
@@ -145,8 +145,5 @@ int live_update_restore_main(const char *session, const char *control, const cha
  */
 int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_khz,
 			     uint32_t *now_khz, char *err, size_t errlen);
-
-/* CLOCK_REALTIME in ns: the one clock both sides of a kexec share. */
-uint64_t live_update_wall_ns(void);
 
 #endif /* KVMLU_VMM_LIVE_UPDATE_H */

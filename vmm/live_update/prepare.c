@@ -35,10 +35,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
-#include "vmm/state/state_memfd.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
 
@@ -59,22 +60,6 @@ static struct live_update_prepared prepared = { .session = { .fd = -1 } };
 static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live_update_restore restored;
 static bool restored_valid;
-
-uint64_t live_update_wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 bool live_update_prepared(void)
 {
@@ -115,7 +100,7 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 	if (rc)
 		return control_error_set(e, luo_error_class(rc, false), "%s", err);
 	/* The kernel pins every page of a preserved memfd here: the per-GiB cost. */
-	t0 = mono_ns();
+	t0 = kvmlu_mono_ns();
 	for (unsigned int i = 0; i < vm->mem.nr; i++) {
 		snprintf(what, sizeof(what), "RAM region %u", i);
 		rc = luo_session_preserve_fd(s, vm->mem.r[i].fd, LUO_TOKEN_RAM(i), what,
@@ -136,7 +121,7 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 		control_error_set(e, luo_error_class(rc, true), "%s", err);
 		goto err_close;
 	}
-	*preserve_ns = mono_ns() - t0;
+	*preserve_ns = kvmlu_mono_ns() - t0;
 	return 0;
 err_close:
 	/* Closing an outgoing session unpreserves every file already in it. */
@@ -153,7 +138,7 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	char err[512] = "";
 	void *blob = NULL;
 	size_t size = 0;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = kvmlu_mono_ns();
 	int rc;
 
 	rc = state_vm_capture(vm, true, &s, err, sizeof(err));
@@ -181,7 +166,7 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	if (rc)
 		return control_error_set(e, CONTROL_ERR_FAILED, "%s", err);
 	*bytes = size;
-	*capture_ns = mono_ns() - t0;
+	*capture_ns = kvmlu_mono_ns() - t0;
 	return 0;
 }
 
@@ -192,7 +177,7 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	struct luo_session s;
 	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
 	enum vm_state st = vm_get_state(vm);
-	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = mono_ns(), resume_ns;
+	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = kvmlu_mono_ns(), resume_ns;
 	size_t bytes = 0;
 	char sum[33];
 	int state_fd = -1, rc;
@@ -218,7 +203,7 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 
 	prepared.was_running = st == VM_STATE_RUNNING;
 	/* Until the capture gives the state's own value (prepare_state). */
-	prepared.paused_wall_ns = live_update_wall_ns();
+	prepared.paused_wall_ns = kvmlu_wall_ns();
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
 	if (rc)
 		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
@@ -236,7 +221,7 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	prepared.session = s;
 	prepared.state_bytes = bytes;
 	prepared.nr_files = vm->mem.nr + 1;
-	prepared.prepared_wall_ns = live_update_wall_ns();
+	prepared.prepared_wall_ns = kvmlu_wall_ns();
 	snprintf(prepared.checksum, sizeof(prepared.checksum), "%s", sum);
 
 	*ret = json_object_new_object();
@@ -255,7 +240,7 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	json_object_object_add(*ret, "preserve_ms",
 			       json_object_new_double((double)preserve_ns / 1e6));
 	json_object_object_add(*ret, "prepare_ms",
-			       json_object_new_double((double)(mono_ns() - t0) / 1e6));
+			       json_object_new_double((double)(kvmlu_mono_ns() - t0) / 1e6));
 	return 0;
 
 err_resume:
@@ -292,7 +277,7 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 	json_object_object_add(*ret, "session", json_object_new_string(session));
 	json_object_object_add(*ret, "resume_us", json_object_new_double((double)ns / 1e3));
 	json_object_object_add(*ret, "paused_ms",
-			       json_object_new_double((double)(live_update_wall_ns() -
+			       json_object_new_double((double)(kvmlu_wall_ns() -
 							       prepared.paused_wall_ns) / 1e6));
 	prepared.was_running = false;
 	return 0;

@@ -37,10 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
-#include "vmm/live_update/live_update.h"
 #include "vmm/live_update/hold.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
 
@@ -60,14 +61,6 @@ struct restore_run {
 	int serial_fd;
 	char take_err[512];		/* the take failed: nothing to build from */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* What can fail before the take without anything being lost: say so and exit. */
 static int restore_precheck(const char *session, char *err, size_t errlen)
@@ -212,7 +205,7 @@ static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
 		"paused %.3f s by wall clock, control socket %s\n",
 		r->vm.name, r->session, (int)getpid(), lu->checksum_now,
-		(double)(mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
+		(double)(kvmlu_mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
 		(double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
 		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
 		lu->resumed_wall_ns > lu->paused_wall_ns ?
@@ -225,7 +218,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	struct restore_run r = { .session = session, .control = control, .serial = serial,
 				 .serial_fd = -1 };
 	char err[512] = "";
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = kvmlu_mono_ns();
 	int sig_fd, status = 1, rc;
 
 	memset(&r.vm, 0, sizeof(r.vm));

@@ -15,6 +15,7 @@
 
 #include <json-c/json.h>
 
+#include "common/err.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/save_state.h"
 #include "vmm/state/state_fdt.h"
@@ -29,17 +30,17 @@ int state_file_write(const char *path, const void *blob, size_t size,
 	int fd, ret;
 
 	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp))
-		return state_err(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "%s: path too long", path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
 	if (fd < 0)
-		return state_err(err, errlen, -errno, "open %s: %s", tmp, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "open %s: %s", tmp, strerror(errno));
 	while (size) {
 		ssize_t n = write(fd, p, size);
 
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = state_err(err, errlen, n < 0 ? -errno : -EIO, "write %s: %s", tmp,
+			ret = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO, "write %s: %s", tmp,
 					n < 0 ? strerror(errno) : "short write");
 			goto err_unlink;
 		}
@@ -47,12 +48,12 @@ int state_file_write(const char *path, const void *blob, size_t size,
 		size -= (size_t)n;
 	}
 	if (fsync(fd) < 0) {
-		ret = state_err(err, errlen, -errno, "fsync %s: %s", tmp, strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "fsync %s: %s", tmp, strerror(errno));
 		goto err_unlink;
 	}
 	close(fd);
 	if (rename(tmp, path) < 0) {
-		ret = state_err(err, errlen, -errno, "rename %s to %s: %s", tmp, path, strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "rename %s to %s: %s", tmp, path, strerror(errno));
 		unlink(tmp);
 		return ret;
 	}

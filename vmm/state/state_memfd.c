@@ -17,7 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "vmm/err.h"
+#include "common/err.h"
 
 /*
  * Sealed so that nobody (not even this VMM by mistake) changes the state
@@ -35,13 +35,13 @@ int state_memfd_create(const char *vm_name, const void *blob,
 	int mfd, ret;
 
 	if (len == 0 || len > LIVE_UPDATE_STATE_MAX_BYTES)
-		return vmm_err(err, errlen, -EINVAL, "state memfd: size %zu outside 1..%u",
+		return kvmlu_err(err, errlen, -EINVAL, "state memfd: size %zu outside 1..%u",
 			       len, LIVE_UPDATE_STATE_MAX_BYTES);
 	snprintf(label, sizeof(label), "kvmlu-state:%s", vm_name);
 	/* Close-on-exec: it reaches the next VMM through LUO, never through exec. */
 	mfd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
-		return vmm_err(err, errlen, -errno, "state memfd: memfd_create(%s): %s",
+		return kvmlu_err(err, errlen, -errno, "state memfd: memfd_create(%s): %s",
 			       label, strerror(errno));
 	while (done < len) {
 		ssize_t n = write(mfd, p + done, len - done);
@@ -49,7 +49,7 @@ int state_memfd_create(const char *vm_name, const void *blob,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = vmm_err(err, errlen, n < 0 ? -errno : -EIO,
+			ret = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
 				      "state memfd: write at %zu of %zu: %s", done, len,
 				      n < 0 ? strerror(errno) : "no progress");
 			goto err_close;
@@ -57,7 +57,7 @@ int state_memfd_create(const char *vm_name, const void *blob,
 		done += (size_t)n;
 	}
 	if (fcntl(mfd, F_ADD_SEALS, STATE_MEMFD_SEALS) < 0) {
-		ret = vmm_err(err, errlen, -errno, "state memfd: F_ADD_SEALS 0x%x: %s",
+		ret = kvmlu_err(err, errlen, -errno, "state memfd: F_ADD_SEALS 0x%x: %s",
 			      STATE_MEMFD_SEALS, strerror(errno));
 		goto err_close;
 	}
@@ -78,23 +78,23 @@ int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 	int seals, ret;
 
 	if (fstat(fd, &st) < 0)
-		return vmm_err(err, errlen, -errno, "state memfd: fstat fd %d: %s",
+		return kvmlu_err(err, errlen, -errno, "state memfd: fstat fd %d: %s",
 			       fd, strerror(errno));
 	if (!S_ISREG(st.st_mode))
-		return vmm_err(err, errlen, -EINVAL, "state memfd: fd %d is not a regular file "
+		return kvmlu_err(err, errlen, -EINVAL, "state memfd: fd %d is not a regular file "
 			       "(mode 0%o)", fd, (unsigned int)st.st_mode);
 	if (st.st_size <= 0 || (uint64_t)st.st_size > max)
-		return vmm_err(err, errlen, -EINVAL, "state memfd: size %lld outside 1..%zu",
+		return kvmlu_err(err, errlen, -EINVAL, "state memfd: size %lld outside 1..%zu",
 			       (long long)st.st_size, max);
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)) !=
 			 (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK))
-		return vmm_err(err, errlen, -EPERM, "state memfd: not sealed against "
+		return kvmlu_err(err, errlen, -EPERM, "state memfd: not sealed against "
 			       "changes (seals 0x%x)", seals < 0 ? 0 : seals);
 	size = (size_t)st.st_size;
 	buf = malloc(size);
 	if (!buf)
-		return vmm_err(err, errlen, -ENOMEM, "state memfd: no memory for %zu bytes",
+		return kvmlu_err(err, errlen, -ENOMEM, "state memfd: no memory for %zu bytes",
 			       size);
 	while (done < size) {
 		ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
@@ -102,7 +102,7 @@ int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			ret = vmm_err(err, errlen, n < 0 ? -errno : -EIO,
+			ret = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
 				      "state memfd: read at %zu of %zu: %s", done, size,
 				      n < 0 ? strerror(errno) : "file ended early");
 			goto err_free;

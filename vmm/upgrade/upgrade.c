@@ -46,10 +46,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/err.h"
 #include "vmm/control/commands.h"
 #include "vmm/live_update/live_update.h"
-#include "vmm/state/state_memfd.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vm.h"
@@ -76,14 +78,6 @@ struct upgrade_result {
 	size_t state_bytes;
 	char checksum[33];
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static int parse_args(json_object *args, struct upgrade_args *a, struct control_error *e)
 {
@@ -201,22 +195,22 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 	int ret;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = kvmlu_mono_ns();
 		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
 
 		ret = poll(&p, 1, ms);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0)
-			return state_err(err, errlen, -errno, "poll: %s", strerror(errno));
+			return kvmlu_err(err, errlen, -errno, "poll: %s", strerror(errno));
 		if (ret == 0)
-			return state_err(err, errlen, -ETIMEDOUT,
+			return kvmlu_err(err, errlen, -ETIMEDOUT,
 					 "new kvmlu-vmm (pid %d) did not say %s in time", pid, want);
 		break;
 	}
 	ret = upgrade_wire_recv(sock, &o, fds, UPGRADE_WIRE_MAX_FDS, &nfds, err, errlen);
 	if (ret == -ECONNRESET)
-		return state_err(err, errlen, ret,
+		return kvmlu_err(err, errlen, ret,
 				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
 	if (ret)
 		return ret;
@@ -238,10 +232,10 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 			r->create_ms = json_object_get_double(v);
 		ret = 0;
 	} else if (!strcmp(msg, "error") && json_object_object_get_ex(o, "desc", &v)) {
-		ret = state_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
+		ret = kvmlu_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
 				json_object_get_string(v));
 	} else {
-		ret = state_err(err, errlen, -EPROTO, "new kvmlu-vmm (pid %d) sent \"%.40s\"",
+		ret = kvmlu_err(err, errlen, -EPROTO, "new kvmlu-vmm (pid %d) sent \"%.40s\"",
 				pid, msg);
 	}
 	json_object_put(o);
@@ -256,7 +250,7 @@ static int read_state_file(const char *path, void **blob, size_t *size, char *er
 	char *buf;
 
 	if (!f)
-		return state_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
 	buf = malloc(STATE_FDT_MAX_SIZE);
 	if (!buf) {
 		fclose(f);
@@ -266,7 +260,7 @@ static int read_state_file(const char *path, void **blob, size_t *size, char *er
 	fclose(f);
 	if (n == 0) {
 		free(buf);
-		return state_err(err, errlen, -EINVAL, "state_file %s: empty", path);
+		return kvmlu_err(err, errlen, -EINVAL, "state_file %s: empty", path);
 	}
 	*blob = buf;
 	*size = n;
@@ -311,7 +305,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 static int peer_gone(int ret, pid_t pid, char *err, size_t errlen)
 {
 	if (ret == -EPIPE || ret == -ECONNRESET)
-		return state_err(err, errlen, ret,
+		return kvmlu_err(err, errlen, ret,
 				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
 	return ret;
 }
@@ -325,14 +319,14 @@ static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool
 		     uint64_t *t_pause, struct upgrade_result *r, char *err, size_t errlen)
 {
 	struct vm *vm = ctx->vm;
-	uint64_t deadline = now_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
+	uint64_t deadline = kvmlu_mono_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
 	int sv[2], ret, status;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return state_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
 	r->pid = fork();
 	if (r->pid < 0) {
-		ret = state_err(err, errlen, -errno, "fork: %s", strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "fork: %s", strerror(errno));
 		goto err_sock;
 	}
 	if (r->pid == 0)
@@ -343,7 +337,7 @@ static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool
 	if (!ret)
 		ret = wait_for(sv[0], "ready", r->pid, deadline, r, err, errlen);
 	/* The blackout starts here: everything slow is done. */
-	*t_pause = now_ns();
+	*t_pause = kvmlu_mono_ns();
 	if (!ret && vm_get_state(vm) == VM_STATE_RUNNING) {
 		ret = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &ns, err, errlen);
 		*paused = ret == 0;
@@ -388,7 +382,7 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
 					 "upgrade refused: prepared for a host update (send abort-update)");
 	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
-	t1 = now_ns();
+	t1 = kvmlu_mono_ns();
 	if (rc) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
 			return control_error_set(e, CONTROL_ERR_FAILED,

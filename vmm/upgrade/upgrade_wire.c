@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "common/fd_pass.h"
 #include "vmm/state/state_vm.h"
 #include "vmm/upgrade/upgrade_wire.h"
@@ -49,7 +50,7 @@ int upgrade_wire_recv(int sock, json_object **obj, int *fds, unsigned int max_fd
 		for (unsigned int i = 0; i < *nfds; i++)
 			close(fds[i]);
 		*nfds = 0;
-		return state_err(err, errlen, -EPROTO, "upgrade message is not {\"msg\":...}: %.80s",
+		return kvmlu_err(err, errlen, -EPROTO, "upgrade message is not {\"msg\":...}: %.80s",
 				 buf);
 	}
 	*obj = o;
