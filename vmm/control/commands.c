@@ -50,7 +50,7 @@ const struct control_command *control_command_find(const char *name)
 }
 
 static int control_check_args(const struct control_command *c, json_object *args,
-			      struct control_error *e)
+			      struct json_line_error *e)
 {
 	const char *const *k;
 	bool known;
@@ -63,7 +63,7 @@ static int control_check_args(const struct control_command *c, json_object *args
 			if (!strcmp(*k, key))
 				known = true;
 		if (!known)
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "%s: unknown argument \"%.64s\"", c->name, key);
 		(void)val;
 	}
@@ -73,17 +73,17 @@ static int control_check_args(const struct control_command *c, json_object *args
 char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 			  size_t *reply_len)
 {
-	struct control_request req;
-	struct control_error e = { NULL, "" };
+	struct json_line_request req;
+	struct json_line_error e = { NULL, "" };
 	const struct control_command *c;
-	json_object *ret = NULL;
+	json_object *ret = NULL, *obj;
 	char *reply;
 
-	if (control_request_parse(line, len, &req, &e))
+	if (json_line_request_parse(line, len, &req, &e))
 		goto err_reply;
 	c = control_command_find(req.cmd);
 	if (!c) {
-		control_error_set(&e, CONTROL_ERR_UNKNOWN_CMD, "unknown command \"%s\"", req.cmd);
+		json_line_error_set(&e, KVMLU_ERR_UNKNOWN_CMD, "unknown command \"%s\"", req.cmd);
 		goto err_reply;
 	}
 	if (control_check_args(c, req.args, &e))
@@ -102,24 +102,21 @@ char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 		goto err_reply;
 	}
 ok_reply:
-	reply = control_reply_ok(ret, req.id, reply_len);
-	control_request_free(&req);
-	return reply;
+	obj = json_line_reply_ok(ret, req.id);
+	goto format;
 err_reply:
 	if (!e.class)
-		control_error_set(&e, CONTROL_ERR_FAILED, "command failed");
-	reply = control_reply_error(&e, req.id, reply_len);
-	control_request_free(&req);
+		json_line_error_set(&e, KVMLU_ERR_FAILED, "command failed");
+	obj = json_line_reply_error(e.class, e.desc, req.id);
+format:
+	reply = obj ? json_line_format(obj, reply_len) : NULL;
+	json_object_put(obj);
+	json_line_request_free(&req);
 	return reply;
-}
-
-static json_object *control_new_u64(uint64_t v)
-{
-	return json_object_new_int64(v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
 }
 
 int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e)
+		       struct json_line_error *e)
 {
 	struct vm *vm = ctx->vm;
 	json_object *o = json_object_new_object(), *io = json_object_new_object();
@@ -131,12 +128,13 @@ int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object *
 	tx = vm->uart.tx_bytes;
 	pthread_mutex_unlock(&vm->uart.lock);
 	json_object_object_add(o, "name", json_object_new_string(vm->name));
-	json_object_object_add(o, "state", json_object_new_string(vm_state_name(vm_get_state(vm))));
-	json_object_object_add(o, "vcpus", json_object_new_int((int)vm->nr_vcpus));
-	json_object_object_add(o, "memory", control_new_u64(vm->ram_size));
-	json_object_object_add(o, "backend",
+	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(vm_state_name(vm_get_state(vm))));
+	json_object_object_add(o, "vcpus", json_object_new_int64((int)vm->nr_vcpus));
+	json_object_object_add(o, KVMLU_KEY_MEMORY, json_line_new_u64(vm->ram_size));
+	json_object_object_add(o, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(o, "uptime", json_object_new_double(vm_uptime(vm)));
+	/* Seconds, to the millisecond: the one number form (json_line_new_ms). */
+	json_object_object_add(o, "uptime", json_line_new_ms(vm_uptime(vm)));
 	/*
 	 * Whether prepare-update can hand this VM's RAM to the next kernel:
 	 * memfd always; guest_memfd only on a kernel with the project's patch
@@ -144,36 +142,36 @@ int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object *
 	 * new VM could not take the retrieved files without it). The agent's
 	 * preflight refuses before pausing anything when this is false.
 	 */
-	json_object_object_add(o, "preservable", json_object_new_boolean(
+	json_object_object_add(o, KVMLU_KEY_PRESERVABLE, json_object_new_boolean(
 		vm->mem.backend == GUESTMEM_MEMFD ||
 		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
 	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(o, "serial_bytes", control_new_u64(tx));
+	json_object_object_add(o, "pid", json_object_new_int64((int)getpid()));
+	json_object_object_add(o, "serial_bytes", json_line_new_u64(tx));
 	json_object_object_add(io, "pio_reads",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, false)));
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, false)));
 	json_object_object_add(io, "pio_writes",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, true)));
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, true)));
 	json_object_object_add(io, "mmio_reads",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, false)));
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, false)));
 	json_object_object_add(io, "mmio_writes",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, "unhandled_io", io);
 	*ret = o;
 	return 0;
 }
 
-static int control_run_error(int rc, const char *what, const char *msg, struct control_error *e)
+static int control_run_error(int rc, const char *what, const char *msg, struct json_line_error *e)
 {
 	if (rc == -ETIMEDOUT)
-		return control_error_set(e, CONTROL_ERR_TIMEOUT, "%s", msg);
+		return json_line_error_set(e, KVMLU_ERR_TIMEOUT, "%s", msg);
 	if (rc == -ESRCH)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING, "%s", msg);
-	return control_error_set(e, CONTROL_ERR_FAILED, "%s: %s", what, msg);
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "%s", msg);
+	return json_line_error_set(e, KVMLU_ERR_FAILED, "%s: %s", what, msg);
 }
 
 int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
-		      struct control_error *e)
+		      struct json_line_error *e)
 {
 	char msg[256] = "";
 	uint64_t ns;
@@ -186,12 +184,12 @@ int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "state", json_object_new_string("paused"));
 	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_object_new_double((double)ns / 1e3));
+	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
 	return 0;
 }
 
 int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e)
+		       struct json_line_error *e)
 {
 	char msg[256] = "";
 	uint64_t ns;
@@ -200,7 +198,7 @@ int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object *
 	(void)args;
 	/* A prepared host update holds a state that a running guest would make stale. */
 	if (live_update_prepared())
-		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
+		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					 "resume refused: prepared for a host update (send abort-update)");
 	rc = vm_resume(ctx->vm, &ns, msg, sizeof(msg));
 	if (rc)
@@ -208,12 +206,12 @@ int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object *
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "state", json_object_new_string("running"));
 	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_object_new_double((double)ns / 1e3));
+	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
 	return 0;
 }
 
 int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e)
+			 struct json_line_error *e)
 {
 	struct guestmem_checksum c;
 	enum vm_state s = vm_get_state(ctx->vm);
@@ -224,28 +222,29 @@ int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object
 	(void)args;
 	/* A running vCPU changes memory under the hash: the digest would mean nothing. */
 	if (s != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_PAUSED,
+		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
 					 "checksum needs a paused VM; it is %s (send pause first)",
 					 vm_state_name(s));
 	rc = guestmem_checksum(&ctx->vm->mem, 0, &c);
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "guestmem_checksum: %s",
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "guestmem_checksum: %s",
 					 strerror(-rc));
 	guestmem_checksum_format(&c, hex);
 	ms = (double)c.nsec / 1e6;
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "digest", json_object_new_string(hex));
 	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
-	json_object_object_add(*ret, "bytes", control_new_u64(c.bytes));
-	json_object_object_add(*ret, "ms", json_object_new_double(ms));
+	json_object_object_add(*ret, "bytes", json_line_new_u64(c.bytes));
+	json_object_object_add(*ret, "ms", json_line_new_ms(ms));
+	/* A rate, not a duration, in the same rounded form. */
 	json_object_object_add(*ret, "gbps",
-			       json_object_new_double(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
-	json_object_object_add(*ret, "threads", json_object_new_int((int)c.threads));
+			       json_line_new_ms(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
+	json_object_object_add(*ret, "threads", json_object_new_int64((int)c.threads));
 	return 0;
 }
 
 int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e)
+			 struct json_line_error *e)
 {
 	(void)args;
 	(void)e;
@@ -256,7 +255,7 @@ int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object
 }
 
 int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
-			     struct control_error *e)
+			     struct json_line_error *e)
 {
 	unsigned int timeout = ctx->verify_timeout_ms ? ctx->verify_timeout_ms : 10000;
 	enum vm_state s;
@@ -270,28 +269,28 @@ int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_ob
 	if (args && json_object_object_get_ex(args, "timeout_ms", &v)) {
 		t = json_object_get_int64(v);
 		if (!json_object_is_type(v, json_type_int) || t < 1 || t > 600000)
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "guest-verify: timeout_ms must be an integer 1..600000");
 		timeout = (unsigned int)t;
 	}
 	s = vm_get_state(ctx->vm);
 	/* A paused guest cannot poll its port: it would only time out. */
 	if (s != VM_STATE_RUNNING)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
 					 "guest-verify needs a running guest; it is %s", vm_state_name(s));
 	t0 = kvmlu_mono_ns();
 	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
 	t1 = kvmlu_mono_ns();
 	if (rc == -ETIMEDOUT)
-		return control_error_set(e, CONTROL_ERR_TIMEOUT,
+		return json_line_error_set(e, KVMLU_ERR_TIMEOUT,
 					 "guest did not answer the verify request on port %#x within %u ms",
 					 KVMLU_PORT_RESULT, timeout);
 	if (rc == -ECANCELED)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
 					 "VM stopping (%s) before the guest answered",
 					 vm_stop_reason_name(ctx->vm->stop_reason));
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "verify request: %s", strerror(-rc));
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "verify request: %s", strerror(-rc));
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "verified",
 			       json_object_new_boolean(result == KVMLU_RESULT_VERIFY_OK));
@@ -299,8 +298,8 @@ int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_ob
 			       json_object_new_string(result == KVMLU_RESULT_VERIFY_OK ? "ok" :
 						      result == KVMLU_RESULT_VERIFY_FAILED ? "failed" :
 						      "unknown"));
-	json_object_object_add(*ret, "result_code", json_object_new_int((int)result));
+	json_object_object_add(*ret, "result_code", json_object_new_int64((int)result));
 	json_object_object_add(*ret, "ms",
-			       json_object_new_double((double)(t1 - t0) / 1e6));
+			       json_line_new_ms((double)(t1 - t0) / 1e6));
 	return 0;
 }

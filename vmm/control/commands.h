@@ -18,7 +18,7 @@
 
 #include <json-c/json.h>
 
-#include "vmm/control/protocol.h"
+#include "common/json_line.h"
 
 struct vm;
 
@@ -37,7 +37,7 @@ struct control_ctx {
 	 * it cannot run yet answers for it (vmm/live_update/hold.c).
 	 */
 	int (*gate)(struct control_ctx *ctx, const char *cmd, json_object *args,
-		    json_object **ret, struct control_error *e);
+		    json_object **ret, struct json_line_error *e);
 	void *gate_arg;
 };
 
@@ -50,7 +50,7 @@ struct control_ctx {
  * nonzero with e filled.
  */
 typedef int (*control_cmd_fn)(struct control_ctx *ctx, json_object *args,
-			      json_object **ret, struct control_error *e);
+			      json_object **ret, struct json_line_error *e);
 
 struct control_command {
 	const char *name;
@@ -69,22 +69,22 @@ char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 
 /* The handlers in commands.c. */
 int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e);
+		       struct json_line_error *e);
 int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
-		      struct control_error *e);
+		      struct json_line_error *e);
 int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e);
+		       struct json_line_error *e);
 int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e);
+			 struct json_line_error *e);
 int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e);
+			 struct json_line_error *e);
 int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
-			     struct control_error *e);
+			     struct json_line_error *e);
 /* vmm/upgrade/upgrade.c */
 int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct control_error *e);
+			struct json_line_error *e);
 /* vmm/state/save_state.c */
 int control_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e);
+			   struct json_line_error *e);
 
 #endif /* KVMLU_CONTROL_COMMANDS_H */

@@ -2,10 +2,10 @@
 /*
  * Control socket server (see server.h). One thread polls the listening
  * socket, the wake eventfd and every client. Each client has an input
- * buffer of CONTROL_LINE_MAX bytes; a complete line is one request.
+ * buffer of KVMLU_WIRE_LINE_MAX bytes; a complete line is one request.
  *
  * Unhappy paths, none of which disturbs the VM or other clients:
- * 1. Line over CONTROL_LINE_MAX: one LineTooLong error reply, the rest of
+ * 1. Line over KVMLU_WIRE_LINE_MAX: one LineTooLong error reply, the rest of
  *    that line is discarded up to its newline, the connection goes on.
  * 2. Peer not root and not the owner: PermissionDenied reply, closed.
  * 3. More than CONTROL_MAX_CLIENTS: Busy reply, closed.
@@ -32,7 +32,7 @@ struct control_client {
 	int fd;
 	size_t len;		/* bytes in buf */
 	bool discarding;	/* inside an oversized line */
-	char buf[CONTROL_LINE_MAX + 1];
+	char buf[KVMLU_WIRE_LINE_MAX + 1];
 };
 
 /* Best effort: a reply that does not fit the socket buffer closes the client. */
@@ -54,15 +54,14 @@ static int control_send(int fd, const char *buf, size_t len)
 
 static void control_send_error(int fd, const char *class, const char *desc)
 {
-	struct control_error e;
+	json_object *o = json_line_reply_error(class, desc, NULL);
 	size_t len;
-	char *r;
+	char *r = o ? json_line_format(o, &len) : NULL;
 
-	control_error_set(&e, class, "%s", desc);
-	r = control_reply_error(&e, NULL, &len);
 	if (r)
 		(void)control_send(fd, r, len);
 	free(r);
+	json_object_put(o);
 }
 
 static void control_client_close(struct control_server *s, unsigned int i)
@@ -152,7 +151,7 @@ static void control_accept(struct control_server *s)
 	if (cred.uid != 0 && cred.uid != s->owner) {
 		snprintf(msg, sizeof(msg), "uid %u may not use this socket (only root and uid %u)",
 			 (unsigned int)cred.uid, (unsigned int)s->owner);
-		control_send_error(fd, CONTROL_ERR_PERMISSION, msg);
+		control_send_error(fd, KVMLU_ERR_PERMISSION, msg);
 		s->refused++;
 		close(fd);
 		return;
@@ -161,7 +160,7 @@ static void control_accept(struct control_server *s)
 		;
 	if (i == CONTROL_MAX_CLIENTS || !(s->clients[i] = malloc(sizeof(struct control_client)))) {
 		snprintf(msg, sizeof(msg), "too many control clients (limit %d)", CONTROL_MAX_CLIENTS);
-		control_send_error(fd, CONTROL_ERR_BUSY, msg);
+		control_send_error(fd, KVMLU_ERR_BUSY, msg);
 		s->refused++;
 		close(fd);
 		return;
@@ -205,13 +204,13 @@ static int control_consume(struct control_server *s, struct control_client *c)
 	}
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
-	if (c->len == CONTROL_LINE_MAX) {
+	if (c->len == KVMLU_WIRE_LINE_MAX) {
 		/* Full without a newline: too long. Say so once, drop the rest of it. */
 		if (!c->discarding) {
 			char msg[96];
 
-			snprintf(msg, sizeof(msg), "request line longer than %d bytes", CONTROL_LINE_MAX);
-			control_send_error(c->fd, CONTROL_ERR_LINE_TOO_LONG, msg);
+			snprintf(msg, sizeof(msg), "request line longer than %d bytes", KVMLU_WIRE_LINE_MAX);
+			control_send_error(c->fd, KVMLU_ERR_LINE_TOO_LONG, msg);
 		}
 		c->discarding = true;
 		c->len = 0;
@@ -224,7 +223,7 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 	struct control_client *c = s->clients[idx];
 	ssize_t n;
 
-	n = recv(c->fd, c->buf + c->len, CONTROL_LINE_MAX - c->len, MSG_DONTWAIT);
+	n = recv(c->fd, c->buf + c->len, KVMLU_WIRE_LINE_MAX - c->len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

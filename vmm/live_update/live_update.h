@@ -39,21 +39,13 @@
 
 struct vm;
 
-/* Error classes of these commands (besides those of protocol.h). */
-#define LIVE_UPDATE_ERR_NOT_PRESERVABLE	"NotPreservable"	/* a file LUO cannot keep */
-#define LIVE_UPDATE_ERR_NO_LUO		"NoLiveUpdate"		/* no usable /dev/liveupdate */
-#define LIVE_UPDATE_ERR_PREPARED	"AlreadyPrepared"	/* a session is held */
-#define LIVE_UPDATE_ERR_NOT_PREPARED	"NotPrepared"		/* abort without prepare */
-#define LIVE_UPDATE_ERR_HELD		"Held"			/* restored VM held, not running */
-#define LIVE_UPDATE_ERR_MISMATCH	"ChecksumMismatch"	/* restored memory differs */
-
 /* The control handlers (rows in vmm/control/commands.c). */
 int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
-			    struct control_error *e);
+			    struct json_line_error *e);
 int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
-			  struct control_error *e);
+			  struct json_line_error *e);
 int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e);
+			   struct json_line_error *e);
 
 /* True while prepare-update holds a session: resume must be refused. */
 bool live_update_prepared(void);

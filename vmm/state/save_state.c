@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 
 #include "common/err.h"
+#include "common/json_line.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/save_state.h"
 #include "vmm/state/state_fdt.h"
@@ -65,7 +66,7 @@ err_unlink:
 }
 
 int control_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e)
+			   struct json_line_error *e)
 {
 	json_object *jpath = NULL, *jsum = NULL;
 	enum vm_state st = vm_get_state(ctx->vm);
@@ -79,40 +80,40 @@ int control_cmd_save_state(struct control_ctx *ctx, json_object *args, json_obje
 
 	if (!args || !json_object_object_get_ex(args, "path", &jpath) ||
 	    !json_object_is_type(jpath, json_type_string))
-		return control_error_set(e, CONTROL_ERR_INVALID,
+		return json_line_error_set(e, KVMLU_ERR_INVALID,
 					 "save-state: args.path (a string) is required");
 	path = json_object_get_string(jpath);
 	if (path[0] != '/')
-		return control_error_set(e, CONTROL_ERR_INVALID,
+		return json_line_error_set(e, KVMLU_ERR_INVALID,
 					 "save-state: path \"%.200s\" is not absolute", path);
 	if (json_object_object_get_ex(args, "checksum", &jsum)) {
 		if (!json_object_is_type(jsum, json_type_boolean))
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "save-state: args.checksum must be true or false");
 		with_sum = json_object_get_boolean(jsum);
 	}
 	if (st != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_PAUSED,
+		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
 					 "save-state needs a paused VM; it is %s (send pause first)",
 					 vm_state_name(st));
 	rc = state_vm_capture(ctx->vm, with_sum, &s, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "save-state: %s", err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
 	rc = state_fdt_write(&s, &blob, &size, err, sizeof(err));
 	if (rc) {
 		state_vm_free(&s);
-		return control_error_set(e, CONTROL_ERR_FAILED, "save-state: %s", err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
 	}
 	rc = state_file_write(path, blob, size, err, sizeof(err));
 	free(blob);
 	if (rc) {
 		state_vm_free(&s);
-		return control_error_set(e, CONTROL_ERR_FAILED, "save-state: %s", err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
 	}
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "path", json_object_new_string(path));
-	json_object_object_add(*ret, "bytes", json_object_new_int64((int64_t)size));
-	json_object_object_add(*ret, "vcpus", json_object_new_int((int)s.nr_vcpus));
+	json_object_object_add(*ret, "bytes", json_line_new_u64(size));
+	json_object_object_add(*ret, "vcpus", json_object_new_int64((int)s.nr_vcpus));
 	json_object_object_add(*ret, "uuid", json_object_new_string(s.uuid));
 	state_vm_free(&s);
 	return 0;

@@ -36,6 +36,7 @@
 
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/json_line.h"
 #include "guestmem/gmem_link.h"
 #include "vmm/control/server.h"
 #include "vmm/state/state_fdt.h"
@@ -433,15 +434,15 @@ int vmm_incoming_main(int argc, char **argv)
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "msg", json_object_new_string("resumed"));
-		json_object_object_add(o, "memory_copied_bytes", json_object_new_int64((int64_t)copied));
+		json_object_object_add(o, "memory_copied_bytes", json_line_new_u64(copied));
 		json_object_object_add(o, "memory", json_object_new_string(
 			h.backend == GUESTMEM_MEMFD ? "shared" : h.linked ? "linked" : "copied"));
 		/* From "ready" on: includes the old side's pause and capture. */
 		json_object_object_add(o, "restore_ms",
-				       json_object_new_double((double)(kvmlu_mono_ns() - t0) / 1e6));
-		json_object_object_add(o, "prepare_ms", json_object_new_double(prepare_ms));
+				       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
+		json_object_object_add(o, "prepare_ms", json_line_new_ms(prepare_ms));
 		/* vm_create() alone: KVM_CREATE_VM, irqchip, memslots, vCPUs. */
-		json_object_object_add(o, "create_ms", json_object_new_double(create_ms));
+		json_object_object_add(o, "create_ms", json_line_new_ms(create_ms));
 		/* The VM is ours now whatever the old process does with this. */
 		(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
 	}

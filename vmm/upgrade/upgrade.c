@@ -48,6 +48,7 @@
 
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/json_line.h"
 #include "vmm/control/commands.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
@@ -79,7 +80,7 @@ struct upgrade_result {
 	char checksum[33];
 };
 
-static int parse_args(json_object *args, struct upgrade_args *a, struct control_error *e)
+static int parse_args(json_object *args, struct upgrade_args *a, struct json_line_error *e)
 {
 	json_object *v;
 
@@ -90,13 +91,13 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct control_
 	if (json_object_object_get_ex(args, "binary", &v)) {
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string(v)[0] != '/')
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "upgrade: args.binary must be an absolute path");
 		a->binary = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "checksum", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "upgrade: args.checksum must be true or false");
 		a->checksum = json_object_get_boolean(v);
 	}
@@ -104,24 +105,24 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct control_
 		int64_t t = json_object_get_int64(v);
 
 		if (!json_object_is_type(v, json_type_int) || t < 100 || t > 600000)
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "upgrade: args.timeout_ms must be 100..600000");
 		a->timeout_ms = (unsigned int)t;
 	}
 	if (json_object_object_get_ex(args, "stop_at", &v)) {
 		if (!json_object_is_type(v, json_type_string))
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "upgrade: args.stop_at must be a string");
 		a->stop_at = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "state_file", &v)) {
 		if (!json_object_is_type(v, json_type_string))
-			return control_error_set(e, CONTROL_ERR_INVALID,
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						 "upgrade: args.state_file must be a string");
 		a->state_file = json_object_get_string(v);
 	}
 	if (access(a->binary, X_OK) < 0)
-		return control_error_set(e, CONTROL_ERR_INVALID, "upgrade: binary %.200s: %s",
+		return json_line_error_set(e, KVMLU_ERR_INVALID, "upgrade: binary %.200s: %s",
 					 a->binary, strerror(errno));
 	return 0;
 }
@@ -160,24 +161,24 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 
 	json_object_object_add(o, "msg", json_object_new_string("prepare"));
 	json_object_object_add(o, "name", json_object_new_string(vm->name));
-	json_object_object_add(o, "ram_size", json_object_new_int64((int64_t)vm->ram_size));
-	json_object_object_add(o, "nr_vcpus", json_object_new_int((int)vm->nr_vcpus));
+	json_object_object_add(o, "ram_size", json_line_new_u64(vm->ram_size));
+	json_object_object_add(o, "nr_vcpus", json_object_new_int64((int)vm->nr_vcpus));
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(o, "serial_fd", json_object_new_int((int)n));
+	json_object_object_add(o, "serial_fd", json_object_new_int64((int)n));
 	fds[n++] = vm->uart.out_fd;
 	if (ctx->listen_fd >= 0 && ctx->control_path) {
-		json_object_object_add(o, "listen_fd", json_object_new_int((int)n));
+		json_object_object_add(o, "listen_fd", json_object_new_int64((int)n));
 		fds[n++] = ctx->listen_fd;
 		json_object_object_add(o, "control_path", json_object_new_string(ctx->control_path));
 	}
 	for (unsigned int i = 0; i < vm->mem.nr; i++) {
-		json_object_array_add(regions, json_object_new_int((int)n));
+		json_object_array_add(regions, json_object_new_int64((int)n));
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
 	json_object_object_add(o, "verify_timeout_ms",
-			       json_object_new_int((int)ctx->verify_timeout_ms));
+			       json_object_new_int64((int)ctx->verify_timeout_ms));
 	if (a->stop_at)
 		json_object_object_add(o, "stop_at", json_object_new_string(a->stop_at));
 	return upgrade_wire_send(sock, o, fds, n, err, errlen);
@@ -295,7 +296,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 		return ret;
 	o = json_object_new_object();
 	json_object_object_add(o, "msg", json_object_new_string("state"));
-	json_object_object_add(o, "state_fd", json_object_new_int(0));
+	json_object_object_add(o, "state_fd", json_object_new_int64(0));
 	ret = upgrade_wire_send(sock, o, &state_fd, 1, err, errlen);
 	close(state_fd);
 	return ret;
@@ -361,7 +362,7 @@ err_sock:
 }
 
 int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct control_error *e)
+			struct json_line_error *e)
 {
 	struct upgrade_result r = { .pid = -1 };
 	struct upgrade_args a;
@@ -375,20 +376,20 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 	if (parse_args(args, &a, e))
 		return -EINVAL;
 	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING, "upgrade: VM is %s",
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "upgrade: VM is %s",
 					 vm_state_name(st));
 	/* The LUO session of a prepared host update cannot follow to a new process. */
 	if (live_update_prepared())
-		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
+		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					 "upgrade refused: prepared for a host update (send abort-update)");
 	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
 	t1 = kvmlu_mono_ns();
 	if (rc) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
-			return control_error_set(e, CONTROL_ERR_FAILED,
+			return json_line_error_set(e, KVMLU_ERR_FAILED,
 						 "upgrade failed (%s) and resume failed too: %s",
 						 err, rerr);
-		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
+		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
 					 "upgrade: %s; VM %s here", err,
 					 vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
 	}
@@ -396,17 +397,17 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 	ctx->handed_off = true;
 	vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM handed to pid %d", r.pid);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "pid", json_object_new_int(r.pid));
+	json_object_object_add(*ret, "pid", json_object_new_int64(r.pid));
 	/* Pause to "resumed": what the guest lost, including our own pause. */
-	json_object_object_add(*ret, "blackout_ms", json_object_new_double((double)(t1 - t0) / 1e6));
-	json_object_object_add(*ret, "pause_ms", json_object_new_double((double)r.pause_ns / 1e6));
-	json_object_object_add(*ret, "prepare_ms", json_object_new_double(r.prepare_ms));
-	json_object_object_add(*ret, "restore_ms", json_object_new_double(r.restore_ms));
-	json_object_object_add(*ret, "create_ms", json_object_new_double(r.create_ms));
-	json_object_object_add(*ret, "memory_copied_bytes", json_object_new_int64((int64_t)r.copied));
+	json_object_object_add(*ret, "blackout_ms", json_line_new_ms((double)(t1 - t0) / 1e6));
+	json_object_object_add(*ret, "pause_ms", json_line_new_ms((double)r.pause_ns / 1e6));
+	json_object_object_add(*ret, "prepare_ms", json_line_new_ms(r.prepare_ms));
+	json_object_object_add(*ret, "restore_ms", json_line_new_ms(r.restore_ms));
+	json_object_object_add(*ret, "create_ms", json_line_new_ms(r.create_ms));
+	json_object_object_add(*ret, "memory_copied_bytes", json_line_new_u64(r.copied));
 	if (r.memory[0])
 		json_object_object_add(*ret, "memory", json_object_new_string(r.memory));
-	json_object_object_add(*ret, "state_bytes", json_object_new_int64((int64_t)r.state_bytes));
+	json_object_object_add(*ret, "state_bytes", json_line_new_u64(r.state_bytes));
 	json_object_object_add(*ret, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	if (r.checksum[0])
