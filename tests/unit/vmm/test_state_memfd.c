@@ -22,7 +22,7 @@
 
 static char err[512];
 
-static void test_luo_state_memfd_round_trip_is_sealed(void **state)
+static void test_state_memfd_round_trip_is_sealed(void **state)
 {
 	static const char blob[] = "\xd0\x0d\xfe\xed state fdt stand-in";
 	void *back = NULL;
@@ -47,7 +47,7 @@ static void test_luo_state_memfd_round_trip_is_sealed(void **state)
 	close(fd);
 }
 
-static void test_luo_state_memfd_create_refuses_empty_blob(void **state)
+static void test_state_memfd_create_refuses_empty_blob(void **state)
 {
 	int fd = -1;
 
@@ -57,7 +57,7 @@ static void test_luo_state_memfd_create_refuses_empty_blob(void **state)
 	assert_non_null(strstr(err, "size 0"));
 }
 
-static void test_luo_state_memfd_read_refuses_unsealed_file(void **state)
+static void test_state_memfd_read_refuses_unsealed_file(void **state)
 {
 	void *back = NULL;
 	size_t len = 0;
@@ -73,7 +73,7 @@ static void test_luo_state_memfd_read_refuses_unsealed_file(void **state)
 	close(fd);
 }
 
-static void test_luo_state_memfd_read_refuses_empty_and_oversized(void **state)
+static void test_state_memfd_read_refuses_empty_and_oversized(void **state)
 {
 	char big[4096];
 	void *back = NULL;
@@ -100,7 +100,7 @@ static void test_luo_state_memfd_read_refuses_empty_and_oversized(void **state)
 	close(fd);
 }
 
-static void test_luo_state_memfd_read_refuses_pipe(void **state)
+static void test_state_memfd_read_refuses_pipe(void **state)
 {
 	void *back = NULL;
 	size_t len = 0;
@@ -118,11 +118,11 @@ static void test_luo_state_memfd_read_refuses_pipe(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_luo_state_memfd_round_trip_is_sealed),
-		cmocka_unit_test(test_luo_state_memfd_create_refuses_empty_blob),
-		cmocka_unit_test(test_luo_state_memfd_read_refuses_unsealed_file),
-		cmocka_unit_test(test_luo_state_memfd_read_refuses_empty_and_oversized),
-		cmocka_unit_test(test_luo_state_memfd_read_refuses_pipe),
+		cmocka_unit_test(test_state_memfd_round_trip_is_sealed),
+		cmocka_unit_test(test_state_memfd_create_refuses_empty_blob),
+		cmocka_unit_test(test_state_memfd_read_refuses_unsealed_file),
+		cmocka_unit_test(test_state_memfd_read_refuses_empty_and_oversized),
+		cmocka_unit_test(test_state_memfd_read_refuses_pipe),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
