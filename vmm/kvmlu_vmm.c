@@ -25,14 +25,16 @@
 #include <unistd.h>
 
 #include "kvmlu/version.h"
-#include "vmm/control/server.h"
-#include "vmm/upgrade/incoming.h"
-#include "vmm/live_update/live_update.h"
-#include "vmm/options.h"
 #include "vmm/boot/linux_boot.h"
 #include "vmm/boot/payload_boot.h"
+#include "vmm/control/server.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/options.h"
+#include "vmm/upgrade/incoming.h"
+#include "vmm/upgrade/upgrade.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_commands.h"
 #include "vmm/vmm_process.h"
 
 #define EXIT_USAGE 64
@@ -110,6 +112,15 @@ int main(int argc, char **argv)
 	char err[512] = "";
 	int sig_fd, status;
 
+	/*
+	 * Every entry point serves the same commands; each owner registers
+	 * its own, before any control server starts.
+	 */
+	if (vm_commands_register() || upgrade_register_commands() ||
+	    live_update_register_commands()) {
+		fprintf(stderr, "kvmlu-vmm: control commands: a name is registered twice\n");
+		return 1;
+	}
 	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade/upgrade.c. */
 	if (argc > 1 && !strcmp(argv[1], "incoming"))
 		return vmm_incoming_main(argc, argv);

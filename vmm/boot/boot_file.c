@@ -37,13 +37,13 @@ int boot_file_read(const char *what, const char *path, size_t max,
 	}
 	if (st.st_size <= 0 || (uint64_t)st.st_size > max) {
 		rc = kvmlu_err(err, errlen, -EFBIG, "%s %s: size %lld, must be 1..%zu bytes",
-			     what, path, (long long)st.st_size, max);
+			       what, path, (long long)st.st_size, max);
 		goto err_close;
 	}
 	p = malloc((size_t)st.st_size);
 	if (!p) {
 		rc = kvmlu_err(err, errlen, -ENOMEM, "%s %s: no memory for %lld bytes", what, path,
-			     (long long)st.st_size);
+			       (long long)st.st_size);
 		goto err_close;
 	}
 	while (done < (size_t)st.st_size) {
@@ -52,8 +52,8 @@ int boot_file_read(const char *what, const char *path, size_t max,
 			continue;
 		if (n <= 0) {
 			rc = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
-				     "%s %s: read at %zu of %lld: %s", what, path, done,
-				     (long long)st.st_size, n < 0 ? strerror(errno) : "file shrank");
+				       "%s %s: read at %zu of %lld: %s", what, path, done,
+				       (long long)st.st_size, n < 0 ? strerror(errno) : "file shrank");
 			goto err_free;
 		}
 		done += (size_t)n;

@@ -45,15 +45,15 @@ int linux_e820_build(const struct guestmem *gm, struct boot_e820_entry *tab,
 		return kvmlu_err(err, errlen, -EINVAL, "e820: no layout");
 	if (!gm->nr || gm->r[0].gpa != 0 || gm->r[0].size < LINUX_HIGH_MEM_START)
 		return kvmlu_err(err, errlen, -EINVAL,
-			       "e820: Linux needs RAM from 0 to 1 MiB in the first region (it starts at %#llx, %llu bytes)",
-			       gm->nr ? (unsigned long long)gm->r[0].gpa : 0ULL,
-			       gm->nr ? (unsigned long long)gm->r[0].size : 0ULL);
+				 "e820: Linux needs RAM from 0 to 1 MiB in the first region (it starts at %#llx, %llu bytes)",
+				 gm->nr ? (unsigned long long)gm->r[0].gpa : 0ULL,
+				 gm->nr ? (unsigned long long)gm->r[0].size : 0ULL);
 	for (i = 0; i < gm->nr && !rc; i++) {
 		uint64_t s = gm->r[i].gpa, e = s + gm->r[i].size;
 
 		if (e <= s || (i && s < prev_end))
 			return kvmlu_err(err, errlen, -EINVAL,
-				       "e820: region %u [%#llx, %#llx) is empty, wraps or overlaps the one before",
+					 "e820: region %u [%#llx, %#llx) is empty, wraps or overlaps the one before",
 				       i, (unsigned long long)s, (unsigned long long)e);
 		prev_end = e;
 		/* Base memory up to the EBDA, then its reserved KiB. */

@@ -71,26 +71,26 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 	plan->low_ram_end = low_ram_end(gm);
 	if (plan->low_ram_end < LINUX_MIN_RAM)
 		return kvmlu_err(err, errlen, -ENOMEM,
-			       "Linux boot: %llu MiB of RAM from address 0, need at least %llu MiB",
-			       (unsigned long long)(plan->low_ram_end >> 20),
-			       (unsigned long long)(LINUX_MIN_RAM >> 20));
+				 "Linux boot: %llu MiB of RAM from address 0, need at least %llu MiB",
+				 (unsigned long long)(plan->low_ram_end >> 20),
+				 (unsigned long long)(LINUX_MIN_RAM >> 20));
 	/* Built again when written; here so that a bad layout changes nothing. */
 	rc = linux_e820_build(gm, e820, E820_MAX_ENTRIES_ZEROPAGE, &nr, err, errlen);
 	if (rc)
 		return rc;
 	if (in->nr_cpus == 0 || in->nr_cpus > MPTABLE_MAX_CPUS)
 		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: %u vCPUs, must be 1..%u",
-			       in->nr_cpus, MPTABLE_MAX_CPUS);
+				 in->nr_cpus, MPTABLE_MAX_CPUS);
 	if (mptable_size(in->nr_cpus) > LINUX_HIGH_MEM_START - LINUX_MPTABLE_GPA)
 		return kvmlu_err(err, errlen, -E2BIG, "Linux boot: MP table for %u vCPUs too big",
-			       in->nr_cpus);
+				 in->nr_cpus);
 
 	cmax = img->cmdline_max < LINUX_CMDLINE_MAX ? img->cmdline_max : LINUX_CMDLINE_MAX;
 	plan->cmdline_len = strlen(in->cmdline);
 	if (plan->cmdline_len > cmax)
 		return kvmlu_err(err, errlen, -E2BIG,
-			       "Linux boot: command line is %zu bytes, the kernel takes at most %llu",
-			       plan->cmdline_len, (unsigned long long)cmax);
+				 "Linux boot: command line is %zu bytes, the kernel takes at most %llu",
+				 plan->cmdline_len, (unsigned long long)cmax);
 
 	/*
 	 * A relocatable kernel runs where it is put, so use its preferred
@@ -108,15 +108,15 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 		if (img->pref_address > LINUX_LOAD_MIN_ADDR &&
 		    !fits(img->pref_address, img->init_size, plan->low_ram_end))
 			return kvmlu_err(err, errlen, -ENOMEM,
-				       "Linux boot: fixed kernel runs at %#llx with init_size %#x, past RAM end %#llx",
-				       (unsigned long long)img->pref_address, img->init_size,
-				       (unsigned long long)plan->low_ram_end);
+					 "Linux boot: fixed kernel runs at %#llx with init_size %#x, past RAM end %#llx",
+					 (unsigned long long)img->pref_address, img->init_size,
+					 (unsigned long long)plan->low_ram_end);
 	}
 	if (!fits(plan->kernel_gpa, img->init_size, plan->low_ram_end))
 		return kvmlu_err(err, errlen, -ENOMEM,
-			       "Linux boot: kernel needs %#x bytes (init_size) at %#llx, RAM below 3 GiB ends at %#llx",
-			       img->init_size, (unsigned long long)plan->kernel_gpa,
-			       (unsigned long long)plan->low_ram_end);
+				 "Linux boot: kernel needs %#x bytes (init_size) at %#llx, RAM below 3 GiB ends at %#llx",
+				 img->init_size, (unsigned long long)plan->kernel_gpa,
+				 (unsigned long long)plan->low_ram_end);
 	plan->kernel_end = plan->kernel_gpa + img->init_size;
 	plan->entry = plan->kernel_gpa + LINUX_ENTRY64_OFFSET;
 
@@ -127,14 +127,14 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 			top = plan->low_ram_end;
 		if (in->initrd_size > top || top - in->initrd_size < plan->kernel_end)
 			return kvmlu_err(err, errlen, -ENOMEM,
-				       "Linux boot: initrd of %zu bytes does not fit between the kernel's end %#llx and %#llx",
-				       in->initrd_size, (unsigned long long)plan->kernel_end,
-				       (unsigned long long)top);
+					 "Linux boot: initrd of %zu bytes does not fit between the kernel's end %#llx and %#llx",
+					 in->initrd_size, (unsigned long long)plan->kernel_end,
+					 (unsigned long long)top);
 		plan->initrd_gpa = (top - in->initrd_size) & ~0xfffULL;
 		if (plan->initrd_gpa < plan->kernel_end)
 			return kvmlu_err(err, errlen, -ENOMEM,
-				       "Linux boot: initrd of %zu bytes does not fit above the kernel's end %#llx",
-				       in->initrd_size, (unsigned long long)plan->kernel_end);
+					 "Linux boot: initrd of %zu bytes does not fit above the kernel's end %#llx",
+					 in->initrd_size, (unsigned long long)plan->kernel_end);
 		plan->initrd_size = in->initrd_size;
 	}
 	return 0;
@@ -204,8 +204,8 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 	if (!gdt || !bp || !pml4 || !pdpt || !pd || !cmdline || !mp || !kernel ||
 	    (plan->initrd_size && !initrd))
 		return kvmlu_err(err, errlen, -EFAULT,
-			       "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
-			       (unsigned long long)plan->kernel_gpa);
+				 "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
+				 (unsigned long long)plan->kernel_gpa);
 
 	rc = linux_write_zero_page(gm, in, plan, bp, err, errlen);
 	if (rc)

@@ -128,11 +128,11 @@ int mptable_write(void *buf, size_t len, uint32_t gpa, unsigned int nr_cpus,
 
 	if (nr_cpus == 0 || nr_cpus > MPTABLE_MAX_CPUS)
 		return kvmlu_err(err, errlen, -EINVAL, "MP table: %u CPUs, must be 1..%u",
-			       nr_cpus, MPTABLE_MAX_CPUS);
+				 nr_cpus, MPTABLE_MAX_CPUS);
 	need = mptable_size(nr_cpus);
 	if (len < need)
 		return kvmlu_err(err, errlen, -ENOSPC, "MP table: needs %zu bytes, has %zu",
-			       need, len);
+				 need, len);
 	memset(buf, 0, need);
 	p = base + sizeof(fl) + sizeof(cfg);
 

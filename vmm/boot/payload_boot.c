@@ -49,7 +49,7 @@ static int payload_load_image(struct vm *vm, const char *path, uint64_t *size,
 	dst = payload_gpa(vm, KVMLU_PAYLOAD_ENTRY, len);
 	if (!dst) {
 		rc = kvmlu_err(err, errlen, -ENOMEM, "--payload %s: guest RAM has no room at %#llx",
-			     path, KVMLU_PAYLOAD_ENTRY);
+			       path, KVMLU_PAYLOAD_ENTRY);
 	} else {
 		memcpy(dst, buf, len);
 		*size = len;
@@ -137,15 +137,15 @@ int payload_boot(struct vm *vm, const char *path, char *err, size_t errlen)
 	top = payload_ram_top(vm);
 	if (!payload_gpa(vm, 0, KVMLU_PAYLOAD_AREA_END))
 		return kvmlu_err(err, errlen, -EINVAL,
-			       "payload boot: needs RAM from 0 to %#llx in one region",
-			       KVMLU_PAYLOAD_AREA_END);
+				 "payload boot: needs RAM from 0 to %#llx in one region",
+				 KVMLU_PAYLOAD_AREA_END);
 	if (top > KVMLU_PAYLOAD_MAX_RAM_GIB * GIB)
 		return kvmlu_err(err, errlen, -EINVAL,
-			       "payload boot: RAM ends at %#llx, over the %llu GiB the boot page tables map",
-			       (unsigned long long)top, KVMLU_PAYLOAD_MAX_RAM_GIB);
+				 "payload boot: RAM ends at %#llx, over the %llu GiB the boot page tables map",
+				 (unsigned long long)top, KVMLU_PAYLOAD_MAX_RAM_GIB);
 	if (vm->mem.nr > KVMLU_BOOT_MAX_REGIONS)
 		return kvmlu_err(err, errlen, -EINVAL, "payload boot: %u RAM regions, boot info holds %d",
-			       vm->mem.nr, KVMLU_BOOT_MAX_REGIONS);
+				 vm->mem.nr, KVMLU_BOOT_MAX_REGIONS);
 	rc = payload_load_image(vm, path, &size, err, errlen);
 	if (rc)
 		return rc;

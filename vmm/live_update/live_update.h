@@ -39,13 +39,11 @@
 
 struct vm;
 
-/* The control handlers (rows in vmm/control/commands.c). */
-int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
-			    struct json_line_error *e);
-int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
-			  struct json_line_error *e);
-int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct json_line_error *e);
+/*
+ * Register prepare-update, abort-update and update-status with the
+ * control dispatcher (control_register()); before any server starts.
+ */
+int live_update_register_commands(void);
 
 /* True while prepare-update holds a session: resume must be refused. */
 bool live_update_prepared(void);

@@ -110,9 +110,9 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 			bool gmem = vm->mem.backend == GUESTMEM_GUEST_MEMFD;
 
 			json_line_error_set(e, luo_error_class(rc, true), "%s backend: %s%s",
-					  guestmem_backend_name(vm->mem.backend), err,
-					  gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
-					  " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
+					    guestmem_backend_name(vm->mem.backend), err,
+					    gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
+					    " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
 			goto err_close;
 		}
 	}
@@ -171,7 +171,7 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	return 0;
 }
 
-int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
+static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
 			    struct json_line_error *e)
 {
 	struct vm *vm = ctx->vm;
@@ -187,20 +187,20 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	luo_session_init(&s);
 	if (prepared.active)
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
-					 "already prepared: session '%s' is held (abort-update first)",
-					 prepared.session.name);
+					   "already prepared: session '%s' is held (abort-update first)",
+					   prepared.session.name);
 	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
-					 "prepare-update needs a running or paused VM; it is %s",
-					 vm_state_name(st));
+					   "prepare-update needs a running or paused VM; it is %s",
+					   vm_state_name(st));
 	rc = luo_session_name_for_vm(vm->name, name, err, sizeof(err));
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "no LUO session name for VM '%s': %s",
-					 vm->name, err);
+					   vm->name, err);
 	/* Refuse before the pause when this host cannot keep anything. */
 	if (access(LUO_SESSION_DEVICE, F_OK) != 0)
 		return json_line_error_set(e, KVMLU_ERR_NO_LUO, "%s: %s", LUO_SESSION_DEVICE,
-					 luo_session_error_hint(LUO_OP_OPEN, ENOENT));
+					   luo_session_error_hint(LUO_OP_OPEN, ENOENT));
 
 	prepared.was_running = st == VM_STATE_RUNNING;
 	/* Until the capture gives the state's own value (prepare_state). */
@@ -208,7 +208,7 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
 	if (rc)
 		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
-					 "pause: %s", err);
+					   "pause: %s", err);
 	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, &prepared.paused_wall_ns, e);
 	if (rc)
 		goto err_resume;
@@ -252,7 +252,7 @@ err_resume:
 	return rc ? rc : -EIO;
 }
 
-int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
+static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
 			  struct json_line_error *e)
 {
 	char err[512] = "", session[LUO_SESSION_NAME_SIZE];
@@ -262,7 +262,7 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 	(void)args;
 	if (!prepared.active)
 		return json_line_error_set(e, KVMLU_ERR_NOT_PREPARED,
-					 "abort-update: no prepare-update to abort");
+					   "abort-update: no prepare-update to abort");
 	snprintf(session, sizeof(session), "%s", prepared.session.name);
 	/* The kernel unpreserves every file of an outgoing session on close. */
 	luo_session_close(&prepared.session);
@@ -271,7 +271,7 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 		rc = vm_resume(ctx->vm, &ns, err, sizeof(err));
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED,
-					 "session '%s' closed, but resume failed: %s", session, err);
+					   "session '%s' closed, but resume failed: %s", session, err);
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, KVMLU_KEY_STATE,
 			       json_object_new_string(prepared.was_running ? "running" : "paused"));
@@ -284,7 +284,7 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 	return 0;
 }
 
-int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
 			   struct json_line_error *e)
 {
 	json_object *o = json_object_new_object();
@@ -337,4 +337,16 @@ int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_obje
 	}
 	*ret = o;
 	return 0;
+}
+
+static const struct control_command live_update_commands[] = {
+	{ "prepare-update", live_update_cmd_prepare, NULL },
+	{ "abort-update", live_update_cmd_abort, NULL },
+	{ "update-status", live_update_cmd_status, NULL },
+};
+
+int live_update_register_commands(void)
+{
+	return control_register(live_update_commands,
+				sizeof(live_update_commands) / sizeof(live_update_commands[0]));
 }

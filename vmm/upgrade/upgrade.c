@@ -54,6 +54,7 @@
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
+#include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vm.h"
 
@@ -92,13 +93,13 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct json_lin
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string(v)[0] != '/')
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						 "upgrade: args.binary must be an absolute path");
+						   "upgrade: args.binary must be an absolute path");
 		a->binary = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "checksum", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						 "upgrade: args.checksum must be true or false");
+						   "upgrade: args.checksum must be true or false");
 		a->checksum = json_object_get_boolean(v);
 	}
 	if (json_object_object_get_ex(args, "timeout_ms", &v)) {
@@ -106,24 +107,24 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct json_lin
 
 		if (!json_object_is_type(v, json_type_int) || t < 100 || t > 600000)
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						 "upgrade: args.timeout_ms must be 100..600000");
+						   "upgrade: args.timeout_ms must be 100..600000");
 		a->timeout_ms = (unsigned int)t;
 	}
 	if (json_object_object_get_ex(args, "stop_at", &v)) {
 		if (!json_object_is_type(v, json_type_string))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						 "upgrade: args.stop_at must be a string");
+						   "upgrade: args.stop_at must be a string");
 		a->stop_at = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "state_file", &v)) {
 		if (!json_object_is_type(v, json_type_string))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						 "upgrade: args.state_file must be a string");
+						   "upgrade: args.state_file must be a string");
 		a->state_file = json_object_get_string(v);
 	}
 	if (access(a->binary, X_OK) < 0)
 		return json_line_error_set(e, KVMLU_ERR_INVALID, "upgrade: binary %.200s: %s",
-					 a->binary, strerror(errno));
+					   a->binary, strerror(errno));
 	return 0;
 }
 
@@ -361,8 +362,8 @@ err_sock:
 	return ret;
 }
 
-int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct json_line_error *e)
+static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object **ret,
+		       struct json_line_error *e)
 {
 	struct upgrade_result r = { .pid = -1 };
 	struct upgrade_args a;
@@ -377,21 +378,21 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 		return -EINVAL;
 	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "upgrade: VM is %s",
-					 vm_state_name(st));
+					   vm_state_name(st));
 	/* The LUO session of a prepared host update cannot follow to a new process. */
 	if (live_update_prepared())
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
-					 "upgrade refused: prepared for a host update (send abort-update)");
+					   "upgrade refused: prepared for a host update (send abort-update)");
 	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
 	t1 = kvmlu_mono_ns();
 	if (rc) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
 			return json_line_error_set(e, KVMLU_ERR_FAILED,
-						 "upgrade failed (%s) and resume failed too: %s",
-						 err, rerr);
+						   "upgrade failed (%s) and resume failed too: %s",
+						   err, rerr);
 		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
-					 "upgrade: %s; VM %s here", err,
-					 vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
+					   "upgrade: %s; VM %s here", err,
+					   vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
 	}
 	/* From here the new process runs the guest; this one only winds down. */
 	ctx->handed_off = true;
@@ -413,4 +414,16 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 	if (r.checksum[0])
 		json_object_object_add(*ret, "checksum", json_object_new_string(r.checksum));
 	return 0;
+}
+
+static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_ms",
+						"stop_at", "state_file", NULL };
+
+static const struct control_command upgrade_commands[] = {
+	{ "upgrade", upgrade_cmd, upgrade_cmd_args },
+};
+
+int upgrade_register_commands(void)
+{
+	return control_register(upgrade_commands, 1);
 }

@@ -19,6 +19,7 @@
 
 #include "common/json_line.h"
 #include "vmm/control/commands.h"
+#include "vmm/vm_commands.h"
 
 static int parse_str(const char *s, struct json_line_request *req, struct json_line_error *e)
 {
@@ -298,6 +299,13 @@ static void test_command_table_has_the_basic_commands(void **state)
 	assert_null(control_command_find(""));
 }
 
+/* The VM's own commands, as main() registers them. */
+static int register_commands(void **state)
+{
+	(void)state;
+	return vm_commands_register();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -315,5 +323,5 @@ int main(void)
 		cmocka_unit_test(test_command_table_has_the_basic_commands),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, register_commands, NULL);
 }
