@@ -86,18 +86,11 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 		ctx.control_path = o->control;
 	}
 	rc = vm_start(&vm, err, sizeof(err));
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "kvmlu-vmm: %s: start: %s\n", o->name, err);
-	else
-		rc = vmm_wait_for_stop(&vm, sig_fd);
-	if (rc)
-		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
-	vm_join(&vm);
-	/* The control thread may be in a command that touches the VM: stop it first. */
-	control_server_stop(&server);
-	status = vmm_exit_status(vm.stop_reason);
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", o->name,
-		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "start failed: %s", err);
+	}
+	status = vmm_serve(&vm, sig_fd, &server);
 out_vm:
 	vm_destroy(&vm);
 out_serial:

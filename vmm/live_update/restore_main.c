@@ -277,13 +277,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		r.ctx.control_path = control;
 	}
 	restore_report_resumed(&r, t0);
-	rc = vmm_wait_for_stop(&r.vm, sig_fd);
-	if (rc)
-		vm_request_stop(&r.vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
-	vm_join(&r.vm);
-	status = vmm_exit_status(r.vm.stop_reason);
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", r.vm.name,
-		vm_stop_reason_name(r.vm.stop_reason), r.vm.stop_msg);
+	/* Whichever socket serves the VM now; the other is stopped below too. */
+	status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);
 out_vm:
 	/* The control threads may be in a command that touches the VM: stop them first. */
 	control_server_stop(&r.server);

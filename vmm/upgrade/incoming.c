@@ -451,15 +451,7 @@ int vmm_incoming_main(int argc, char **argv)
 	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied%s)\n",
 		vm.name, (int)getpid(), (unsigned long long)copied,
 		h.linked ? ", guest_memfd linked" : "");
-	ret = vmm_wait_for_stop(&vm, sig_fd);
-	if (ret)
-		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));
-	vm_join(&vm);
-	control_server_stop(&server);
-	status = vm.stop_reason == VM_STOP_REQUESTED || vm.stop_reason == VM_STOP_SIGNAL ||
-		 vm.stop_reason == VM_STOP_GUEST_POWEROFF ? 0 : 1;
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", vm.name,
-		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+	status = vmm_serve(&vm, sig_fd, &server);
 out:
 	if (vm.nr_threads || vm.state == VM_STATE_RUNNING) {
 		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "upgrade failed");

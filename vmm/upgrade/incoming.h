@@ -7,7 +7,11 @@
 #ifndef KVMLU_VMM_INCOMING_H
 #define KVMLU_VMM_INCOMING_H
 
-/* main() of the subcommand; returns the exit status. */
+/*
+ * main() of the subcommand; returns the exit status: 1 (and "error" to
+ * the old process, which keeps the VM) before "resumed"; after it, that
+ * of `kvmlu-vmm run` (vmm_serve()).
+ */
 int vmm_incoming_main(int argc, char **argv);
 
 #endif /* KVMLU_VMM_INCOMING_H */
