@@ -5,7 +5,7 @@
  *
  * Lifecycle (happy path): vm_create() builds the VM with no vCPU running
  * (irqchip, PIT, RAM files bound as memslots, devices on the bus, vCPUs
- * created); a boot step (payload_boot.c, or a restore from saved state)
+ * created); a boot step (boot/payload_boot.c, or a restore from saved state)
  * sets the vCPU registers; vm_start() starts one thread per vCPU;
  * vm_pause()/vm_resume() park and release them; some thread
  * calls vm_request_stop() (guest shutdown, a control command, a signal);
