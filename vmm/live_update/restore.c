@@ -53,23 +53,23 @@ static int restore_parse_state(const struct live_update_restore *lu, struct stat
 	ret = state_fdt_load(lu->state_blob, lu->state_size, 0, s, msg, sizeof(msg));
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "session '%s': state refused: %s",
-			       lu->session.name, msg);
+				 lu->session.name, msg);
 	if (strcmp(s->name, lu->vm_name))
 		return kvmlu_err(err, errlen, -EINVAL,
-			       "session '%s' holds the state of VM '%s', not '%s'",
-			       lu->session.name, s->name, lu->vm_name);
+				 "session '%s' holds the state of VM '%s', not '%s'",
+				 lu->session.name, s->name, lu->vm_name);
 	if (s->backend != STATE_BACKEND_MEMFD && s->backend != STATE_BACKEND_GUEST_MEMFD)
 		return kvmlu_err(err, errlen, -EOPNOTSUPP,
-			       "session '%s': %s backend cannot be restored by this VMM",
-			       lu->session.name, state_backend_name(s->backend));
+				 "session '%s': %s backend cannot be restored by this VMM",
+				 lu->session.name, state_backend_name(s->backend));
 	for (uint32_t i = 0; i < s->nr_regions; i++)
 		if (s->regions[i].token != LUO_TOKEN_RAM(i) || s->regions[i].file_offset)
 			return kvmlu_err(err, errlen, -EINVAL,
-				       "session '%s': region %u names token 0x%llx offset 0x%llx, expected token 0x%llx offset 0",
-				       lu->session.name, i,
-				       (unsigned long long)s->regions[i].token,
-				       (unsigned long long)s->regions[i].file_offset,
-				       (unsigned long long)LUO_TOKEN_RAM(i));
+					 "session '%s': region %u names token 0x%llx offset 0x%llx, expected token 0x%llx offset 0",
+					 lu->session.name, i,
+					 (unsigned long long)s->regions[i].token,
+					 (unsigned long long)s->regions[i].file_offset,
+					 (unsigned long long)LUO_TOKEN_RAM(i));
 	return 0;
 }
 
@@ -151,7 +151,7 @@ static int restore_vm_memfd(struct vm *vm, struct vm_config *cfg,
 		dups[i] = fcntl(lu->ram_fds[i], F_DUPFD_CLOEXEC, 0);
 		if (dups[i] < 0) {
 			ret = kvmlu_err(err, errlen, -errno, "restore %s: dup RAM file %u: %s",
-				      cfg->name, i, strerror(errno));
+					cfg->name, i, strerror(errno));
 			goto err_close;
 		}
 	}
@@ -214,7 +214,7 @@ static int restore_verify(struct vm *vm, const struct state_vm *s,
 	ret = guestmem_checksum(&vm->mem, 0, &c);
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "restore %s: memory checksum: %s",
-			       vm->name, strerror(-ret));
+				 vm->name, strerror(-ret));
 	guestmem_checksum_format(&c, lu->checksum_now);
 	lu->checksum_ns = c.nsec;
 	lu->memory_verified = s->has_checksum && c.hi == s->checksum_hi && c.lo == s->checksum_lo;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The sealed memfd that carries a VM's state FDT through a host kexec
- * (see state_memfd.h for its lifecycle). Written once at
- * prepare-update, read once by the restoring VMM, which treats it as
- * outside input.
+ * The sealed memfd that carries a VM's state FDT to the next VMM, through
+ * a host kexec or a live upgrade (see state_memfd.h for its lifecycle).
+ * Written once by the old side, read once by the new one, which treats
+ * it as outside input.
  */
 #include "vmm/state/state_memfd.h"
 
@@ -27,22 +27,22 @@
 #define STATE_MEMFD_SEALS (F_SEAL_SEAL | F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE)
 
 int state_memfd_create(const char *vm_name, const void *blob,
-				   size_t len, int *fd, char *err, size_t errlen)
+		       size_t len, int *fd, char *err, size_t errlen)
 {
 	const uint8_t *p = blob;
 	char label[96];
 	size_t done = 0;
 	int mfd, ret;
 
-	if (len == 0 || len > LIVE_UPDATE_STATE_MAX_BYTES)
+	if (len == 0 || len > STATE_MEMFD_MAX_BYTES)
 		return kvmlu_err(err, errlen, -EINVAL, "state memfd: size %zu outside 1..%u",
-			       len, LIVE_UPDATE_STATE_MAX_BYTES);
+				 len, STATE_MEMFD_MAX_BYTES);
 	snprintf(label, sizeof(label), "kvmlu-state:%s", vm_name);
 	/* Close-on-exec: it reaches the next VMM through LUO, never through exec. */
 	mfd = memfd_create(label, MFD_CLOEXEC | MFD_ALLOW_SEALING);
 	if (mfd < 0)
 		return kvmlu_err(err, errlen, -errno, "state memfd: memfd_create(%s): %s",
-			       label, strerror(errno));
+				 label, strerror(errno));
 	while (done < len) {
 		ssize_t n = write(mfd, p + done, len - done);
 
@@ -50,15 +50,15 @@ int state_memfd_create(const char *vm_name, const void *blob,
 			continue;
 		if (n <= 0) {
 			ret = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
-				      "state memfd: write at %zu of %zu: %s", done, len,
-				      n < 0 ? strerror(errno) : "no progress");
+					"state memfd: write at %zu of %zu: %s", done, len,
+					n < 0 ? strerror(errno) : "no progress");
 			goto err_close;
 		}
 		done += (size_t)n;
 	}
 	if (fcntl(mfd, F_ADD_SEALS, STATE_MEMFD_SEALS) < 0) {
 		ret = kvmlu_err(err, errlen, -errno, "state memfd: F_ADD_SEALS 0x%x: %s",
-			      STATE_MEMFD_SEALS, strerror(errno));
+				STATE_MEMFD_SEALS, strerror(errno));
 		goto err_close;
 	}
 	*fd = mfd;
@@ -70,7 +70,7 @@ err_close:
 }
 
 int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
-				 char *err, size_t errlen)
+		     char *err, size_t errlen)
 {
 	struct stat st;
 	size_t size, done = 0;
@@ -79,23 +79,23 @@ int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 
 	if (fstat(fd, &st) < 0)
 		return kvmlu_err(err, errlen, -errno, "state memfd: fstat fd %d: %s",
-			       fd, strerror(errno));
+				 fd, strerror(errno));
 	if (!S_ISREG(st.st_mode))
 		return kvmlu_err(err, errlen, -EINVAL, "state memfd: fd %d is not a regular file "
-			       "(mode 0%o)", fd, (unsigned int)st.st_mode);
+				 "(mode 0%o)", fd, (unsigned int)st.st_mode);
 	if (st.st_size <= 0 || (uint64_t)st.st_size > max)
 		return kvmlu_err(err, errlen, -EINVAL, "state memfd: size %lld outside 1..%zu",
-			       (long long)st.st_size, max);
+				 (long long)st.st_size, max);
 	seals = fcntl(fd, F_GET_SEALS);
 	if (seals < 0 || (seals & (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK)) !=
 			 (F_SEAL_WRITE | F_SEAL_GROW | F_SEAL_SHRINK))
 		return kvmlu_err(err, errlen, -EPERM, "state memfd: not sealed against "
-			       "changes (seals 0x%x)", seals < 0 ? 0 : seals);
+				 "changes (seals 0x%x)", seals < 0 ? 0 : seals);
 	size = (size_t)st.st_size;
 	buf = malloc(size);
 	if (!buf)
 		return kvmlu_err(err, errlen, -ENOMEM, "state memfd: no memory for %zu bytes",
-			       size);
+				 size);
 	while (done < size) {
 		ssize_t n = pread(fd, buf + done, size - done, (off_t)done);
 
@@ -103,8 +103,8 @@ int state_memfd_read(int fd, size_t max, void **blob, size_t *len,
 			continue;
 		if (n <= 0) {
 			ret = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
-				      "state memfd: read at %zu of %zu: %s", done, size,
-				      n < 0 ? strerror(errno) : "file ended early");
+					"state memfd: read at %zu of %zu: %s", done, size,
+					n < 0 ? strerror(errno) : "file ended early");
 			goto err_free;
 		}
 		done += (size_t)n;
