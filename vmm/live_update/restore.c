@@ -106,7 +106,7 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 	if (ret)
 		return ret;
 	ret = state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
-					   &lu->state_size, msg, sizeof(msg));
+			       &lu->state_size, msg, sizeof(msg));
 	close(fd);
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "session '%s': %s", lu->session.name, msg);

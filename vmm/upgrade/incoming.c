@@ -340,7 +340,7 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 		close(fds[i]);
 	if (!ret)
 		ret = state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
-						   err, errlen);
+				       err, errlen);
 	if (state_fd >= 0)
 		close(state_fd);
 	if (ret)

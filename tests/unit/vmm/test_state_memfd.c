@@ -31,7 +31,7 @@ static void test_state_memfd_round_trip_is_sealed(void **state)
 
 	(void)state;
 	assert_int_equal(state_memfd_create("vm1", blob, sizeof(blob), &fd,
-							err, sizeof(err)), 0);
+						    err, sizeof(err)), 0);
 	seals = fcntl(fd, F_GET_SEALS);
 	assert_true(seals & F_SEAL_WRITE);
 	assert_true(seals & F_SEAL_GROW);
@@ -83,7 +83,7 @@ static void test_state_memfd_read_refuses_empty_and_oversized(void **state)
 	(void)state;
 	memset(big, 0x5a, sizeof(big));
 	assert_int_equal(state_memfd_create("vm1", big, sizeof(big), &fd,
-							err, sizeof(err)), 0);
+						    err, sizeof(err)), 0);
 	/* A limit below the file's size: refused, nothing allocated. */
 	assert_int_equal(state_memfd_read(fd, 1024, &back, &len, err, sizeof(err)),
 			 -EINVAL);
