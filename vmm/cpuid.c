@@ -5,9 +5,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
 #include "vmm/cpuid.h"
-#include "vmm/err.h"
 #include "vmm/vcpu.h"
 
 #define CPUID_MAX_ENTRIES 512
@@ -23,7 +23,7 @@ int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
 	for (;;) {
 		c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
 		if (!c)
-			return vmm_err(err, errlen, -ENOMEM, "vCPU %u: CPUID buffer of %u entries",
+			return kvmlu_err(err, errlen, -ENOMEM, "vCPU %u: CPUID buffer of %u entries",
 				       v->index, n);
 		c->nent = n;
 		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
@@ -31,7 +31,7 @@ int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
 		rc = -errno;
 		free(c);
 		if (rc != -E2BIG || n >= CPUID_MAX_ENTRIES)
-			return vmm_err(err, errlen, rc, "KVM_GET_SUPPORTED_CPUID (%u entries): %s",
+			return kvmlu_err(err, errlen, rc, "KVM_GET_SUPPORTED_CPUID (%u entries): %s",
 				       n, strerror(-rc));
 		n *= 2;
 	}
@@ -51,7 +51,7 @@ int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
 	}
 	rc = 0;
 	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0)
-		rc = vmm_err(err, errlen, -errno, "vCPU %u: KVM_SET_CPUID2 (%u entries): %s",
+		rc = kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_CPUID2 (%u entries): %s",
 			     v->index, c->nent, strerror(errno));
 	free(c);
 	return rc;

@@ -25,14 +25,16 @@
 #include <unistd.h>
 
 #include "kvmlu/version.h"
-#include "vmm/control/server.h"
-#include "vmm/incoming.h"
-#include "vmm/live_update.h"
-#include "vmm/options.h"
 #include "vmm/boot/linux_boot.h"
-#include "vmm/payload_boot.h"
+#include "vmm/boot/payload_boot.h"
+#include "vmm/control/server.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/options.h"
+#include "vmm/upgrade/incoming.h"
+#include "vmm/upgrade/upgrade.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_commands.h"
 #include "vmm/vmm_process.h"
 
 #define EXIT_USAGE 64
@@ -84,18 +86,11 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 		ctx.control_path = o->control;
 	}
 	rc = vm_start(&vm, err, sizeof(err));
-	if (rc)
+	if (rc) {
 		fprintf(stderr, "kvmlu-vmm: %s: start: %s\n", o->name, err);
-	else
-		rc = vmm_wait_for_stop(&vm, sig_fd);
-	if (rc)
-		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
-	vm_join(&vm);
-	/* The control thread may be in a command that touches the VM: stop it first. */
-	control_server_stop(&server);
-	status = vmm_exit_status(vm.stop_reason);
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", o->name,
-		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "start failed: %s", err);
+	}
+	status = vmm_serve(&vm, sig_fd, &server);
 out_vm:
 	vm_destroy(&vm);
 out_serial:
@@ -110,7 +105,16 @@ int main(int argc, char **argv)
 	char err[512] = "";
 	int sig_fd, status;
 
-	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade.c. */
+	/*
+	 * Every entry point serves the same commands; each owner registers
+	 * its own, before any control server starts.
+	 */
+	if (vm_commands_register() || upgrade_register_commands() ||
+	    live_update_register_commands()) {
+		fprintf(stderr, "kvmlu-vmm: control commands: a name is registered twice\n");
+		return 1;
+	}
+	/* Hidden: the receiving end of a live upgrade, started by vmm/upgrade/upgrade.c. */
 	if (argc > 1 && !strcmp(argv[1], "incoming"))
 		return vmm_incoming_main(argc, argv);
 	if (vmm_options_parse(argc, argv, &o, err, sizeof(err))) {
@@ -125,7 +129,7 @@ int main(int argc, char **argv)
 		printf("kvmlu-vmm %s\n", KVMLU_VERSION);
 		return 0;
 	}
-	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update_restore.c */
+	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update/restore_main.c */
 		return live_update_restore_main(o.session, o.control, o.serial);
 
 	/*

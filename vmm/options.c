@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "vmm/err.h"
+#include "common/err.h"
 #include "vmm/options.h"
 #include "vmm/vm.h"
 
@@ -100,13 +100,13 @@ static int options_parse_cpus(const char *s, unsigned int *out, char *err, size_
 	char *end;
 
 	if (!isdigit((unsigned char)s[0]))
-		return vmm_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
+		return kvmlu_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
 	errno = 0;
 	v = strtoul(s, &end, 10);
 	if (errno || *end)
-		return vmm_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
+		return kvmlu_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
 	if (v < 1 || v > VM_MAX_VCPUS)
-		return vmm_err(err, errlen, -EINVAL, "--cpus %lu: must be 1..%d", v, VM_MAX_VCPUS);
+		return kvmlu_err(err, errlen, -EINVAL, "--cpus %lu: must be 1..%d", v, VM_MAX_VCPUS);
 	*out = (unsigned int)v;
 	return 0;
 }
@@ -115,7 +115,7 @@ static int options_parse_path(const char *opt, const char *s, const char **out,
 			      char *err, size_t errlen)
 {
 	if (!*s)
-		return vmm_err(err, errlen, -EINVAL, "--%s: empty path", opt);
+		return kvmlu_err(err, errlen, -EINVAL, "--%s: empty path", opt);
 	*out = s;
 	return 0;
 }
@@ -128,7 +128,7 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 	switch (c) {
 	case OPT_NAME:
 		if (!vmm_options_name_valid(arg))
-			return vmm_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 				       "--name '%s': use 1..%d of [A-Za-z0-9._-], starting with a letter or digit",
 				       arg, VM_NAME_MAX);
 		o->name = arg;
@@ -136,7 +136,7 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 	case OPT_MEMORY:
 		rc = guestmem_parse_size(arg, &o->memory);
 		if (rc || o->memory == 0)
-			return vmm_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 				       "--memory '%s': need a size like 256M or 2G, a multiple of 2 MiB",
 				       arg);
 		return 0;
@@ -153,7 +153,7 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return 0;
 	case OPT_BACKEND:
 		if (guestmem_backend_parse(arg, &o->backend))
-			return vmm_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 				       "--memory-backend '%s': must be memfd or guest_memfd", arg);
 		return 0;
 	case OPT_SERIAL:
@@ -162,27 +162,27 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return options_parse_path("control", arg, &o->control, err, errlen);
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
-			return vmm_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 				       "--session '%s': must be 1..63 characters", arg);
 		o->session = arg;
 		return 0;
 	}
-	return vmm_err(err, errlen, -EINVAL, "internal: option %d", c);
+	return kvmlu_err(err, errlen, -EINVAL, "internal: option %d", c);
 }
 
 static int options_check_run(struct vmm_options *o, char *err, size_t errlen)
 {
 	if (!o->name)
-		return vmm_err(err, errlen, -EINVAL, "run: --name is required");
+		return kvmlu_err(err, errlen, -EINVAL, "run: --name is required");
 	if (!o->memory)
-		return vmm_err(err, errlen, -EINVAL, "run: --memory is required");
+		return kvmlu_err(err, errlen, -EINVAL, "run: --memory is required");
 	if (!o->cpus)
-		return vmm_err(err, errlen, -EINVAL, "run: --cpus is required");
+		return kvmlu_err(err, errlen, -EINVAL, "run: --cpus is required");
 	if (!o->payload == !o->kernel)
-		return vmm_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 			       "run: give exactly one of --payload and --kernel");
 	if (o->payload && (o->initrd || o->append))
-		return vmm_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 			       "run: --initrd and --append go with --kernel, not --payload");
 	return 0;
 }
@@ -198,17 +198,17 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 	memset(o, 0, sizeof(*o));
 	o->backend = GUESTMEM_MEMFD;
 	if (argc < 2)
-		return vmm_err(err, errlen, -EINVAL, "missing command: run or restore (see --help)");
+		return kvmlu_err(err, errlen, -EINVAL, "missing command: run or restore (see --help)");
 	sub = argv[1];
 	if (!strcmp(sub, "--help") || !strcmp(sub, "-h")) {
 		if (argc > 2)
-			return vmm_err(err, errlen, -EINVAL, "--help takes no arguments");
+			return kvmlu_err(err, errlen, -EINVAL, "--help takes no arguments");
 		o->help = true;
 		return 0;
 	}
 	if (!strcmp(sub, "--version")) {
 		if (argc > 2)
-			return vmm_err(err, errlen, -EINVAL, "--version takes no arguments");
+			return kvmlu_err(err, errlen, -EINVAL, "--version takes no arguments");
 		o->version = true;
 		return 0;
 	}
@@ -219,7 +219,7 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 		o->cmd = VMM_CMD_RESTORE;
 		table = restore_opts;
 	} else {
-		return vmm_err(err, errlen, -EINVAL, "unknown command '%s': use run or restore", sub);
+		return kvmlu_err(err, errlen, -EINVAL, "unknown command '%s': use run or restore", sub);
 	}
 
 	/* getopt keeps global state; reset it so parsing can run more than once. */
@@ -230,13 +230,13 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 		if (c == -1)
 			break;
 		if (c == ':')
-			return vmm_err(err, errlen, -EINVAL, "%s: option '%s' needs a value",
+			return kvmlu_err(err, errlen, -EINVAL, "%s: option '%s' needs a value",
 				       sub, argv[optind - 1]);
 		if (c == '?') {
 			if (optopt)
-				return vmm_err(err, errlen, -EINVAL, "%s: unknown option '-%c'",
+				return kvmlu_err(err, errlen, -EINVAL, "%s: unknown option '-%c'",
 					       sub, optopt);
-			return vmm_err(err, errlen, -EINVAL, "%s: unknown option '%s'",
+			return kvmlu_err(err, errlen, -EINVAL, "%s: unknown option '%s'",
 				       sub, argv[optind - 1]);
 		}
 		if (c == OPT_HELP) {
@@ -244,9 +244,9 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 			continue;
 		}
 		if (c < 0 || c >= OPT_MAX_)
-			return vmm_err(err, errlen, -EINVAL, "%s: unexpected option", sub);
+			return kvmlu_err(err, errlen, -EINVAL, "%s: unexpected option", sub);
 		if (seen[c])
-			return vmm_err(err, errlen, -EINVAL, "%s: option '--%s' given twice", sub,
+			return kvmlu_err(err, errlen, -EINVAL, "%s: option '--%s' given twice", sub,
 				       options_name(table, c));
 		seen[c] = true;
 		rc = options_take(c, optarg, o, err, errlen);
@@ -254,12 +254,12 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 			return rc;
 	}
 	if (optind < argc)
-		return vmm_err(err, errlen, -EINVAL, "%s: unexpected argument '%s'", sub, argv[optind]);
+		return kvmlu_err(err, errlen, -EINVAL, "%s: unexpected argument '%s'", sub, argv[optind]);
 	if (o->help)
 		return 0;
 	if (o->cmd == VMM_CMD_RUN)
 		return options_check_run(o, err, errlen);
 	if (!o->session)
-		return vmm_err(err, errlen, -EINVAL, "restore: --session is required");
+		return kvmlu_err(err, errlen, -EINVAL, "restore: --session is required");
 	return 0;
 }

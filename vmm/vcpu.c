@@ -22,9 +22,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "vmm/cpuid.h"
-#include "vmm/err.h"
-#include "vmm/pause.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -59,11 +58,11 @@ int vcpu_create(struct vm *vm, struct vcpu *v, unsigned int index,
 	if (v->fd < 0) {
 		rc = -errno;
 		v->fd = -1;
-		return vmm_err(err, errlen, rc, "KVM_CREATE_VCPU %u: %s", index, strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "KVM_CREATE_VCPU %u: %s", index, strerror(-rc));
 	}
 	v->run = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (v->run == MAP_FAILED) {
-		rc = vmm_err(err, errlen, -errno, "vCPU %u: mmap kvm_run (%d bytes): %s",
+		rc = kvmlu_err(err, errlen, -errno, "vCPU %u: mmap kvm_run (%d bytes): %s",
 			     index, vm->run_size, strerror(errno));
 		v->run = NULL;
 		goto err_close;
@@ -274,7 +273,7 @@ int vcpu_start(struct vcpu *v, char *err, size_t errlen)
 	int rc = pthread_create(&v->thread, NULL, vcpu_thread, v);
 
 	if (rc)
-		return vmm_err(err, errlen, -rc, "vCPU %u: pthread_create: %s",
+		return kvmlu_err(err, errlen, -rc, "vCPU %u: pthread_create: %s",
 			       v->index, strerror(rc));
 	v->thread_started = true;
 	return 0;
@@ -302,7 +301,7 @@ void vcpu_destroy(struct vcpu *v)
 int vcpu_get_regs(struct vcpu *v, struct kvm_regs *r, char *err, size_t errlen)
 {
 	if (ioctl(v->fd, KVM_GET_REGS, r) < 0)
-		return vmm_err(err, errlen, -errno, "vCPU %u: KVM_GET_REGS: %s",
+		return kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_GET_REGS: %s",
 			       v->index, strerror(errno));
 	return 0;
 }
@@ -310,7 +309,7 @@ int vcpu_get_regs(struct vcpu *v, struct kvm_regs *r, char *err, size_t errlen)
 int vcpu_set_regs(struct vcpu *v, const struct kvm_regs *r, char *err, size_t errlen)
 {
 	if (ioctl(v->fd, KVM_SET_REGS, r) < 0)
-		return vmm_err(err, errlen, -errno, "vCPU %u: KVM_SET_REGS: %s",
+		return kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_REGS: %s",
 			       v->index, strerror(errno));
 	return 0;
 }
@@ -318,7 +317,7 @@ int vcpu_set_regs(struct vcpu *v, const struct kvm_regs *r, char *err, size_t er
 int vcpu_get_sregs(struct vcpu *v, struct kvm_sregs *s, char *err, size_t errlen)
 {
 	if (ioctl(v->fd, KVM_GET_SREGS, s) < 0)
-		return vmm_err(err, errlen, -errno, "vCPU %u: KVM_GET_SREGS: %s",
+		return kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_GET_SREGS: %s",
 			       v->index, strerror(errno));
 	return 0;
 }
@@ -326,7 +325,7 @@ int vcpu_get_sregs(struct vcpu *v, struct kvm_sregs *s, char *err, size_t errlen
 int vcpu_set_sregs(struct vcpu *v, const struct kvm_sregs *s, char *err, size_t errlen)
 {
 	if (ioctl(v->fd, KVM_SET_SREGS, s) < 0)
-		return vmm_err(err, errlen, -errno, "vCPU %u: KVM_SET_SREGS: %s",
+		return kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_SREGS: %s",
 			       v->index, strerror(errno));
 	return 0;
 }
@@ -336,7 +335,7 @@ int vcpu_set_mp_state(struct vcpu *v, __u32 mp_state, char *err, size_t errlen)
 	struct kvm_mp_state mp = { .mp_state = mp_state };
 
 	if (ioctl(v->fd, KVM_SET_MP_STATE, &mp) < 0)
-		return vmm_err(err, errlen, -errno, "vCPU %u: KVM_SET_MP_STATE %u: %s",
+		return kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_MP_STATE %u: %s",
 			       v->index, mp_state, strerror(errno));
 	return 0;
 }

@@ -6,7 +6,7 @@
  * Lifecycle: vcpu_create() at VM creation (fd, kvm_run mapping, CPUID);
  * the boot or restore step sets registers through the wrappers below;
  * vcpu_start() starts the thread. The thread parks when the VM pauses
- * (pause.c) and returns when it stops; vcpu_destroy() after vm_join().
+ * (vm_pause(), vm.c) and returns when it stops; vcpu_destroy() after vm_join().
  */
 #ifndef KVMLU_VMM_VCPU_H
 #define KVMLU_VMM_VCPU_H

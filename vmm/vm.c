@@ -10,6 +10,17 @@
  *   4. Devices on the bus, then the vCPUs.
  * vm_destroy() undoes all of it and is also what a failed vm_create()
  * runs, so every step must tolerate the later ones not having happened.
+ *
+ * Pause and resume (the end of this file): the pausing thread sets
+ * pause_req and vm->kick, then kicks every vCPU (immediate_exit + signal,
+ * see vcpu.c); each vCPU thread sees kick at the top of its loop, parks
+ * in vm_vcpu_park(), and the last one to park wakes the pauser. The
+ * pauser waits with a deadline: a vCPU stuck in the kernel must give the
+ * caller an error it can act on (the agent rolls back), not a hung
+ * control socket. Unhappy paths: 1. timeout: the request is withdrawn
+ * and the parked vCPUs are released, so the VM is running as before.
+ * 2. a vCPU thread dies while pausing (VM stopping): the count of live
+ * threads drops and the pause fails with -ESRCH.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -18,10 +29,12 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/ioctl.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
-#include "vmm/err.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -55,22 +68,22 @@ static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0UL);
 	if (vm->vm_fd < 0) {
 		vm->vm_fd = -1;
-		return vmm_err(err, errlen, -errno, "KVM_CREATE_VM: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "KVM_CREATE_VM: %s", strerror(errno));
 	}
 	if (ioctl(vm->vm_fd, KVM_SET_TSS_ADDR, (unsigned long)VM_TSS_ADDR) < 0)
-		return vmm_err(err, errlen, -errno, "KVM_SET_TSS_ADDR %#llx: %s",
+		return kvmlu_err(err, errlen, -errno, "KVM_SET_TSS_ADDR %#llx: %s",
 			       VM_TSS_ADDR, strerror(errno));
 	{
 		__u64 id_map = VM_IDENTITY_MAP_ADDR;
 
 		if (ioctl(vm->vm_fd, KVM_SET_IDENTITY_MAP_ADDR, &id_map) < 0)
-			return vmm_err(err, errlen, -errno, "KVM_SET_IDENTITY_MAP_ADDR %#llx: %s",
+			return kvmlu_err(err, errlen, -errno, "KVM_SET_IDENTITY_MAP_ADDR %#llx: %s",
 				       VM_IDENTITY_MAP_ADDR, strerror(errno));
 	}
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
-		return vmm_err(err, errlen, -errno, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)
-		return vmm_err(err, errlen, -errno, "KVM_CREATE_PIT2: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "KVM_CREATE_PIT2: %s", strerror(errno));
 	return 0;
 }
 
@@ -81,19 +94,19 @@ static int vm_create_devices(struct vm *vm, char *err, size_t errlen)
 	io_bus_init(&vm->bus);
 	rc = uart8250_register(&vm->uart, &vm->bus, 0x3f8);
 	if (rc)
-		return vmm_err(err, errlen, rc, "register COM1 at 0x3f8: %s", strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "register COM1 at 0x3f8: %s", strerror(-rc));
 	rc = test_port_register(&vm->test_port, &vm->bus);
 	if (rc)
-		return vmm_err(err, errlen, rc, "register test port: %s", strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "register test port: %s", strerror(-rc));
 	rc = reset_port_register(&vm->reset, &vm->bus, vm_on_guest_reset, vm);
 	if (rc)
-		return vmm_err(err, errlen, rc, "register reset port: %s", strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "register reset port: %s", strerror(-rc));
 	rc = i8042_init(&vm->kbc, vm_on_kbc_reset, vm);
 	if (rc)
-		return vmm_err(err, errlen, rc, "i8042 init: %s", strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "i8042 init: %s", strerror(-rc));
 	rc = i8042_register(&vm->kbc, &vm->bus);
 	if (rc)
-		return vmm_err(err, errlen, rc, "register i8042 at 0x60/0x64: %s", strerror(-rc));
+		return kvmlu_err(err, errlen, rc, "register i8042 at 0x60/0x64: %s", strerror(-rc));
 	return 0;
 }
 
@@ -104,7 +117,7 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 
 	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
-		return vmm_err(err, errlen, -ENOMEM, "allocate %u vCPUs", vm->nr_vcpus);
+		return kvmlu_err(err, errlen, -ENOMEM, "allocate %u vCPUs", vm->nr_vcpus);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vm->vcpus[i].fd = -1;
 	for (i = 0; i < vm->nr_vcpus; i++) {
@@ -114,7 +127,7 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 	}
 	khz = ioctl(vm->vcpus[0].fd, KVM_GET_TSC_KHZ, 0);
 	if (khz <= 0)
-		return vmm_err(err, errlen, khz < 0 ? -errno : -EINVAL,
+		return kvmlu_err(err, errlen, khz < 0 ? -errno : -EINVAL,
 			       "vCPU 0: KVM_GET_TSC_KHZ returned %d", khz);
 	vm->tsc_khz = (uint64_t)khz;
 	return 0;
@@ -128,15 +141,15 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	memset(vm, 0, sizeof(*vm));
 	vm->kvm_fd = vm->vm_fd = vm->stop_efd = -1;
 	if (!cfg->name || !*cfg->name || strlen(cfg->name) > VM_NAME_MAX)
-		return vmm_err(err, errlen, -EINVAL, "VM name must be 1..%d characters",
+		return kvmlu_err(err, errlen, -EINVAL, "VM name must be 1..%d characters",
 			       VM_NAME_MAX);
 	if (cfg->nr_vcpus < 1 || cfg->nr_vcpus > VM_MAX_VCPUS)
-		return vmm_err(err, errlen, -EINVAL, "%u vCPUs: must be 1..%d",
+		return kvmlu_err(err, errlen, -EINVAL, "%u vCPUs: must be 1..%d",
 			       cfg->nr_vcpus, VM_MAX_VCPUS);
 	snprintf(vm->name, sizeof(vm->name), "%s", cfg->name);
 	vm->nr_vcpus = cfg->nr_vcpus;
 	vm->ram_size = cfg->ram_size;
-	clock_gettime(CLOCK_MONOTONIC, &vm->created);
+	vm->created_ns = kvmlu_mono_ns();
 
 	pthread_mutex_init(&vm->lock, NULL);
 	pthread_condattr_init(&ca);
@@ -145,18 +158,18 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	pthread_condattr_destroy(&ca);
 	rc = uart8250_init(&vm->uart, cfg->serial_fd, UART8250_COM1_IRQ, vm_irq_line, vm);
 	if (rc) {
-		vmm_err(err, errlen, rc, "UART init: %s", strerror(-rc));
+		kvmlu_err(err, errlen, rc, "UART init: %s", strerror(-rc));
 		goto err_destroy;
 	}
 	rc = test_port_init(&vm->test_port);
 	if (rc) {
-		vmm_err(err, errlen, rc, "test port init: %s", strerror(-rc));
+		kvmlu_err(err, errlen, rc, "test port init: %s", strerror(-rc));
 		goto err_destroy;
 	}
 
 	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->stop_efd < 0) {
-		rc = vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto err_destroy;
 	}
 	rc = kvm_open(NULL, err, errlen);
@@ -175,7 +188,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 		goto err_destroy;
 	rc = guestmem_layout(cfg->ram_size, &vm->mem);
 	if (rc) {
-		vmm_err(err, errlen, rc, "memory layout for %llu bytes: %s",
+		kvmlu_err(err, errlen, rc, "memory layout for %llu bytes: %s",
 			(unsigned long long)cfg->ram_size, strerror(-rc));
 		goto err_destroy;
 	}
@@ -348,9 +361,121 @@ const char *vm_stop_reason_name(enum vm_stop_reason r)
 
 double vm_uptime(const struct vm *vm)
 {
-	struct timespec now;
+	return (double)(kvmlu_mono_ns() - vm->created_ns) / 1e9;
+}
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (double)(now.tv_sec - vm->created.tv_sec) +
-	       (double)(now.tv_nsec - vm->created.tv_nsec) / 1e9;
+/* Pause and resume: see the top of this file. */
+
+static void pause_deadline(struct timespec *dl, unsigned int ms)
+{
+	clock_gettime(CLOCK_MONOTONIC, dl);
+	dl->tv_sec += ms / 1000;
+	dl->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (dl->tv_nsec >= 1000000000L) {
+		dl->tv_sec++;
+		dl->tv_nsec -= 1000000000L;
+	}
+}
+
+int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
+	     char *err, size_t errlen)
+{
+	struct timespec dl;
+	uint64_t t0 = kvmlu_mono_ns();
+	unsigned int i;
+	int rc = 0;
+
+	*ns = 0;
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state == VM_STATE_PAUSED) {
+		pthread_mutex_unlock(&vm->lock);
+		return 0;
+	}
+	if (vm->state != VM_STATE_RUNNING || vm->stop_req) {
+		rc = kvmlu_err(err, errlen, -ESRCH, "pause: VM is %s, not running",
+			     vm_state_name(vm->state));
+		pthread_mutex_unlock(&vm->lock);
+		return rc;
+	}
+	vm->pause_req = true;
+	atomic_store(&vm->kick, 1);
+	pthread_mutex_unlock(&vm->lock);
+
+	vm_kick_vcpus(vm);
+
+	pause_deadline(&dl, timeout_ms);
+	pthread_mutex_lock(&vm->lock);
+	while (vm->nr_parked < vm->nr_threads && !vm->stop_req && rc != ETIMEDOUT)
+		rc = pthread_cond_timedwait(&vm->cond, &vm->lock, &dl);
+	if (!vm->stop_req && vm->nr_parked == vm->nr_threads) {
+		vm->state = VM_STATE_PAUSED;
+		pthread_mutex_unlock(&vm->lock);
+		*ns = kvmlu_mono_ns() - t0;
+		return 0;
+	}
+	if (vm->stop_req) {
+		rc = kvmlu_err(err, errlen, -ESRCH, "pause: VM stopping (%s)",
+			     vm_stop_reason_name(vm->stop_reason));
+	} else {
+		for (i = 0; i < vm->nr_vcpus && vm->vcpus[i].parked; i++)
+			;
+		rc = kvmlu_err(err, errlen, -ETIMEDOUT,
+			     "vCPU %u not stopped after %u ms (%u of %u parked)",
+			     i, timeout_ms, vm->nr_parked, vm->nr_threads);
+	}
+	/* Leave the VM as it was: release whoever did park. */
+	vm->pause_req = false;
+	atomic_store(&vm->kick, vm->stop_req ? 1 : 0);
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+	return rc;
+}
+
+int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
+{
+	uint64_t t0 = kvmlu_mono_ns();
+	int rc;
+
+	*ns = 0;
+	pthread_mutex_lock(&vm->lock);
+	if (vm->state == VM_STATE_RUNNING && !vm->stop_req) {
+		pthread_mutex_unlock(&vm->lock);
+		return 0;
+	}
+	if (vm->state != VM_STATE_PAUSED || vm->stop_req) {
+		rc = kvmlu_err(err, errlen, -ESRCH, "resume: VM is %s",
+			     vm_state_name(vm->state));
+		pthread_mutex_unlock(&vm->lock);
+		return rc;
+	}
+	vm->pause_req = false;
+	atomic_store(&vm->kick, 0);
+	vm->state = VM_STATE_RUNNING;
+	pthread_cond_broadcast(&vm->cond);
+	/* Resumed means every vCPU is on its way back into KVM_RUN. */
+	while (vm->nr_parked > 0 && !vm->stop_req)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	pthread_mutex_unlock(&vm->lock);
+	*ns = kvmlu_mono_ns() - t0;
+	return 0;
+}
+
+bool vm_vcpu_park(struct vm *vm, struct vcpu *v)
+{
+	bool stop;
+
+	pthread_mutex_lock(&vm->lock);
+	if (vm->pause_req && !vm->stop_req) {
+		v->parked = true;
+		vm->nr_parked++;
+		pthread_cond_broadcast(&vm->cond);
+		while (vm->pause_req && !vm->stop_req)
+			pthread_cond_wait(&vm->cond, &vm->lock);
+		vm->nr_parked--;
+		v->parked = false;
+		pthread_cond_broadcast(&vm->cond);
+	}
+	stop = vm->stop_req;
+	pthread_mutex_unlock(&vm->lock);
+	return stop;
 }

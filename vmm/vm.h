@@ -5,9 +5,9 @@
  *
  * Lifecycle (happy path): vm_create() builds the VM with no vCPU running
  * (irqchip, PIT, RAM files bound as memslots, devices on the bus, vCPUs
- * created); a boot step (payload_boot.c, or a restore from saved state)
+ * created); a boot step (boot/payload_boot.c, or a restore from saved state)
  * sets the vCPU registers; vm_start() starts one thread per vCPU;
- * vm_pause()/vm_resume() (pause.c) park and release them; some thread
+ * vm_pause()/vm_resume() park and release them; some thread
  * calls vm_request_stop() (guest shutdown, a control command, a signal);
  * vm_join() waits for the vCPU threads; vm_destroy() closes everything.
  * A failed vm_create() leaves nothing behind.
@@ -66,7 +66,7 @@ struct vm_config {
 	enum guestmem_backend backend;
 	int serial_fd;		/* UART output; not owned by the VM */
 	/*
-	 * Live upgrade (vmm/incoming.c): RAM files to take over, one per
+	 * Live upgrade (vmm/upgrade/incoming.c): RAM files to take over, one per
 	 * region of guestmem_layout(ram_size), instead of creating new ones
 	 * (memfd backend only). NULL: create. The VM owns them on success.
 	 */
@@ -88,7 +88,7 @@ struct vm {
 	struct test_port test_port;
 	struct reset_port reset;
 	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
-	struct timespec created;	/* CLOCK_MONOTONIC */
+	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*
 	 * Run control. kick is the one flag the KVM_RUN loop reads on every
@@ -135,7 +135,37 @@ const char *vm_stop_reason_name(enum vm_stop_reason r);
 /* Seconds since vm_create(). */
 double vm_uptime(const struct vm *vm);
 
-/* Wake every vCPU out of KVM_RUN so it rereads vm->kick (pause.c, vm.c). */
+/* Wake every vCPU out of KVM_RUN so it rereads vm->kick. */
 void vm_kick_vcpus(struct vm *vm);
+
+/*
+ * Pause and resume of a running VM: every vCPU thread out of KVM_RUN and
+ * parked on the VM's condition variable, or all of them released again.
+ * The control socket's pause/resume, a checksum, state capture and update
+ * preparation use it: none may see a vCPU still changing memory or
+ * registers.
+ */
+#define VM_PAUSE_TIMEOUT_MS 2000
+
+/*
+ * Returns 0 once all vCPUs are parked (state PAUSED) with *ns the time it
+ * took; 0 with *ns = 0 if already paused. -ETIMEDOUT if some vCPU did not
+ * park in time (the VM is left running), -ESRCH if the VM is not running.
+ */
+int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
+	     char *err, size_t errlen);
+
+/*
+ * Release the parked vCPUs; returns once every one has left its park,
+ * with *ns the time that took. 0 with *ns = 0 if already running,
+ * -ESRCH if the VM is stopping.
+ */
+int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen);
+
+/*
+ * vCPU side: called by the KVM_RUN loop when vm->kick is set. Parks while
+ * a pause is requested; returns true when the thread must exit.
+ */
+bool vm_vcpu_park(struct vm *vm, struct vcpu *v);
 
 #endif /* KVMLU_VMM_VM_H */

@@ -9,6 +9,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
@@ -77,4 +78,18 @@ int vmm_exit_status(enum vm_stop_reason r)
 		break;
 	}
 	return 1;
+}
+
+int vmm_serve(struct vm *vm, int sig_fd, struct control_server *server)
+{
+	int rc = vmm_wait_for_stop(vm, sig_fd);
+
+	if (rc)
+		vm_request_stop(vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
+	vm_join(vm);
+	if (server)
+		control_server_stop(server);
+	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", vm->name,
+		vm_stop_reason_name(vm->stop_reason), vm->stop_msg);
+	return vmm_exit_status(vm->stop_reason);
 }

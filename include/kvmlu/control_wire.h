@@ -40,6 +40,7 @@
 #define KVMLU_KEY_STATE		"state"		/* status: running, paused, held, ... */
 #define KVMLU_KEY_MEMORY	"memory"	/* status, prepare-update: bytes of guest RAM */
 #define KVMLU_KEY_BACKEND	"backend"	/* status, prepare-update: memfd, guest_memfd */
+#define KVMLU_KEY_RESIDENT	"memory_resident" /* status: bytes of guest RAM in host memory */
 #define KVMLU_KEY_PRESERVABLE	"preservable"	/* status: can prepare-update keep the RAM */
 #define KVMLU_KEY_SESSION	"session"	/* prepare-update, update-status */
 #define KVMLU_KEY_CHECKSUM	"checksum"	/* prepare-update: memory at pause */

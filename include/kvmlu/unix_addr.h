@@ -4,7 +4,7 @@
  * name starting with '@' is in Linux's abstract namespace, which needs no
  * directory and so can always be bound: a VMM that holds a restored VM
  * but cannot bind its --control path listens on KVMLU_HELD_SOCKET_FMT
- * (vmm/live_update_hold.c) and the agent looks there.
+ * (vmm/live_update/hold.c) and the agent looks there.
  */
 #ifndef KVMLU_UNIX_ADDR_H
 #define KVMLU_UNIX_ADDR_H

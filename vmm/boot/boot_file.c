@@ -12,8 +12,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "vmm/boot/boot_file.h"
-#include "vmm/err.h"
 
 int boot_file_read(const char *what, const char *path, size_t max,
 		   void **buf, size_t *len, char *err, size_t errlen)
@@ -26,24 +26,24 @@ int boot_file_read(const char *what, const char *path, size_t max,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return vmm_err(err, errlen, -errno, "%s %s: %s", what, path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "%s %s: %s", what, path, strerror(errno));
 	if (fstat(fd, &st) < 0) {
-		rc = vmm_err(err, errlen, -errno, "%s %s: fstat: %s", what, path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "%s %s: fstat: %s", what, path, strerror(errno));
 		goto err_close;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		rc = vmm_err(err, errlen, -EINVAL, "%s %s: not a regular file", what, path);
+		rc = kvmlu_err(err, errlen, -EINVAL, "%s %s: not a regular file", what, path);
 		goto err_close;
 	}
 	if (st.st_size <= 0 || (uint64_t)st.st_size > max) {
-		rc = vmm_err(err, errlen, -EFBIG, "%s %s: size %lld, must be 1..%zu bytes",
-			     what, path, (long long)st.st_size, max);
+		rc = kvmlu_err(err, errlen, -EFBIG, "%s %s: size %lld, must be 1..%zu bytes",
+			       what, path, (long long)st.st_size, max);
 		goto err_close;
 	}
 	p = malloc((size_t)st.st_size);
 	if (!p) {
-		rc = vmm_err(err, errlen, -ENOMEM, "%s %s: no memory for %lld bytes", what, path,
-			     (long long)st.st_size);
+		rc = kvmlu_err(err, errlen, -ENOMEM, "%s %s: no memory for %lld bytes", what, path,
+			       (long long)st.st_size);
 		goto err_close;
 	}
 	while (done < (size_t)st.st_size) {
@@ -51,9 +51,9 @@ int boot_file_read(const char *what, const char *path, size_t max,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			rc = vmm_err(err, errlen, n < 0 ? -errno : -EIO,
-				     "%s %s: read at %zu of %lld: %s", what, path, done,
-				     (long long)st.st_size, n < 0 ? strerror(errno) : "file shrank");
+			rc = kvmlu_err(err, errlen, n < 0 ? -errno : -EIO,
+				       "%s %s: read at %zu of %lld: %s", what, path, done,
+				       (long long)st.st_size, n < 0 ? strerror(errno) : "file shrank");
 			goto err_free;
 		}
 		done += (size_t)n;

@@ -7,11 +7,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "vmm/boot/boot_file.h"
 #include "vmm/boot/linux_boot.h"
 #include "vmm/boot/linux_bzimage.h"
 #include "vmm/boot/linux_load.h"
-#include "vmm/err.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -44,14 +44,14 @@ int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	int rc;
 
 	if (!vm->nr_vcpus)
-		return vmm_err(err, errlen, -EINVAL, "Linux boot: VM has no vCPU");
+		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: VM has no vCPU");
 	rc = boot_file_read("--kernel", kernel, LINUX_BZIMAGE_MAX_SIZE, &kbuf, &klen,
 				  err, errlen);
 	if (rc)
 		return rc;
 	rc = linux_bzimage_parse(kbuf, klen, &img, why, sizeof(why));
 	if (rc) {
-		vmm_err(err, errlen, rc, "--kernel %s: %s", kernel, why);
+		kvmlu_err(err, errlen, rc, "--kernel %s: %s", kernel, why);
 		goto err_free_kernel;
 	}
 	if (initrd) {

@@ -2,9 +2,9 @@
 /* e820 map from the guestmem layout: see linux_e820.h. */
 #include <errno.h>
 
+#include "common/err.h"
 #include "vmm/boot/linux_e820.h"
 #include "vmm/boot/linux_layout.h"
-#include "vmm/err.h"
 
 struct e820_builder {
 	struct boot_e820_entry *tab;
@@ -42,18 +42,18 @@ int linux_e820_build(const struct guestmem *gm, struct boot_e820_entry *tab,
 	int rc = 0;
 
 	if (!gm || !tab || !nr)
-		return vmm_err(err, errlen, -EINVAL, "e820: no layout");
+		return kvmlu_err(err, errlen, -EINVAL, "e820: no layout");
 	if (!gm->nr || gm->r[0].gpa != 0 || gm->r[0].size < LINUX_HIGH_MEM_START)
-		return vmm_err(err, errlen, -EINVAL,
-			       "e820: Linux needs RAM from 0 to 1 MiB in the first region (it starts at %#llx, %llu bytes)",
-			       gm->nr ? (unsigned long long)gm->r[0].gpa : 0ULL,
-			       gm->nr ? (unsigned long long)gm->r[0].size : 0ULL);
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "e820: Linux needs RAM from 0 to 1 MiB in the first region (it starts at %#llx, %llu bytes)",
+				 gm->nr ? (unsigned long long)gm->r[0].gpa : 0ULL,
+				 gm->nr ? (unsigned long long)gm->r[0].size : 0ULL);
 	for (i = 0; i < gm->nr && !rc; i++) {
 		uint64_t s = gm->r[i].gpa, e = s + gm->r[i].size;
 
 		if (e <= s || (i && s < prev_end))
-			return vmm_err(err, errlen, -EINVAL,
-				       "e820: region %u [%#llx, %#llx) is empty, wraps or overlaps the one before",
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "e820: region %u [%#llx, %#llx) is empty, wraps or overlaps the one before",
 				       i, (unsigned long long)s, (unsigned long long)e);
 		prev_end = e;
 		/* Base memory up to the EBDA, then its reserved KiB. */
@@ -70,7 +70,7 @@ int linux_e820_build(const struct guestmem *gm, struct boot_e820_entry *tab,
 					      LINUX_E820_RAM);
 	}
 	if (rc)
-		return vmm_err(err, errlen, rc, "e820: more than %u entries", max);
+		return kvmlu_err(err, errlen, rc, "e820: more than %u entries", max);
 	*nr = b.nr;
 	return 0;
 }

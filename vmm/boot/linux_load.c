@@ -10,12 +10,12 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "vmm/boot/linux_e820.h"
 #include "vmm/boot/linux_layout.h"
 #include "vmm/boot/linux_load.h"
 #include "vmm/boot/long_mode.h"
 #include "vmm/boot/mptable.h"
-#include "vmm/err.h"
 
 #define GDT_ENTRIES	4			/* null, unused, CS 0x10, DS 0x18 */
 
@@ -65,32 +65,32 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 	int rc;
 
 	if (!gm || !in || !in->image || !in->cmdline || !plan)
-		return vmm_err(err, errlen, -EINVAL, "Linux boot: missing input");
+		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: missing input");
 	img = in->image;
 	memset(plan, 0, sizeof(*plan));
 	plan->low_ram_end = low_ram_end(gm);
 	if (plan->low_ram_end < LINUX_MIN_RAM)
-		return vmm_err(err, errlen, -ENOMEM,
-			       "Linux boot: %llu MiB of RAM from address 0, need at least %llu MiB",
-			       (unsigned long long)(plan->low_ram_end >> 20),
-			       (unsigned long long)(LINUX_MIN_RAM >> 20));
+		return kvmlu_err(err, errlen, -ENOMEM,
+				 "Linux boot: %llu MiB of RAM from address 0, need at least %llu MiB",
+				 (unsigned long long)(plan->low_ram_end >> 20),
+				 (unsigned long long)(LINUX_MIN_RAM >> 20));
 	/* Built again when written; here so that a bad layout changes nothing. */
 	rc = linux_e820_build(gm, e820, E820_MAX_ENTRIES_ZEROPAGE, &nr, err, errlen);
 	if (rc)
 		return rc;
 	if (in->nr_cpus == 0 || in->nr_cpus > MPTABLE_MAX_CPUS)
-		return vmm_err(err, errlen, -EINVAL, "Linux boot: %u vCPUs, must be 1..%u",
-			       in->nr_cpus, MPTABLE_MAX_CPUS);
+		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: %u vCPUs, must be 1..%u",
+				 in->nr_cpus, MPTABLE_MAX_CPUS);
 	if (mptable_size(in->nr_cpus) > LINUX_HIGH_MEM_START - LINUX_MPTABLE_GPA)
-		return vmm_err(err, errlen, -E2BIG, "Linux boot: MP table for %u vCPUs too big",
-			       in->nr_cpus);
+		return kvmlu_err(err, errlen, -E2BIG, "Linux boot: MP table for %u vCPUs too big",
+				 in->nr_cpus);
 
 	cmax = img->cmdline_max < LINUX_CMDLINE_MAX ? img->cmdline_max : LINUX_CMDLINE_MAX;
 	plan->cmdline_len = strlen(in->cmdline);
 	if (plan->cmdline_len > cmax)
-		return vmm_err(err, errlen, -E2BIG,
-			       "Linux boot: command line is %zu bytes, the kernel takes at most %llu",
-			       plan->cmdline_len, (unsigned long long)cmax);
+		return kvmlu_err(err, errlen, -E2BIG,
+				 "Linux boot: command line is %zu bytes, the kernel takes at most %llu",
+				 plan->cmdline_len, (unsigned long long)cmax);
 
 	/*
 	 * A relocatable kernel runs where it is put, so use its preferred
@@ -107,16 +107,16 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 		plan->kernel_gpa = LINUX_LOAD_MIN_ADDR;
 		if (img->pref_address > LINUX_LOAD_MIN_ADDR &&
 		    !fits(img->pref_address, img->init_size, plan->low_ram_end))
-			return vmm_err(err, errlen, -ENOMEM,
-				       "Linux boot: fixed kernel runs at %#llx with init_size %#x, past RAM end %#llx",
-				       (unsigned long long)img->pref_address, img->init_size,
-				       (unsigned long long)plan->low_ram_end);
+			return kvmlu_err(err, errlen, -ENOMEM,
+					 "Linux boot: fixed kernel runs at %#llx with init_size %#x, past RAM end %#llx",
+					 (unsigned long long)img->pref_address, img->init_size,
+					 (unsigned long long)plan->low_ram_end);
 	}
 	if (!fits(plan->kernel_gpa, img->init_size, plan->low_ram_end))
-		return vmm_err(err, errlen, -ENOMEM,
-			       "Linux boot: kernel needs %#x bytes (init_size) at %#llx, RAM below 3 GiB ends at %#llx",
-			       img->init_size, (unsigned long long)plan->kernel_gpa,
-			       (unsigned long long)plan->low_ram_end);
+		return kvmlu_err(err, errlen, -ENOMEM,
+				 "Linux boot: kernel needs %#x bytes (init_size) at %#llx, RAM below 3 GiB ends at %#llx",
+				 img->init_size, (unsigned long long)plan->kernel_gpa,
+				 (unsigned long long)plan->low_ram_end);
 	plan->kernel_end = plan->kernel_gpa + img->init_size;
 	plan->entry = plan->kernel_gpa + LINUX_ENTRY64_OFFSET;
 
@@ -126,15 +126,15 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 		if (top > plan->low_ram_end)
 			top = plan->low_ram_end;
 		if (in->initrd_size > top || top - in->initrd_size < plan->kernel_end)
-			return vmm_err(err, errlen, -ENOMEM,
-				       "Linux boot: initrd of %zu bytes does not fit between the kernel's end %#llx and %#llx",
-				       in->initrd_size, (unsigned long long)plan->kernel_end,
-				       (unsigned long long)top);
+			return kvmlu_err(err, errlen, -ENOMEM,
+					 "Linux boot: initrd of %zu bytes does not fit between the kernel's end %#llx and %#llx",
+					 in->initrd_size, (unsigned long long)plan->kernel_end,
+					 (unsigned long long)top);
 		plan->initrd_gpa = (top - in->initrd_size) & ~0xfffULL;
 		if (plan->initrd_gpa < plan->kernel_end)
-			return vmm_err(err, errlen, -ENOMEM,
-				       "Linux boot: initrd of %zu bytes does not fit above the kernel's end %#llx",
-				       in->initrd_size, (unsigned long long)plan->kernel_end);
+			return kvmlu_err(err, errlen, -ENOMEM,
+					 "Linux boot: initrd of %zu bytes does not fit above the kernel's end %#llx",
+					 in->initrd_size, (unsigned long long)plan->kernel_end);
 		plan->initrd_size = in->initrd_size;
 	}
 	return 0;
@@ -189,7 +189,7 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 	int rc;
 
 	if (!gm || !in || !in->image || !plan)
-		return vmm_err(err, errlen, -EINVAL, "Linux boot: missing input");
+		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: missing input");
 	mp_len = mptable_size(in->nr_cpus);
 	gdt = guestmem_gpa_to_hva(gm, LINUX_GDT_GPA, GDT_ENTRIES * 8);
 	bp = guestmem_gpa_to_hva(gm, LINUX_BOOT_PARAMS_GPA, sizeof(*bp));
@@ -203,9 +203,9 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 		initrd = guestmem_gpa_to_hva(gm, plan->initrd_gpa, plan->initrd_size);
 	if (!gdt || !bp || !pml4 || !pdpt || !pd || !cmdline || !mp || !kernel ||
 	    (plan->initrd_size && !initrd))
-		return vmm_err(err, errlen, -EFAULT,
-			       "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
-			       (unsigned long long)plan->kernel_gpa);
+		return kvmlu_err(err, errlen, -EFAULT,
+				 "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
+				 (unsigned long long)plan->kernel_gpa);
 
 	rc = linux_write_zero_page(gm, in, plan, bp, err, errlen);
 	if (rc)

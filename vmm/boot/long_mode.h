@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * 64-bit long mode without firmware: what both boot paths (the witness
- * payload, vmm/payload_boot.c, and Linux, vmm/boot/linux_load.c) need to
+ * payload, vmm/boot/payload_boot.c, and Linux, vmm/boot/linux_load.c) need to
  * start a vCPU directly in long mode: a flat GDT, identity-mapped page
  * tables with 2 MiB pages, and the matching special registers. Each path
  * places the tables at its own addresses and adds its own bits.

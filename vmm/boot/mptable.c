@@ -7,8 +7,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "vmm/boot/mptable.h"
-#include "vmm/err.h"
 
 #define MP_SPEC_REV		4
 #define MP_LAPIC_VERSION	0x14
@@ -127,12 +127,12 @@ int mptable_write(void *buf, size_t len, uint32_t gpa, unsigned int nr_cpus,
 	size_t need;
 
 	if (nr_cpus == 0 || nr_cpus > MPTABLE_MAX_CPUS)
-		return vmm_err(err, errlen, -EINVAL, "MP table: %u CPUs, must be 1..%u",
-			       nr_cpus, MPTABLE_MAX_CPUS);
+		return kvmlu_err(err, errlen, -EINVAL, "MP table: %u CPUs, must be 1..%u",
+				 nr_cpus, MPTABLE_MAX_CPUS);
 	need = mptable_size(nr_cpus);
 	if (len < need)
-		return vmm_err(err, errlen, -ENOSPC, "MP table: needs %zu bytes, has %zu",
-			       need, len);
+		return kvmlu_err(err, errlen, -ENOSPC, "MP table: needs %zu bytes, has %zu",
+				 need, len);
 	memset(buf, 0, need);
 	p = base + sizeof(fl) + sizeof(cfg);
 

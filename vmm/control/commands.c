@@ -1,56 +1,64 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The control command table and the handlers of the basic commands (see
- * commands.h). Unhappy paths answer with a class a client can act on:
- * NotPaused (checksum while running), NotRunning (pause of a stopping VM,
- * guest-verify while paused), Timeout (a vCPU that does not park, a guest
- * that does not answer), InvalidRequest (args that are not accepted).
+ * The control command table and the dispatcher (see commands.h). The
+ * table is filled once, before any control server starts, by the owners
+ * of the commands (vmm/vm_commands.c, vmm/upgrade/upgrade.c,
+ * vmm/live_update/prepare.c), so this folder names nothing above it.
+ *
+ * Unhappy paths of one request, each answered with a class and nothing
+ * run: a line that is not one JSON request (ParseError, InvalidRequest,
+ * LineTooLong: common/json_line.c), a name no owner registered
+ * (UnknownCommand), an args key the command does not accept
+ * (InvalidRequest); then the gate, if any, may answer instead of the
+ * handler (a held restore).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "guestmem/gmem_link.h"
-#include "kvmlu/payload_abi.h"
-#include "kvmlu/version.h"
+#include "common/json_line.h"
 #include "vmm/control/commands.h"
-#include "vmm/live_update.h"
-#include "vmm/pause.h"
-#include "vmm/vcpu.h"
-#include "vmm/vm.h"
 
-static const char *const control_guest_verify_args[] = { "timeout_ms", NULL };
-static const char *const control_save_state_args[] = { "path", "checksum", NULL };
-static const char *const control_upgrade_args[] = { "binary", "checksum", "timeout_ms",
-						    "stop_at", "state_file", NULL };
+/* Owners register a handful of tables; a fixed array keeps it lock-free. */
+#define CONTROL_MAX_TABLES 8
 
-static const struct control_command control_commands[] = {
-	{ "status", control_cmd_status, NULL },
-	{ "pause", control_cmd_pause, NULL },
-	{ "resume", control_cmd_resume, NULL },
-	{ "checksum", control_cmd_checksum, NULL },
-	{ "guest-verify", control_cmd_guest_verify, control_guest_verify_args },
-	{ "shutdown", control_cmd_shutdown, NULL },
-	{ "save-state", control_cmd_save_state, control_save_state_args },
-	{ "upgrade", control_cmd_upgrade, control_upgrade_args },
-	{ "prepare-update", live_update_cmd_prepare, NULL },	/* vmm/live_update_prepare.c */
-	{ "abort-update", live_update_cmd_abort, NULL },
-	{ "update-status", live_update_cmd_status, NULL },
-};
+static struct {
+	const struct control_command *cmds;
+	size_t n;
+} control_tables[CONTROL_MAX_TABLES];
+static size_t control_nr_tables;
 
 const struct control_command *control_command_find(const char *name)
 {
-	size_t i;
+	size_t t, i;
 
-	for (i = 0; i < sizeof(control_commands) / sizeof(control_commands[0]); i++)
-		if (!strcmp(control_commands[i].name, name))
-			return &control_commands[i];
+	for (t = 0; t < control_nr_tables; t++)
+		for (i = 0; i < control_tables[t].n; i++)
+			if (!strcmp(control_tables[t].cmds[i].name, name))
+				return &control_tables[t].cmds[i];
 	return NULL;
 }
 
+int control_register(const struct control_command *cmds, size_t n)
+{
+	size_t t, i;
+
+	for (t = 0; t < control_nr_tables; t++)
+		if (control_tables[t].cmds == cmds)
+			return 0;
+	for (i = 0; i < n; i++)
+		if (control_command_find(cmds[i].name))
+			return -EEXIST;
+	if (control_nr_tables == CONTROL_MAX_TABLES)
+		return -ENOSPC;
+	control_tables[control_nr_tables].cmds = cmds;
+	control_tables[control_nr_tables].n = n;
+	control_nr_tables++;
+	return 0;
+}
+
 static int control_check_args(const struct control_command *c, json_object *args,
-			      struct control_error *e)
+			      struct json_line_error *e)
 {
 	const char *const *k;
 	bool known;
@@ -63,8 +71,8 @@ static int control_check_args(const struct control_command *c, json_object *args
 			if (!strcmp(*k, key))
 				known = true;
 		if (!known)
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "%s: unknown argument \"%.64s\"", c->name, key);
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "%s: unknown argument \"%.64s\"", c->name, key);
 		(void)val;
 	}
 	return 0;
@@ -73,17 +81,17 @@ static int control_check_args(const struct control_command *c, json_object *args
 char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 			  size_t *reply_len)
 {
-	struct control_request req;
-	struct control_error e = { NULL, "" };
+	struct json_line_request req;
+	struct json_line_error e = { NULL, "" };
 	const struct control_command *c;
-	json_object *ret = NULL;
+	json_object *ret = NULL, *obj;
 	char *reply;
 
-	if (control_request_parse(line, len, &req, &e))
+	if (json_line_request_parse(line, len, &req, &e))
 		goto err_reply;
 	c = control_command_find(req.cmd);
 	if (!c) {
-		control_error_set(&e, CONTROL_ERR_UNKNOWN_CMD, "unknown command \"%s\"", req.cmd);
+		json_line_error_set(&e, KVMLU_ERR_UNKNOWN_CMD, "unknown command \"%s\"", req.cmd);
 		goto err_reply;
 	}
 	if (control_check_args(c, req.args, &e))
@@ -102,214 +110,15 @@ char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 		goto err_reply;
 	}
 ok_reply:
-	reply = control_reply_ok(ret, req.id, reply_len);
-	control_request_free(&req);
-	return reply;
+	obj = json_line_reply_ok(ret, req.id);
+	goto format;
 err_reply:
 	if (!e.class)
-		control_error_set(&e, CONTROL_ERR_FAILED, "command failed");
-	reply = control_reply_error(&e, req.id, reply_len);
-	control_request_free(&req);
+		json_line_error_set(&e, KVMLU_ERR_FAILED, "command failed");
+	obj = json_line_reply_error(e.class, e.desc, req.id);
+format:
+	reply = obj ? json_line_format(obj, reply_len) : NULL;
+	json_object_put(obj);
+	json_line_request_free(&req);
 	return reply;
-}
-
-static json_object *control_new_u64(uint64_t v)
-{
-	return json_object_new_int64(v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v);
-}
-
-int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e)
-{
-	struct vm *vm = ctx->vm;
-	json_object *o = json_object_new_object(), *io = json_object_new_object();
-	uint64_t tx, resident;
-
-	(void)args;
-	(void)e;
-	pthread_mutex_lock(&vm->uart.lock);
-	tx = vm->uart.tx_bytes;
-	pthread_mutex_unlock(&vm->uart.lock);
-	json_object_object_add(o, "name", json_object_new_string(vm->name));
-	json_object_object_add(o, "state", json_object_new_string(vm_state_name(vm_get_state(vm))));
-	json_object_object_add(o, "vcpus", json_object_new_int((int)vm->nr_vcpus));
-	json_object_object_add(o, "memory", control_new_u64(vm->ram_size));
-	json_object_object_add(o, "backend",
-			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(o, "uptime", json_object_new_double(vm_uptime(vm)));
-	/*
-	 * Guest RAM in host memory now. Preserving the RAM for a kexec
-	 * allocates the rest (holes included), so the agent's preflight counts
-	 * memory - memory_resident against free memory. Absent where it cannot
-	 * be measured (guest_memfd): the agent then counts all of memory.
-	 */
-	if (!guestmem_resident(&vm->mem, &resident))
-		json_object_object_add(o, "memory_resident", control_new_u64(resident));
-	/*
-	 * Whether prepare-update can hand this VM's RAM to the next kernel:
-	 * memfd always; guest_memfd only on a kernel with the project's patch
-	 * series, which brings KVM_LINK_GUEST_MEMFD with the LUO handler (a
-	 * new VM could not take the retrieved files without it). The agent's
-	 * preflight refuses before pausing anything when this is false.
-	 */
-	json_object_object_add(o, "preservable", json_object_new_boolean(
-		vm->mem.backend == GUESTMEM_MEMFD ||
-		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
-	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(o, "serial_bytes", control_new_u64(tx));
-	json_object_object_add(io, "pio_reads",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, false)));
-	json_object_object_add(io, "pio_writes",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, true)));
-	json_object_object_add(io, "mmio_reads",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, false)));
-	json_object_object_add(io, "mmio_writes",
-			       control_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
-	json_object_object_add(o, "unhandled_io", io);
-	*ret = o;
-	return 0;
-}
-
-static int control_run_error(int rc, const char *what, const char *msg, struct control_error *e)
-{
-	if (rc == -ETIMEDOUT)
-		return control_error_set(e, CONTROL_ERR_TIMEOUT, "%s", msg);
-	if (rc == -ESRCH)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING, "%s", msg);
-	return control_error_set(e, CONTROL_ERR_FAILED, "%s: %s", what, msg);
-}
-
-int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
-		      struct control_error *e)
-{
-	char msg[256] = "";
-	uint64_t ns;
-	int rc;
-
-	(void)args;
-	rc = vm_pause(ctx->vm, VM_PAUSE_TIMEOUT_MS, &ns, msg, sizeof(msg));
-	if (rc)
-		return control_run_error(rc, "pause", msg, e);
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("paused"));
-	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_object_new_double((double)ns / 1e3));
-	return 0;
-}
-
-int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e)
-{
-	char msg[256] = "";
-	uint64_t ns;
-	int rc;
-
-	(void)args;
-	/* A prepared host update holds a state that a running guest would make stale. */
-	if (live_update_prepared())
-		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
-					 "resume refused: prepared for a host update (send abort-update)");
-	rc = vm_resume(ctx->vm, &ns, msg, sizeof(msg));
-	if (rc)
-		return control_run_error(rc, "resume", msg, e);
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("running"));
-	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_object_new_double((double)ns / 1e3));
-	return 0;
-}
-
-int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e)
-{
-	struct guestmem_checksum c;
-	enum vm_state s = vm_get_state(ctx->vm);
-	char hex[33];
-	double ms;
-	int rc;
-
-	(void)args;
-	/* A running vCPU changes memory under the hash: the digest would mean nothing. */
-	if (s != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_PAUSED,
-					 "checksum needs a paused VM; it is %s (send pause first)",
-					 vm_state_name(s));
-	rc = guestmem_checksum(&ctx->vm->mem, 0, &c);
-	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "guestmem_checksum: %s",
-					 strerror(-rc));
-	guestmem_checksum_format(&c, hex);
-	ms = (double)c.nsec / 1e6;
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, "digest", json_object_new_string(hex));
-	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
-	json_object_object_add(*ret, "bytes", control_new_u64(c.bytes));
-	json_object_object_add(*ret, "ms", json_object_new_double(ms));
-	json_object_object_add(*ret, "gbps",
-			       json_object_new_double(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
-	json_object_object_add(*ret, "threads", json_object_new_int((int)c.threads));
-	return 0;
-}
-
-int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e)
-{
-	(void)args;
-	(void)e;
-	vm_request_stop(ctx->vm, VM_STOP_REQUESTED, "shutdown requested on the control socket");
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("stopping"));
-	return 0;
-}
-
-int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
-			     struct control_error *e)
-{
-	unsigned int timeout = ctx->verify_timeout_ms ? ctx->verify_timeout_ms : 10000;
-	enum vm_state s;
-	struct timespec t0, t1;
-	uint32_t result = 0;
-	json_object *v;
-	int64_t t;
-	int rc;
-
-	/* A big guest verifies for longer than the default 10 s. */
-	if (args && json_object_object_get_ex(args, "timeout_ms", &v)) {
-		t = json_object_get_int64(v);
-		if (!json_object_is_type(v, json_type_int) || t < 1 || t > 600000)
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "guest-verify: timeout_ms must be an integer 1..600000");
-		timeout = (unsigned int)t;
-	}
-	s = vm_get_state(ctx->vm);
-	/* A paused guest cannot poll its port: it would only time out. */
-	if (s != VM_STATE_RUNNING)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
-					 "guest-verify needs a running guest; it is %s", vm_state_name(s));
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	if (rc == -ETIMEDOUT)
-		return control_error_set(e, CONTROL_ERR_TIMEOUT,
-					 "guest did not answer the verify request on port %#x within %u ms",
-					 KVMLU_PORT_RESULT, timeout);
-	if (rc == -ECANCELED)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
-					 "VM stopping (%s) before the guest answered",
-					 vm_stop_reason_name(ctx->vm->stop_reason));
-	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "verify request: %s", strerror(-rc));
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, "verified",
-			       json_object_new_boolean(result == KVMLU_RESULT_VERIFY_OK));
-	json_object_object_add(*ret, "result",
-			       json_object_new_string(result == KVMLU_RESULT_VERIFY_OK ? "ok" :
-						      result == KVMLU_RESULT_VERIFY_FAILED ? "failed" :
-						      "unknown"));
-	json_object_object_add(*ret, "result_code", json_object_new_int((int)result));
-	json_object_object_add(*ret, "ms",
-			       json_object_new_double((double)(t1.tv_sec - t0.tv_sec) * 1e3 +
-						      (double)(t1.tv_nsec - t0.tv_nsec) / 1e6));
-	return 0;
 }

@@ -1,14 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Control commands: a table from name to handler, one handler per
- * command. To add one (save-state, upgrade, prepare-update, ...): write
- * its handler (in the file of the concept it drives, e.g. vmm/state/),
- * declare it here, and add a row to the table in commands.c naming the
- * args keys it accepts. The dispatcher rejects unknown args keys before
- * calling the handler, so a handler only checks types and values.
+ * Control commands: tables from name to handler, one handler per command,
+ * each table owned and registered by the code the commands drive (the
+ * VM's own in vmm/vm_commands.c, `upgrade` in vmm/upgrade/upgrade.c,
+ * the host-update ones in vmm/live_update/prepare.c). To add a command:
+ * write its handler in the file of the concept it drives and add a row
+ * to that file's table, naming the args keys it accepts. The dispatcher
+ * rejects unknown args keys before calling the handler, so a handler only
+ * checks types and values. This folder includes nothing above it.
  *
- * Handlers run on the control server's thread, one request at a time:
- * commands never interleave (a checksum cannot race a resume).
+ * Lifecycle: every table is registered once, from main(), before any
+ * control server starts (the registry takes no lock). Handlers run on
+ * the control server's thread, one request at a time: commands never
+ * interleave (a checksum cannot race a resume).
  */
 #ifndef KVMLU_CONTROL_COMMANDS_H
 #define KVMLU_CONTROL_COMMANDS_H
@@ -18,7 +22,7 @@
 
 #include <json-c/json.h>
 
-#include "vmm/control/protocol.h"
+#include "common/json_line.h"
 
 struct vm;
 
@@ -26,7 +30,7 @@ struct vm;
 struct control_ctx {
 	struct vm *vm;
 	unsigned int verify_timeout_ms;	/* guest-verify wait, default 10 s */
-	/* Live upgrade (vmm/upgrade.c): the socket it hands over, and whether it did. */
+	/* Live upgrade (vmm/upgrade/upgrade.c): the socket it hands over, and whether it did. */
 	int listen_fd;			/* the control server's, -1 if none */
 	const char *control_path;
 	bool handed_off;		/* set by upgrade: the server stops at once, keeps the path */
@@ -34,10 +38,10 @@ struct control_ctx {
 	 * Optional, asked before each well-formed command: 0 lets the table's
 	 * handler run; CONTROL_GATE_ANSWERED means the gate answered (*ret, or
 	 * e when it returns CONTROL_GATE_REFUSED). A restore that holds a VM
-	 * it cannot run yet answers for it (vmm/live_update_hold.c).
+	 * it cannot run yet answers for it (vmm/live_update/hold.c).
 	 */
 	int (*gate)(struct control_ctx *ctx, const char *cmd, json_object *args,
-		    json_object **ret, struct control_error *e);
+		    json_object **ret, struct json_line_error *e);
 	void *gate_arg;
 };
 
@@ -50,7 +54,7 @@ struct control_ctx {
  * nonzero with e filled.
  */
 typedef int (*control_cmd_fn)(struct control_ctx *ctx, json_object *args,
-			      json_object **ret, struct control_error *e);
+			      json_object **ret, struct json_line_error *e);
 
 struct control_command {
 	const char *name;
@@ -58,6 +62,14 @@ struct control_command {
 	const char *const *args;	/* accepted args keys, NULL-terminated; NULL: none */
 };
 
+/*
+ * Add n commands; the table must outlive every server. 0, also when this
+ * table is registered already; -EEXIST if a name is taken by another
+ * table; -ENOSPC past the fixed number of tables.
+ */
+int control_register(const struct control_command *cmds, size_t n);
+
+/* The registered command of that name, or NULL. */
 const struct control_command *control_command_find(const char *name);
 
 /*
@@ -66,25 +78,5 @@ const struct control_command *control_command_find(const char *name);
  */
 char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 			  size_t *reply_len);
-
-/* The handlers in commands.c. */
-int control_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e);
-int control_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
-		      struct control_error *e);
-int control_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
-		       struct control_error *e);
-int control_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e);
-int control_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
-			 struct control_error *e);
-int control_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
-			     struct control_error *e);
-/* vmm/upgrade.c */
-int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct control_error *e);
-/* vmm/state/save_state.c */
-int control_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e);
 
 #endif /* KVMLU_CONTROL_COMMANDS_H */

@@ -2,10 +2,10 @@
 /*
  * Control socket server (see server.h). One thread polls the listening
  * socket, the wake eventfd and every client. Each client has an input
- * buffer of CONTROL_LINE_MAX bytes; a complete line is one request.
+ * buffer of KVMLU_WIRE_LINE_MAX bytes; a complete line is one request.
  *
  * Unhappy paths, none of which disturbs the VM or other clients:
- * 1. Line over CONTROL_LINE_MAX: one LineTooLong error reply, the rest of
+ * 1. Line over KVMLU_WIRE_LINE_MAX: one LineTooLong error reply, the rest of
  *    that line is discarded up to its newline, the connection goes on.
  * 2. Peer not root and not the owner: PermissionDenied reply, closed.
  * 3. More than CONTROL_MAX_CLIENTS: Busy reply, closed.
@@ -24,15 +24,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
-#include "vmm/err.h"
 
 struct control_client {
 	int fd;
 	size_t len;		/* bytes in buf */
 	bool discarding;	/* inside an oversized line */
-	char buf[CONTROL_LINE_MAX + 1];
+	char buf[KVMLU_WIRE_LINE_MAX + 1];
 };
 
 /* Best effort: a reply that does not fit the socket buffer closes the client. */
@@ -54,15 +54,14 @@ static int control_send(int fd, const char *buf, size_t len)
 
 static void control_send_error(int fd, const char *class, const char *desc)
 {
-	struct control_error e;
+	json_object *o = json_line_reply_error(class, desc, NULL);
 	size_t len;
-	char *r;
+	char *r = o ? json_line_format(o, &len) : NULL;
 
-	control_error_set(&e, class, "%s", desc);
-	r = control_reply_error(&e, NULL, &len);
 	if (r)
 		(void)control_send(fd, r, len);
 	free(r);
+	json_object_put(o);
 }
 
 static void control_client_close(struct control_server *s, unsigned int i)
@@ -82,43 +81,43 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 	int fd, probe, rc;
 
 	if (kvmlu_unix_addr(path, &sa, &salen))
-		return vmm_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
 			       path, sizeof(sa.sun_path) - 1);
 	if (!abstract && lstat(path, &st) == 0) {
 		if (!S_ISSOCK(st.st_mode))
-			return vmm_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
+			return kvmlu_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
 				       path);
 		/* A socket file: stale if nobody answers on it. */
 		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 		if (probe < 0)
-			return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+			return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
 		rc = connect(probe, (struct sockaddr *)&sa, salen);
 		close(probe);
 		if (rc == 0)
-			return vmm_err(err, errlen, -EADDRINUSE,
+			return kvmlu_err(err, errlen, -EADDRINUSE,
 				       "--control %s: another process is listening there", path);
 		if (unlink(path) < 0)
-			return vmm_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
+			return kvmlu_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
 				       path, strerror(errno));
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
-		return vmm_err(err, errlen, -errno, "socket: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
 	/* No window in which the socket file is more open than 0600. */
 	old_mask = umask(0177);
 	rc = bind(fd, (struct sockaddr *)&sa, salen);
 	umask(old_mask);
 	if (rc < 0) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
 		goto err_close;
 	}
 	/* An abstract name has no file: SO_PEERCRED alone keeps others out. */
 	if (!abstract && (chmod(path, 0600) < 0 || stat(path, &st) < 0)) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
 		goto err_unlink;
 	}
 	if (listen(fd, CONTROL_MAX_CLIENTS) < 0) {
-		rc = vmm_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
 		goto err_unlink;
 	}
 	s->dev = abstract ? 0 : st.st_dev;
@@ -152,7 +151,7 @@ static void control_accept(struct control_server *s)
 	if (cred.uid != 0 && cred.uid != s->owner) {
 		snprintf(msg, sizeof(msg), "uid %u may not use this socket (only root and uid %u)",
 			 (unsigned int)cred.uid, (unsigned int)s->owner);
-		control_send_error(fd, CONTROL_ERR_PERMISSION, msg);
+		control_send_error(fd, KVMLU_ERR_PERMISSION, msg);
 		s->refused++;
 		close(fd);
 		return;
@@ -161,7 +160,7 @@ static void control_accept(struct control_server *s)
 		;
 	if (i == CONTROL_MAX_CLIENTS || !(s->clients[i] = malloc(sizeof(struct control_client)))) {
 		snprintf(msg, sizeof(msg), "too many control clients (limit %d)", CONTROL_MAX_CLIENTS);
-		control_send_error(fd, CONTROL_ERR_BUSY, msg);
+		control_send_error(fd, KVMLU_ERR_BUSY, msg);
 		s->refused++;
 		close(fd);
 		return;
@@ -205,13 +204,13 @@ static int control_consume(struct control_server *s, struct control_client *c)
 	}
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
-	if (c->len == CONTROL_LINE_MAX) {
+	if (c->len == KVMLU_WIRE_LINE_MAX) {
 		/* Full without a newline: too long. Say so once, drop the rest of it. */
 		if (!c->discarding) {
 			char msg[96];
 
-			snprintf(msg, sizeof(msg), "request line longer than %d bytes", CONTROL_LINE_MAX);
-			control_send_error(c->fd, CONTROL_ERR_LINE_TOO_LONG, msg);
+			snprintf(msg, sizeof(msg), "request line longer than %d bytes", KVMLU_WIRE_LINE_MAX);
+			control_send_error(c->fd, KVMLU_ERR_LINE_TOO_LONG, msg);
 		}
 		c->discarding = true;
 		c->len = 0;
@@ -224,7 +223,7 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 	struct control_client *c = s->clients[idx];
 	ssize_t n;
 
-	n = recv(c->fd, c->buf + c->len, CONTROL_LINE_MAX - c->len, MSG_DONTWAIT);
+	n = recv(c->fd, c->buf + c->len, KVMLU_WIRE_LINE_MAX - c->len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {
@@ -290,12 +289,12 @@ int control_server_start(struct control_server *s, const char *path,
 		return rc;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0) {
-		rc = vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		rc = kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto err_unbind;
 	}
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
-		rc = vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+		rc = kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
 		goto err_wake;
 	}
 	s->started = true;
@@ -324,19 +323,19 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 	snprintf(s->path, sizeof(s->path), "%s", path);
 	/* The file is the one the old VMM bound: ours to remove at the end now. */
 	if (stat(path, &st) < 0)
-		return vmm_err(err, errlen, -errno, "control %s: %s", path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "control %s: %s", path, strerror(errno));
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (s->wake_fd < 0)
-		return vmm_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 	s->listen_fd = listen_fd;
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
 		close(s->wake_fd);
 		s->wake_fd = -1;
 		s->listen_fd = -1;
-		return vmm_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
+		return kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
 	}
 	s->started = true;
 	return 0;

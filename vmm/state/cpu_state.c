@@ -10,13 +10,14 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "common/err.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/state_vm.h"
 
 #define MSR_IA32_TSC 0x10
 
 #define ERR_IOCTL(name, idx) \
-	state_err(err, errlen, -errno, "vCPU %u: " name ": %s", idx, strerror(errno))
+	kvmlu_err(err, errlen, -errno, "vCPU %u: " name ": %s", idx, strerror(errno))
 
 static int get_cpuid(int fd, struct cpu_state *s, char *err, size_t errlen)
 {
@@ -49,7 +50,7 @@ static int set_cpuid(int fd, const struct cpu_state *s, char *err, size_t errlen
 	c->nent = s->nr_cpuid;
 	memcpy(c->entries, s->cpuid, s->nr_cpuid * sizeof(c->entries[0]));
 	if (ioctl(fd, KVM_SET_CPUID2, c) < 0)
-		ret = state_err(err, errlen, -errno, "vCPU %u: KVM_SET_CPUID2 of %u entries: %s",
+		ret = kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_CPUID2 of %u entries: %s",
 				   s->index, s->nr_cpuid, strerror(errno));
 	free(c);
 	return ret;
@@ -79,7 +80,7 @@ static int get_msrs(int kvm_fd, int fd, struct cpu_state *s, char *err, size_t e
 	}
 	/* KVM stops at the first MSR it refuses and returns how many it did. */
 	if ((uint32_t)ret != n) {
-		ret = state_err(err, errlen, -EIO,
+		ret = kvmlu_err(err, errlen, -EIO,
 				   "vCPU %u: KVM_GET_MSRS got %d of %u MSRs, first refused 0x%x",
 				   s->index, ret, n, idx[ret]);
 		goto out;
@@ -128,7 +129,7 @@ static int set_msrs(int fd, const struct cpu_state *s, bool deferred,
 		goto out;
 	}
 	if ((uint32_t)ret != n) {
-		ret = state_err(err, errlen, -EIO,
+		ret = kvmlu_err(err, errlen, -EIO,
 				   "vCPU %u: KVM_SET_MSRS set %d of %u MSRs, first refused 0x%x",
 				   s->index, ret, n, m->entries[ret].index);
 		goto out;
@@ -150,7 +151,7 @@ static int get_xsave(int vm_fd, int fd, struct cpu_state *s, char *err, size_t e
 		req = KVM_GET_XSAVE;
 	}
 	if (size < CPU_STATE_XSAVE_MIN || size > CPU_STATE_XSAVE_MAX)
-		return state_err(err, errlen, -E2BIG,
+		return kvmlu_err(err, errlen, -E2BIG,
 				    "vCPU %u: KVM_CAP_XSAVE2 size %d outside %d..%d",
 				    s->index, size, CPU_STATE_XSAVE_MIN, CPU_STATE_XSAVE_MAX);
 	memset(s->xsave, 0, sizeof(s->xsave));
@@ -243,7 +244,7 @@ int cpu_state_capture(int kvm_fd, int vm_fd, int vcpu_fd, uint32_t index,
 	if (ret == 0)
 		s->have |= CPU_STATE_HAVE_TSC_OFFSET;
 	else if (ret != -ENXIO)
-		return state_err(err, errlen, ret,
+		return kvmlu_err(err, errlen, ret,
 				 "vCPU %u: KVM_GET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET): %s",
 				 index, strerror(-ret));
 	/*
@@ -272,7 +273,7 @@ int cpu_state_restore(int vm_fd, int vcpu_fd, const struct cpu_state *s,
 	khz = ioctl(vcpu_fd, KVM_GET_TSC_KHZ);
 	if (khz > 0 && (uint32_t)khz != s->tsc_khz &&
 	    ioctl(vcpu_fd, KVM_SET_TSC_KHZ, (unsigned long)s->tsc_khz) < 0)
-		return state_err(err, errlen, -errno,
+		return kvmlu_err(err, errlen, -errno,
 				    "vCPU %u: KVM_SET_TSC_KHZ %u (host %d): %s",
 				    s->index, s->tsc_khz, khz, strerror(errno));
 	/* CPUID first: KVM checks MSRs, XSAVE features and CR4 bits against it. */

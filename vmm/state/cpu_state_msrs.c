@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "common/err.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/state_vm.h"
 
@@ -140,7 +141,7 @@ int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 
 	/* nmsrs 0 makes KVM answer E2BIG with the real count filled in. */
 	if (ioctl(kvm_fd, KVM_GET_MSR_INDEX_LIST, &probe) == 0 || errno != E2BIG)
-		return state_err(err, errlen, -EIO,
+		return kvmlu_err(err, errlen, -EIO,
 				    "KVM_GET_MSR_INDEX_LIST: cannot size the list (count %u)",
 				    probe.nmsrs);
 	list = calloc(1, sizeof(*list) + probe.nmsrs * sizeof(uint32_t));
@@ -149,7 +150,7 @@ int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 	list->nmsrs = probe.nmsrs;
 	if (ioctl(kvm_fd, KVM_GET_MSR_INDEX_LIST, list) < 0) {
 		ret = -errno;
-		state_err(err, errlen, ret, "KVM_GET_MSR_INDEX_LIST of %u: %s",
+		kvmlu_err(err, errlen, ret, "KVM_GET_MSR_INDEX_LIST of %u: %s",
 			     probe.nmsrs, strerror(-ret));
 		goto err_free;
 	}
@@ -159,7 +160,7 @@ int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 		if (!msr_wanted(msr, cpuid, nr_cpuid) || list_has(out, n, msr))
 			continue;
 		if (n == max) {
-			ret = state_err(err, errlen, -E2BIG,
+			ret = kvmlu_err(err, errlen, -E2BIG,
 					   "more than %u MSRs to save (at 0x%x)", max, msr);
 			goto err_free;
 		}
@@ -173,7 +174,7 @@ int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 		    !msr_wanted(msr, cpuid, nr_cpuid))
 			continue;
 		if (n == max) {
-			ret = state_err(err, errlen, -E2BIG,
+			ret = kvmlu_err(err, errlen, -E2BIG,
 					   "more than %u MSRs to save (at 0x%x)", max, msr);
 			goto err_free;
 		}

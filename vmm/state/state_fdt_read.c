@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_validate.h"
 
@@ -45,7 +46,7 @@ static int rd_err(const struct reader *rd, int node, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	return state_err(rd->err, rd->errlen, -EINVAL, "state FDT %s: %s",
+	return kvmlu_err(rd->err, rd->errlen, -EINVAL, "state FDT %s: %s",
 			    path_of(rd, node, path, sizeof(path)), what);
 }
 
@@ -510,7 +511,7 @@ static int read_root(const struct reader *rd, struct state_vm *s)
 	s->format_major = fdt32_ld(v);
 	s->format_minor = fdt32_ld((const fdt32_t *)v + 1);
 	if (s->format_major != STATE_FORMAT_MAJOR)
-		return state_err(rd->err, rd->errlen, -EPROTONOSUPPORT,
+		return kvmlu_err(rd->err, rd->errlen, -EPROTONOSUPPORT,
 				    "state FDT format %u.%u not understood: this kvmlu reads %d.x",
 				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
 	if (fdt_node_check_compatible(rd->fdt, 0, STATE_FDT_COMPAT_ROOT))
@@ -531,21 +532,21 @@ int state_fdt_read(const void *blob, size_t size, struct state_vm *s,
 
 	memset(s, 0, sizeof(*s));
 	if (size < sizeof(struct fdt_header))
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state FDT truncated: %zu bytes, less than a header", size);
 	if (size > STATE_FDT_MAX_SIZE)
-		return state_err(err, errlen, -EFBIG, "state FDT is %zu bytes, at most %u",
+		return kvmlu_err(err, errlen, -EFBIG, "state FDT is %zu bytes, at most %u",
 				    size, STATE_FDT_MAX_SIZE);
 	if (fdt_magic(blob) != FDT_MAGIC)
-		return state_err(err, errlen, -EINVAL, "not an FDT (magic 0x%08x)",
+		return kvmlu_err(err, errlen, -EINVAL, "not an FDT (magic 0x%08x)",
 				    fdt_magic(blob));
 	if (fdt_totalsize(blob) > size)
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state FDT truncated: header says %u bytes, have %zu",
 				    fdt_totalsize(blob), size);
 	r = fdt_check_full(blob, size);
 	if (r)
-		return state_err(err, errlen, -EINVAL, "state FDT corrupted: %s",
+		return kvmlu_err(err, errlen, -EINVAL, "state FDT corrupted: %s",
 				    fdt_strerror(r));
 	ret = read_root(&rd, s);
 	if (!ret)

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "vmm/state/state_fdt.h"
 
 /* Bail out of a writer function on the first libfdt error. */
@@ -243,7 +244,7 @@ int state_fdt_write(const struct state_vm *s, void **blob, size_t *size,
 	}
 	if (r < 0) {
 		free(buf);
-		return state_err(err, errlen, -EINVAL, "state FDT write: %s",
+		return kvmlu_err(err, errlen, -EINVAL, "state FDT write: %s",
 				    fdt_strerror(r));
 	}
 	*size = fdt_totalsize(buf);

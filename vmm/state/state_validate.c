@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "vmm/state/state_validate.h"
 
 #define PAGE_4K			4096ULL
@@ -24,10 +25,10 @@ static int check_identity(const struct state_vm *s, char *err, size_t errlen)
 	size_t n = strlen(s->name);
 
 	if (n == 0)
-		return state_err(err, errlen, -EINVAL, "state: empty VM name");
+		return kvmlu_err(err, errlen, -EINVAL, "state: empty VM name");
 	for (size_t i = 0; i < n; i++)
 		if (!isalnum((unsigned char)s->name[i]) && !strchr("._-", s->name[i]))
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: VM name \"%s\" has character 0x%02x",
 					    s->name, (unsigned char)s->name[i]);
 	if (strlen(s->uuid) != STATE_UUID_LEN)
@@ -40,50 +41,50 @@ static int check_identity(const struct state_vm *s, char *err, size_t errlen)
 	}
 	return 0;
 bad_uuid:
-	return state_err(err, errlen, -EINVAL, "state: uuid \"%s\" is not 8-4-4-4-12 hex",
+	return kvmlu_err(err, errlen, -EINVAL, "state: uuid \"%s\" is not 8-4-4-4-12 hex",
 			    s->uuid);
 }
 
 static int check_memory(const struct state_vm *s, char *err, size_t errlen)
 {
 	if (s->nr_regions == 0 || s->nr_regions > STATE_MAX_REGIONS)
-		return state_err(err, errlen, -EINVAL, "state: %u memory regions, want 1..%d",
+		return kvmlu_err(err, errlen, -EINVAL, "state: %u memory regions, want 1..%d",
 				    s->nr_regions, STATE_MAX_REGIONS);
 	if (s->backend != STATE_BACKEND_MEMFD && s->backend != STATE_BACKEND_GUEST_MEMFD)
-		return state_err(err, errlen, -EINVAL, "state: unknown backend %d", s->backend);
+		return kvmlu_err(err, errlen, -EINVAL, "state: unknown backend %d", s->backend);
 	for (uint32_t i = 0; i < s->nr_regions; i++) {
 		const struct state_vm_region *r = &s->regions[i];
 
 		if (r->size == 0 || r->size % PAGE_4K || r->gpa % PAGE_4K ||
 		    r->file_offset % PAGE_4K)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: memory region %u (gpa 0x%llx size 0x%llx offset 0x%llx) not 4 KiB aligned or empty",
 					    i, (unsigned long long)r->gpa,
 					    (unsigned long long)r->size,
 					    (unsigned long long)r->file_offset);
 		if (r->gpa >= GPA_LIMIT || r->size > GPA_LIMIT - r->gpa ||
 		    r->file_offset > UINT64_MAX - r->size)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: memory region %u (gpa 0x%llx size 0x%llx) beyond the 2^52 address limit",
 					    i, (unsigned long long)r->gpa,
 					    (unsigned long long)r->size);
 		if (r->slot >= MEMSLOT_MAX)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: memory region %u slot %u out of range", i, r->slot);
 		for (uint32_t j = 0; j < i; j++) {
 			const struct state_vm_region *o = &s->regions[j];
 
 			if (r->gpa < o->gpa + o->size && o->gpa < r->gpa + r->size)
-				return state_err(err, errlen, -EINVAL,
+				return kvmlu_err(err, errlen, -EINVAL,
 						    "state: memory regions %u (gpa 0x%llx) and %u (gpa 0x%llx) overlap",
 						    j, (unsigned long long)o->gpa, i,
 						    (unsigned long long)r->gpa);
 			if (r->slot == o->slot)
-				return state_err(err, errlen, -EINVAL,
+				return kvmlu_err(err, errlen, -EINVAL,
 						    "state: memory regions %u and %u share slot %u",
 						    j, i, r->slot);
 			if (r->token == o->token)
-				return state_err(err, errlen, -EINVAL,
+				return kvmlu_err(err, errlen, -EINVAL,
 						    "state: memory regions %u and %u share file token %llu",
 						    j, i, (unsigned long long)r->token);
 		}
@@ -96,36 +97,36 @@ static int check_cpu(const struct cpu_state *c, char *err, size_t errlen)
 	const struct kvm_vcpu_events *ev = &c->events;
 
 	if (c->mp_state.mp_state > KVM_MP_STATE_SUSPENDED)
-		return state_err(err, errlen, -EINVAL, "state: vCPU %u mp-state %u unknown",
+		return kvmlu_err(err, errlen, -EINVAL, "state: vCPU %u mp-state %u unknown",
 				    c->index, c->mp_state.mp_state);
 	if (c->tsc_khz == 0 || c->tsc_khz > TSC_KHZ_MAX)
-		return state_err(err, errlen, -EINVAL, "state: vCPU %u tsc-khz %u out of range 1..%u",
+		return kvmlu_err(err, errlen, -EINVAL, "state: vCPU %u tsc-khz %u out of range 1..%u",
 				    c->index, c->tsc_khz, TSC_KHZ_MAX);
 	if (!(c->regs.rflags & RFLAGS_FIXED1))
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state: vCPU %u rflags 0x%llx lacks the always-set bit 1",
 				    c->index, (unsigned long long)c->regs.rflags);
 	if (c->xsave_size < CPU_STATE_XSAVE_MIN || c->xsave_size > CPU_STATE_XSAVE_MAX ||
 	    c->xsave_size % 64)
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state: vCPU %u xsave size %u not a multiple of 64 in %d..%d",
 				    c->index, c->xsave_size, CPU_STATE_XSAVE_MIN, CPU_STATE_XSAVE_MAX);
 	if (c->xcrs.nr_xcrs > KVM_MAX_XCRS)
-		return state_err(err, errlen, -EINVAL, "state: vCPU %u has %u XCRs, at most %d",
+		return kvmlu_err(err, errlen, -EINVAL, "state: vCPU %u has %u XCRs, at most %d",
 				    c->index, c->xcrs.nr_xcrs, KVM_MAX_XCRS);
 	if (ev->exception.nr >= 32 || ev->exception.injected > 1 || ev->exception.pending > 1 ||
 	    ev->nmi.injected > 1 || ev->nmi.pending > 1 || ev->nmi.masked > 1)
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state: vCPU %u vcpu-events out of range (exception %u, nmi %u/%u/%u)",
 				    c->index, ev->exception.nr, ev->nmi.injected,
 				    ev->nmi.pending, ev->nmi.masked);
 	if (c->nr_cpuid > CPU_STATE_MAX_CPUID || c->nr_msrs > CPU_STATE_MAX_MSRS)
-		return state_err(err, errlen, -EINVAL, "state: vCPU %u has %u CPUID entries, %u MSRs",
+		return kvmlu_err(err, errlen, -EINVAL, "state: vCPU %u has %u CPUID entries, %u MSRs",
 				    c->index, c->nr_cpuid, c->nr_msrs);
 	for (uint32_t i = 0; i < c->nr_msrs; i++)
 		for (uint32_t j = 0; j < i; j++)
 			if (c->msrs[i].index == c->msrs[j].index)
-				return state_err(err, errlen, -EINVAL,
+				return kvmlu_err(err, errlen, -EINVAL,
 						    "state: vCPU %u MSR 0x%x appears twice",
 						    c->index, c->msrs[i].index);
 	return 0;
@@ -137,29 +138,29 @@ static int check_cpus(const struct state_vm *s, uint32_t expect, char *err, size
 	int ret;
 
 	if (!s->cpus || s->nr_vcpus == 0 || s->nr_vcpus > STATE_MAX_VCPUS)
-		return state_err(err, errlen, -EINVAL, "state: %u vCPUs, want 1..%d",
+		return kvmlu_err(err, errlen, -EINVAL, "state: %u vCPUs, want 1..%d",
 				    s->nr_vcpus, STATE_MAX_VCPUS);
 	if (expect && s->nr_vcpus != expect)
-		return state_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				    "state: vCPU count mismatch: state has %u, this VM %u",
 				    s->nr_vcpus, expect);
 	for (uint32_t i = 0; i < s->nr_vcpus; i++) {
 		const struct cpu_state *c = &s->cpus[i];
 
 		if (c->index != i)
-			return state_err(err, errlen, -EINVAL, "state: vCPU %u has index %u",
+			return kvmlu_err(err, errlen, -EINVAL, "state: vCPU %u has index %u",
 					    i, c->index);
 		ret = check_cpu(c, err, errlen);
 		if (ret)
 			return ret;
 		/* One TSC rate per VM: the guest assumes its TSCs tick together. */
 		if (c->tsc_khz != c0->tsc_khz)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: vCPU %u tsc-khz %u differs from vCPU 0's %u",
 					    i, c->tsc_khz, c0->tsc_khz);
 		if ((c->have & CPU_STATE_HAVE_LAPIC) !=
 		    (s->devices.have & VM_DEVICES_HAVE_IRQCHIP ? CPU_STATE_HAVE_LAPIC : 0))
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					    "state: vCPU %u %s a LAPIC but the VM %s an irqchip",
 					    i, c->have & CPU_STATE_HAVE_LAPIC ? "has" : "lacks",
 					    s->devices.have & VM_DEVICES_HAVE_IRQCHIP ? "has" : "lacks");
@@ -172,10 +173,10 @@ static int check_devices(const struct state_vm *s, char *err, size_t errlen)
 	const struct vm_devices_state *d = &s->devices;
 
 	if (d->have & ~VM_DEVICES_HAVE_ALL)
-		return state_err(err, errlen, -EINVAL, "state: unknown devices 0x%x", d->have);
+		return kvmlu_err(err, errlen, -EINVAL, "state: unknown devices 0x%x", d->have);
 	if ((d->have & VM_DEVICES_HAVE_CLOCK) &&
 	    (d->clock.flags & ~(KVM_CLOCK_TSC_STABLE | KVM_CLOCK_REALTIME | KVM_CLOCK_HOST_TSC)))
-		return state_err(err, errlen, -EINVAL, "state: kvmclock flags 0x%x unknown",
+		return kvmlu_err(err, errlen, -EINVAL, "state: kvmclock flags 0x%x unknown",
 				    d->clock.flags);
 	return 0;
 }
@@ -186,7 +187,7 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 	int ret;
 
 	if (s->format_major != STATE_FORMAT_MAJOR)
-		return state_err(err, errlen, -EPROTONOSUPPORT,
+		return kvmlu_err(err, errlen, -EPROTONOSUPPORT,
 				    "state: format %u.%u not understood: this kvmlu reads %d.x",
 				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
 	ret = check_identity(s, err, errlen);

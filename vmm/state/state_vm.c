@@ -35,18 +35,6 @@ void state_vm_free(struct state_vm *s)
 	s->nr_vcpus = 0;
 }
 
-int state_err(char *buf, size_t len, int err, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (buf && len) {
-		va_start(ap, fmt);
-		vsnprintf(buf, len, fmt, ap);
-		va_end(ap);
-	}
-	return err;
-}
-
 int state_uuid_generate(char out[STATE_UUID_LEN + 1])
 {
 	uint8_t b[16];

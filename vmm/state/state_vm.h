@@ -68,10 +68,6 @@ int state_vm_init(struct state_vm *s, uint32_t nr_vcpus);
 /* Safe on a zeroed struct and twice. */
 void state_vm_free(struct state_vm *s);
 
-/* snprintf into an optional error buffer; returns err for `return` chains. */
-int state_err(char *buf, size_t len, int err, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
 /* A new random uuid (RFC 4122 version 4) in out. */
 int state_uuid_generate(char out[STATE_UUID_LEN + 1]);
 

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/err.h"
 #include "kvmlu/version.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vcpu.h"
@@ -41,7 +42,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 
 	ret = state_vm_init(s, vm->nr_vcpus);
 	if (ret)
-		return state_err(err, errlen, ret, "capture %s: %u vCPUs: %s", vm->name,
+		return kvmlu_err(err, errlen, ret, "capture %s: %u vCPUs: %s", vm->name,
 				 vm->nr_vcpus, strerror(-ret));
 	snprintf(s->name, sizeof(s->name), "%s", vm->name);
 	snprintf(s->uuid, sizeof(s->uuid), "%s", state_vm_uuid());
@@ -49,7 +50,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 	s->backend = vm->mem.backend == GUESTMEM_GUEST_MEMFD ? STATE_BACKEND_GUEST_MEMFD
 							      : STATE_BACKEND_MEMFD;
 	if (vm->mem.nr > STATE_MAX_REGIONS) {
-		ret = state_err(err, errlen, -E2BIG, "capture %s: %u memory regions", vm->name,
+		ret = kvmlu_err(err, errlen, -E2BIG, "capture %s: %u memory regions", vm->name,
 				vm->mem.nr);
 		goto err_free;
 	}
@@ -78,7 +79,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 
 		ret = guestmem_checksum(&vm->mem, 0, &c);
 		if (ret) {
-			state_err(err, errlen, ret, "capture %s: memory checksum: %s", vm->name,
+			kvmlu_err(err, errlen, ret, "capture %s: memory checksum: %s", vm->name,
 				  strerror(-ret));
 			goto err_free;
 		}
@@ -97,14 +98,14 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 	int ret;
 
 	if (s->nr_vcpus != vm->nr_vcpus)
-		return state_err(err, errlen, -EINVAL, "restore %s: state has %u vCPUs, VM %u",
+		return kvmlu_err(err, errlen, -EINVAL, "restore %s: state has %u vCPUs, VM %u",
 				 vm->name, s->nr_vcpus, vm->nr_vcpus);
 	if (s->nr_regions != vm->mem.nr)
-		return state_err(err, errlen, -EINVAL, "restore %s: state has %u memory regions, VM %u",
+		return kvmlu_err(err, errlen, -EINVAL, "restore %s: state has %u memory regions, VM %u",
 				 vm->name, s->nr_regions, vm->mem.nr);
 	for (unsigned int i = 0; i < s->nr_regions; i++)
 		if (s->regions[i].gpa != vm->mem.r[i].gpa || s->regions[i].size != vm->mem.r[i].size)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "restore %s: region %u is gpa 0x%llx size 0x%llx in the state, 0x%llx/0x%llx in the VM",
 					 vm->name, i, (unsigned long long)s->regions[i].gpa,
 					 (unsigned long long)s->regions[i].size,
@@ -122,7 +123,7 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 	if (s->has_uart) {
 		ret = uart8250_set_state(&vm->uart, &s->uart);
 		if (ret)
-			return state_err(err, errlen, ret, "restore %s: UART state: %s", vm->name,
+			return kvmlu_err(err, errlen, ret, "restore %s: UART state: %s", vm->name,
 					 strerror(-ret));
 	}
 	state_vm_uuid_set(s->uuid);

@@ -11,16 +11,10 @@
 #include <time.h>
 #include <time.h>
 
-#include "vmm/state/vm_devices_state.h"
+#include "common/clock.h"
+#include "common/err.h"
 #include "vmm/state/state_vm.h"
-
-static uint64_t wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
+#include "vmm/state/vm_devices_state.h"
 
 static int get_chip(int vm_fd, uint32_t id, void *out, size_t len)
 {
@@ -52,21 +46,21 @@ int vm_devices_state_capture(int vm_fd, struct vm_devices_state *d,
 		if (ret == 0)
 			ret = get_chip(vm_fd, KVM_IRQCHIP_IOAPIC, &d->ioapic, sizeof(d->ioapic));
 		if (ret)
-			return state_err(err, errlen, ret, "KVM_GET_IRQCHIP: %s",
+			return kvmlu_err(err, errlen, ret, "KVM_GET_IRQCHIP: %s",
 					    strerror(-ret));
 		d->have |= VM_DEVICES_HAVE_IRQCHIP;
 	} else if (ret != -ENXIO) {
-		return state_err(err, errlen, ret, "KVM_GET_IRQCHIP(PIC master): %s",
+		return kvmlu_err(err, errlen, ret, "KVM_GET_IRQCHIP(PIC master): %s",
 				    strerror(-ret));
 	}
 	if (ioctl(vm_fd, KVM_GET_PIT2, &d->pit) == 0)
 		d->have |= VM_DEVICES_HAVE_PIT;
 	else if (errno != ENXIO)
-		return state_err(err, errlen, -errno, "KVM_GET_PIT2: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "KVM_GET_PIT2: %s", strerror(errno));
 	/* Last: the clock is what the guest sees move, read closest to the pause end. */
 	if (ioctl(vm_fd, KVM_GET_CLOCK, &d->clock) < 0)
-		return state_err(err, errlen, -errno, "KVM_GET_CLOCK: %s", strerror(errno));
-	d->clock_wall_ns = wall_ns();
+		return kvmlu_err(err, errlen, -errno, "KVM_GET_CLOCK: %s", strerror(errno));
+	d->clock_wall_ns = kvmlu_wall_ns();
 	d->have |= VM_DEVICES_HAVE_CLOCK;
 	return 0;
 }
@@ -86,11 +80,11 @@ int vm_devices_state_restore(int vm_fd, const struct vm_devices_state *d,
 		if (ret == 0)
 			ret = set_chip(vm_fd, KVM_IRQCHIP_IOAPIC, &d->ioapic, sizeof(d->ioapic));
 		if (ret)
-			return state_err(err, errlen, ret, "KVM_SET_IRQCHIP: %s",
+			return kvmlu_err(err, errlen, ret, "KVM_SET_IRQCHIP: %s",
 					    strerror(-ret));
 	}
 	if ((d->have & VM_DEVICES_HAVE_PIT) && ioctl(vm_fd, KVM_SET_PIT2, &d->pit) < 0)
-		return state_err(err, errlen, -errno, "KVM_SET_PIT2: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "KVM_SET_PIT2: %s", strerror(errno));
 	if (!(d->have & VM_DEVICES_HAVE_CLOCK))
 		return 0;
 	/*
@@ -107,7 +101,7 @@ int vm_devices_state_restore(int vm_fd, const struct vm_devices_state *d,
 	clk.realtime = d->clock.realtime;
 	clk.flags = d->clock.flags & KVM_CLOCK_REALTIME;
 	if (ioctl(vm_fd, KVM_SET_CLOCK, &clk) < 0)
-		return state_err(err, errlen, -errno, "KVM_SET_CLOCK %llu (flags 0x%x): %s",
+		return kvmlu_err(err, errlen, -errno, "KVM_SET_CLOCK %llu (flags 0x%x): %s",
 				    (unsigned long long)clk.clock, clk.flags, strerror(errno));
 	return 0;
 }

@@ -15,7 +15,7 @@
  *     another restore once the cause is fixed.
  *  2. No such session (its VMM was gone at the kexec, or it was taken
  *     already): exit 1; there is nothing to hold.
- *  3. Anything after the take: the VM is held (live_update_hold.h), never
+ *  3. Anything after the take: the VM is held (hold.h), never
  *     an exit. A --control path that cannot be bound (a missing
  *     directory, say) is found before the take; the socket then listens
  *     on the abstract name KVMLU_HELD_SOCKET_FMT instead, and the VM is
@@ -37,10 +37,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_hold.h"
+#include "vmm/live_update/hold.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
 
@@ -60,14 +61,6 @@ struct restore_run {
 	int serial_fd;
 	char take_err[512];		/* the take failed: nothing to build from */
 };
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* What can fail before the take without anything being lost: say so and exit. */
 static int restore_precheck(const char *session, char *err, size_t errlen)
@@ -212,7 +205,7 @@ static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
 		"paused %.3f s by wall clock, control socket %s\n",
 		r->vm.name, r->session, (int)getpid(), lu->checksum_now,
-		(double)(mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
+		(double)(kvmlu_mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
 		(double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
 		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
 		lu->resumed_wall_ns > lu->paused_wall_ns ?
@@ -225,7 +218,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	struct restore_run r = { .session = session, .control = control, .serial = serial,
 				 .serial_fd = -1 };
 	char err[512] = "";
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = kvmlu_mono_ns();
 	int sig_fd, status = 1, rc;
 
 	memset(&r.vm, 0, sizeof(r.vm));
@@ -284,13 +277,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		r.ctx.control_path = control;
 	}
 	restore_report_resumed(&r, t0);
-	rc = vmm_wait_for_stop(&r.vm, sig_fd);
-	if (rc)
-		vm_request_stop(&r.vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-rc));
-	vm_join(&r.vm);
-	status = vmm_exit_status(r.vm.stop_reason);
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", r.vm.name,
-		vm_stop_reason_name(r.vm.stop_reason), r.vm.stop_msg);
+	/* Whichever socket serves the VM now; the other is stopped below too. */
+	status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);
 out_vm:
 	/* The control threads may be in a command that touches the VM: stop them first. */
 	control_server_stop(&r.server);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The held restored VM (see live_update_hold.h). The gate runs on the
+ * The held restored VM (see hold.h). The gate runs on the
  * control thread and only reads and flags under the lock; everything
  * that touches the VM, the session or the sockets stays on the main
  * thread, which the eventfd wakes.
@@ -14,9 +14,10 @@
 #include <sys/signalfd.h>
 #include <unistd.h>
 
+#include "common/json_line.h"
 #include "kvmlu/version.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_hold.h"
+#include "vmm/live_update/hold.h"
+#include "vmm/live_update/live_update.h"
 
 int live_update_hold_init(struct live_update_hold *h, const char *vm_name, const char *session)
 {
@@ -127,30 +128,30 @@ static json_object *hold_status(struct live_update_hold *h)
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "name", json_object_new_string(h->vm_name));
-	json_object_object_add(o, "state", json_object_new_string(
+	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(
 		!strcmp(h->state, "restoring") ? "restoring" : "held"));
-	json_object_object_add(o, "phase", json_object_new_string(h->state));
-	json_object_object_add(o, "reason", json_object_new_string(h->reason));
+	json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(h->state));
+	json_object_object_add(o, KVMLU_KEY_REASON, json_object_new_string(h->reason));
 	json_object_object_add(o, "resumable", json_object_new_boolean(h->resumable));
-	json_object_object_add(o, "session", json_object_new_string(h->session));
+	json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(h->session));
 	json_object_object_add(o, "control", json_object_new_string(h->reachable));
 	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int((int)getpid()));
+	json_object_object_add(o, "pid", json_object_new_int64((int)getpid()));
 	return o;
 }
 
 /* resume of a held VM: the main thread retries; wait for its answer. */
-static int hold_resume(struct live_update_hold *h, json_object **ret, struct control_error *e)
+static int hold_resume(struct live_update_hold *h, json_object **ret, struct json_line_error *e)
 {
 	unsigned long seen = h->attempts;
 
 	if (h->attempting || !strcmp(h->state, "restoring")) {
-		control_error_set(e, CONTROL_ERR_BUSY, "VM %s: restore in progress", h->vm_name);
+		json_line_error_set(e, KVMLU_ERR_BUSY, "VM %s: restore in progress", h->vm_name);
 		return CONTROL_GATE_REFUSED;
 	}
 	if (!h->resumable) {
-		control_error_set(e, !strcmp(h->state, "checksum-mismatch") ?
-				  LIVE_UPDATE_ERR_MISMATCH : LIVE_UPDATE_ERR_HELD,
+		json_line_error_set(e, !strcmp(h->state, "checksum-mismatch") ?
+				  KVMLU_ERR_MISMATCH : KVMLU_ERR_HELD,
 				  "VM %s cannot be resumed: %s", h->vm_name, h->reason);
 		return CONTROL_GATE_REFUSED;
 	}
@@ -159,7 +160,7 @@ static int hold_resume(struct live_update_hold *h, json_object **ret, struct con
 	while (h->attempts == seen && !h->release_asked)
 		pthread_cond_wait(&h->cond, &h->lock);
 	if (!h->live) {
-		control_error_set(e, LIVE_UPDATE_ERR_HELD, "VM %s still held: %s", h->vm_name,
+		json_line_error_set(e, KVMLU_ERR_HELD, "VM %s still held: %s", h->vm_name,
 				  h->release_asked ? "being given up" : h->reason);
 		return CONTROL_GATE_REFUSED;
 	}
@@ -171,7 +172,7 @@ static int hold_resume(struct live_update_hold *h, json_object **ret, struct con
 }
 
 int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object *args,
-			  json_object **ret, struct control_error *e)
+			  json_object **ret, struct json_line_error *e)
 {
 	struct live_update_hold *h = ctx->gate_arg;
 	int rc;
@@ -194,7 +195,7 @@ int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object 
 		json_object_object_add(*ret, "released", json_object_new_boolean(true));
 		rc = CONTROL_GATE_ANSWERED;
 	} else {
-		control_error_set(e, LIVE_UPDATE_ERR_HELD,
+		json_line_error_set(e, KVMLU_ERR_HELD,
 				  "%s: VM %s is %s, not running: %s (fix the cause, then resume; shutdown gives it up)",
 				  cmd, h->vm_name, h->state, h->reason[0] ? h->reason : "restore in progress");
 		rc = CONTROL_GATE_REFUSED;

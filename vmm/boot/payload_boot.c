@@ -14,12 +14,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
 #include "kvmlu/payload_abi.h"
-#include "vmm/err.h"
-#include "vmm/payload_boot.h"
 #include "vmm/boot/boot_file.h"
 #include "vmm/boot/long_mode.h"
+#include "vmm/boot/payload_boot.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -48,8 +48,8 @@ static int payload_load_image(struct vm *vm, const char *path, uint64_t *size,
 		return rc;
 	dst = payload_gpa(vm, KVMLU_PAYLOAD_ENTRY, len);
 	if (!dst) {
-		rc = vmm_err(err, errlen, -ENOMEM, "--payload %s: guest RAM has no room at %#llx",
-			     path, KVMLU_PAYLOAD_ENTRY);
+		rc = kvmlu_err(err, errlen, -ENOMEM, "--payload %s: guest RAM has no room at %#llx",
+			       path, KVMLU_PAYLOAD_ENTRY);
 	} else {
 		memcpy(dst, buf, len);
 		*size = len;
@@ -133,19 +133,19 @@ int payload_boot(struct vm *vm, const char *path, char *err, size_t errlen)
 	int rc;
 
 	if (!vm->mem.nr)
-		return vmm_err(err, errlen, -EINVAL, "payload boot: VM has no RAM");
+		return kvmlu_err(err, errlen, -EINVAL, "payload boot: VM has no RAM");
 	top = payload_ram_top(vm);
 	if (!payload_gpa(vm, 0, KVMLU_PAYLOAD_AREA_END))
-		return vmm_err(err, errlen, -EINVAL,
-			       "payload boot: needs RAM from 0 to %#llx in one region",
-			       KVMLU_PAYLOAD_AREA_END);
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "payload boot: needs RAM from 0 to %#llx in one region",
+				 KVMLU_PAYLOAD_AREA_END);
 	if (top > KVMLU_PAYLOAD_MAX_RAM_GIB * GIB)
-		return vmm_err(err, errlen, -EINVAL,
-			       "payload boot: RAM ends at %#llx, over the %llu GiB the boot page tables map",
-			       (unsigned long long)top, KVMLU_PAYLOAD_MAX_RAM_GIB);
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "payload boot: RAM ends at %#llx, over the %llu GiB the boot page tables map",
+				 (unsigned long long)top, KVMLU_PAYLOAD_MAX_RAM_GIB);
 	if (vm->mem.nr > KVMLU_BOOT_MAX_REGIONS)
-		return vmm_err(err, errlen, -EINVAL, "payload boot: %u RAM regions, boot info holds %d",
-			       vm->mem.nr, KVMLU_BOOT_MAX_REGIONS);
+		return kvmlu_err(err, errlen, -EINVAL, "payload boot: %u RAM regions, boot info holds %d",
+				 vm->mem.nr, KVMLU_BOOT_MAX_REGIONS);
 	rc = payload_load_image(vm, path, &size, err, errlen);
 	if (rc)
 		return rc;

@@ -21,7 +21,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "tests/unit/test_linux_boot_support.h"
+#include "tests/unit/vmm/test_linux_boot_support.h"
 #include "vmm/boot/boot_file.h"
 #include "vmm/boot/linux_boot.h"
 #include "vmm/boot/linux_layout.h"

@@ -20,7 +20,7 @@
  *     closing the session unpreserves what it already held.
  * guest_memfd RAM is preserved like memfd where the kernel has the
  * handler (CONFIG_LIVEUPDATE_GUEST_MEMFD); restore links it into the new
- * VM (live_update_restore.c). Whether it can is only known by trying.
+ * VM (restore.c). Whether it can is only known by trying.
  *  4. abort-update: the session is closed (unpreserved) and the VM resumed.
  *  5. The VMM dies while prepared: the kernel closes the session and the
  *     VM is not carried over; the agent reports it lost.
@@ -35,11 +35,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/json_line.h"
 #include "guestmem/guestmem.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
-#include "vmm/pause.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
 
@@ -61,22 +62,6 @@ static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live_update_restore restored;
 static bool restored_valid;
 
-uint64_t live_update_wall_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 bool live_update_prepared(void)
 {
 	return prepared.active;
@@ -94,18 +79,18 @@ void live_update_restore_publish(const struct live_update_restore *lu)
 static const char *luo_error_class(int rc, bool preserving)
 {
 	if (preserving && (rc == -ENOENT || rc == -EOPNOTSUPP || rc == -EFBIG))
-		return LIVE_UPDATE_ERR_NOT_PRESERVABLE;
+		return KVMLU_ERR_NOT_PRESERVABLE;
 	if (!preserving && (rc == -ENOENT || rc == -ENOTTY || rc == -EACCES ||
 			    rc == -EPERM || rc == -ENODEV))
-		return LIVE_UPDATE_ERR_NO_LUO;
+		return KVMLU_ERR_NO_LUO;
 	if (rc == -EBUSY && !preserving)
-		return CONTROL_ERR_BUSY;
-	return CONTROL_ERR_FAILED;
+		return KVMLU_ERR_BUSY;
+	return KVMLU_ERR_FAILED;
 }
 
 /* Put the files into a new session; on error nothing stays preserved. */
 static int prepare_session(struct vm *vm, const char *name, int state_fd,
-			   struct luo_session *s, uint64_t *preserve_ns, struct control_error *e)
+			   struct luo_session *s, uint64_t *preserve_ns, struct json_line_error *e)
 {
 	char err[512] = "";
 	char what[32];
@@ -114,13 +99,13 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 
 	rc = luo_session_create(s, name, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, luo_error_class(rc, false), "%s", err);
+		return json_line_error_set(e, luo_error_class(rc, false), "%s", err);
 	/*
 	 * The kernel pins every page of a preserved memfd here, allocating
 	 * and zeroing each hole (memfd_pin_folios): the per-GiB cost, and new
 	 * memory the agent's preflight counted (status memory_resident).
 	 */
-	t0 = mono_ns();
+	t0 = kvmlu_mono_ns();
 	for (unsigned int i = 0; i < vm->mem.nr; i++) {
 		snprintf(what, sizeof(what), "RAM region %u", i);
 		rc = luo_session_preserve_fd(s, vm->mem.r[i].fd, LUO_TOKEN_RAM(i), what,
@@ -128,20 +113,20 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 		if (rc) {
 			bool gmem = vm->mem.backend == GUESTMEM_GUEST_MEMFD;
 
-			control_error_set(e, luo_error_class(rc, true), "%s backend: %s%s",
-					  guestmem_backend_name(vm->mem.backend), err,
-					  gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
-					  " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
+			json_line_error_set(e, luo_error_class(rc, true), "%s backend: %s%s",
+					    guestmem_backend_name(vm->mem.backend), err,
+					    gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
+					    " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
 			goto err_close;
 		}
 	}
 	rc = luo_session_preserve_fd(s, state_fd, LUO_TOKEN_STATE, "state memfd",
 				     err, sizeof(err));
 	if (rc) {
-		control_error_set(e, luo_error_class(rc, true), "%s", err);
+		json_line_error_set(e, luo_error_class(rc, true), "%s", err);
 		goto err_close;
 	}
-	*preserve_ns = mono_ns() - t0;
+	*preserve_ns = kvmlu_mono_ns() - t0;
 	return 0;
 err_close:
 	/* Closing an outgoing session unpreserves every file already in it. */
@@ -151,19 +136,19 @@ err_close:
 
 /* Capture into a sealed memfd; *state_fd and the checksum on success. */
 static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *bytes,
-			 uint64_t *capture_ns, uint64_t *paused_wall_ns, struct control_error *e)
+			 uint64_t *capture_ns, uint64_t *paused_wall_ns, struct json_line_error *e)
 {
 	struct guestmem_checksum c = { 0 };
 	struct state_vm s;
 	char err[512] = "";
 	void *blob = NULL;
 	size_t size = 0;
-	uint64_t t0 = mono_ns();
+	uint64_t t0 = kvmlu_mono_ns();
 	int rc;
 
 	rc = state_vm_capture(vm, true, &s, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "capture: %s", err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "capture: %s", err);
 	/* After the kexec the files are found by these tokens, not fd order. */
 	for (unsigned int i = 0; i < s.nr_regions; i++)
 		s.regions[i].token = LUO_TOKEN_RAM(i);
@@ -180,24 +165,24 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	rc = state_fdt_write(&s, &blob, &size, err, sizeof(err));
 	state_vm_free(&s);
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "state FDT: %s", err);
-	rc = live_update_state_memfd_create(vm->name, blob, size, state_fd, err, sizeof(err));
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "state FDT: %s", err);
+	rc = state_memfd_create(vm->name, blob, size, state_fd, err, sizeof(err));
 	free(blob);
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "%s", err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "%s", err);
 	*bytes = size;
-	*capture_ns = mono_ns() - t0;
+	*capture_ns = kvmlu_mono_ns() - t0;
 	return 0;
 }
 
-int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
-			    struct control_error *e)
+static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
+			    struct json_line_error *e)
 {
 	struct vm *vm = ctx->vm;
 	struct luo_session s;
 	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
 	enum vm_state st = vm_get_state(vm);
-	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = mono_ns(), resume_ns;
+	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = kvmlu_mono_ns(), resume_ns;
 	size_t bytes = 0;
 	char sum[33];
 	int state_fd = -1, rc;
@@ -205,29 +190,29 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	(void)args;
 	luo_session_init(&s);
 	if (prepared.active)
-		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
-					 "already prepared: session '%s' is held (abort-update first)",
-					 prepared.session.name);
+		return json_line_error_set(e, KVMLU_ERR_PREPARED,
+					   "already prepared: session '%s' is held (abort-update first)",
+					   prepared.session.name);
 	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING,
-					 "prepare-update needs a running or paused VM; it is %s",
-					 vm_state_name(st));
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
+					   "prepare-update needs a running or paused VM; it is %s",
+					   vm_state_name(st));
 	rc = luo_session_name_for_vm(vm->name, name, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED, "no LUO session name for VM '%s': %s",
-					 vm->name, err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "no LUO session name for VM '%s': %s",
+					   vm->name, err);
 	/* Refuse before the pause when this host cannot keep anything. */
 	if (access(LUO_SESSION_DEVICE, F_OK) != 0)
-		return control_error_set(e, LIVE_UPDATE_ERR_NO_LUO, "%s: %s", LUO_SESSION_DEVICE,
-					 luo_session_error_hint(LUO_OP_OPEN, ENOENT));
+		return json_line_error_set(e, KVMLU_ERR_NO_LUO, "%s: %s", LUO_SESSION_DEVICE,
+					   luo_session_error_hint(LUO_OP_OPEN, ENOENT));
 
 	prepared.was_running = st == VM_STATE_RUNNING;
 	/* Until the capture gives the state's own value (prepare_state). */
-	prepared.paused_wall_ns = live_update_wall_ns();
+	prepared.paused_wall_ns = kvmlu_wall_ns();
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
-					 "pause: %s", err);
+		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
+					   "pause: %s", err);
 	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, &prepared.paused_wall_ns, e);
 	if (rc)
 		goto err_resume;
@@ -241,26 +226,26 @@ int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_obj
 	prepared.session = s;
 	prepared.state_bytes = bytes;
 	prepared.nr_files = vm->mem.nr + 1;
-	prepared.prepared_wall_ns = live_update_wall_ns();
+	prepared.prepared_wall_ns = kvmlu_wall_ns();
 	snprintf(prepared.checksum, sizeof(prepared.checksum), "%s", sum);
 
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("prepared"));
-	json_object_object_add(*ret, "session", json_object_new_string(s.name));
-	json_object_object_add(*ret, "checksum", json_object_new_string(sum));
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("prepared"));
+	json_object_object_add(*ret, KVMLU_KEY_SESSION, json_object_new_string(s.name));
+	json_object_object_add(*ret, KVMLU_KEY_CHECKSUM, json_object_new_string(sum));
 	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
-	json_object_object_add(*ret, "memory", json_object_new_uint64(vm->mem.total));
-	json_object_object_add(*ret, "backend",
+	json_object_object_add(*ret, KVMLU_KEY_MEMORY, json_line_new_u64(vm->mem.total));
+	json_object_object_add(*ret, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(*ret, "files", json_object_new_int((int)prepared.nr_files));
-	json_object_object_add(*ret, "state_bytes", json_object_new_uint64(bytes));
-	json_object_object_add(*ret, "paused_at_ns", json_object_new_uint64(prepared.paused_wall_ns));
-	json_object_object_add(*ret, "pause_us", json_object_new_double((double)pause_ns / 1e3));
-	json_object_object_add(*ret, "capture_ms", json_object_new_double((double)capture_ns / 1e6));
+	json_object_object_add(*ret, "files", json_object_new_int64((int)prepared.nr_files));
+	json_object_object_add(*ret, "state_bytes", json_line_new_u64(bytes));
+	json_object_object_add(*ret, KVMLU_KEY_PAUSED_AT, json_line_new_u64(prepared.paused_wall_ns));
+	json_object_object_add(*ret, "pause_us", json_line_new_ms((double)pause_ns / 1e3));
+	json_object_object_add(*ret, "capture_ms", json_line_new_ms((double)capture_ns / 1e6));
 	json_object_object_add(*ret, "preserve_ms",
-			       json_object_new_double((double)preserve_ns / 1e6));
-	json_object_object_add(*ret, "prepare_ms",
-			       json_object_new_double((double)(mono_ns() - t0) / 1e6));
+			       json_line_new_ms((double)preserve_ns / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_PREPARE_MS,
+			       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
 	return 0;
 
 err_resume:
@@ -271,8 +256,8 @@ err_resume:
 	return rc ? rc : -EIO;
 }
 
-int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
-			  struct control_error *e)
+static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
+			  struct json_line_error *e)
 {
 	char err[512] = "", session[LUO_SESSION_NAME_SIZE];
 	uint64_t ns = 0;
@@ -280,8 +265,8 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 
 	(void)args;
 	if (!prepared.active)
-		return control_error_set(e, LIVE_UPDATE_ERR_NOT_PREPARED,
-					 "abort-update: no prepare-update to abort");
+		return json_line_error_set(e, KVMLU_ERR_NOT_PREPARED,
+					   "abort-update: no prepare-update to abort");
 	snprintf(session, sizeof(session), "%s", prepared.session.name);
 	/*
 	 * The kernel unpreserves every file of an outgoing session on close;
@@ -292,22 +277,22 @@ int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_objec
 	if (prepared.was_running)
 		rc = vm_resume(ctx->vm, &ns, err, sizeof(err));
 	if (rc)
-		return control_error_set(e, CONTROL_ERR_FAILED,
-					 "session '%s' closed, but resume failed: %s", session, err);
+		return json_line_error_set(e, KVMLU_ERR_FAILED,
+					   "session '%s' closed, but resume failed: %s", session, err);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state",
+	json_object_object_add(*ret, KVMLU_KEY_STATE,
 			       json_object_new_string(prepared.was_running ? "running" : "paused"));
-	json_object_object_add(*ret, "session", json_object_new_string(session));
-	json_object_object_add(*ret, "resume_us", json_object_new_double((double)ns / 1e3));
+	json_object_object_add(*ret, KVMLU_KEY_SESSION, json_object_new_string(session));
+	json_object_object_add(*ret, "resume_us", json_line_new_ms((double)ns / 1e3));
 	json_object_object_add(*ret, "paused_ms",
-			       json_object_new_double((double)(live_update_wall_ns() -
+			       json_line_new_ms((double)(kvmlu_wall_ns() -
 							       prepared.paused_wall_ns) / 1e6));
 	prepared.was_running = false;
 	return 0;
 }
 
-int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e)
+static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct json_line_error *e)
 {
 	json_object *o = json_object_new_object();
 
@@ -315,48 +300,60 @@ int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_obje
 	(void)args;
 	(void)e;
 	if (prepared.active) {
-		json_object_object_add(o, "phase", json_object_new_string("prepared"));
-		json_object_object_add(o, "session", json_object_new_string(prepared.session.name));
-		json_object_object_add(o, "checksum", json_object_new_string(prepared.checksum));
-		json_object_object_add(o, "state_bytes", json_object_new_uint64(prepared.state_bytes));
-		json_object_object_add(o, "paused_at_ns",
-				       json_object_new_uint64(prepared.paused_wall_ns));
+		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("prepared"));
+		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(prepared.session.name));
+		json_object_object_add(o, KVMLU_KEY_CHECKSUM, json_object_new_string(prepared.checksum));
+		json_object_object_add(o, "state_bytes", json_line_new_u64(prepared.state_bytes));
+		json_object_object_add(o, KVMLU_KEY_PAUSED_AT,
+				       json_line_new_u64(prepared.paused_wall_ns));
 		json_object_object_add(o, "prepared_at_ns",
-				       json_object_new_uint64(prepared.prepared_wall_ns));
+				       json_line_new_u64(prepared.prepared_wall_ns));
 	} else if (restored_valid) {
 		const struct live_update_restore *r = &restored;
 
 		pthread_mutex_lock(&restored_lock);
-		json_object_object_add(o, "phase", json_object_new_string(
+		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(
 			r->phase ? r->phase : r->session.finished ? "restored" : "restoring"));
-		json_object_object_add(o, "reason", json_object_new_string(r->reason));
-		json_object_object_add(o, "session", json_object_new_string(r->session.name));
-		json_object_object_add(o, "memory_verified", json_object_new_boolean(r->memory_verified));
+		json_object_object_add(o, KVMLU_KEY_REASON, json_object_new_string(r->reason));
+		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(r->session.name));
+		json_object_object_add(o, KVMLU_KEY_VERIFIED, json_object_new_boolean(r->memory_verified));
 		json_object_object_add(o, "checksum_recorded",
 				       json_object_new_string(r->checksum_recorded));
-		json_object_object_add(o, "checksum_now", json_object_new_string(r->checksum_now));
+		json_object_object_add(o, KVMLU_KEY_SUM_NOW, json_object_new_string(r->checksum_now));
 		json_object_object_add(o, "session_finished",
 				       json_object_new_boolean(r->session.finished));
-		json_object_object_add(o, "paused_at_ns", json_object_new_uint64(r->paused_wall_ns));
+		json_object_object_add(o, KVMLU_KEY_PAUSED_AT, json_line_new_u64(r->paused_wall_ns));
 		json_object_object_add(o, "restore_started_at_ns",
-				       json_object_new_uint64(r->started_wall_ns));
-		json_object_object_add(o, "resumed_at_ns", json_object_new_uint64(r->resumed_wall_ns));
+				       json_line_new_u64(r->started_wall_ns));
+		json_object_object_add(o, KVMLU_KEY_RESUMED_AT, json_line_new_u64(r->resumed_wall_ns));
 		json_object_object_add(o, "retrieve_ms",
-				       json_object_new_double((double)r->retrieve_ns / 1e6));
+				       json_line_new_ms((double)r->retrieve_ns / 1e6));
 		json_object_object_add(o, "checksum_ms",
-				       json_object_new_double((double)r->checksum_ns / 1e6));
-		json_object_object_add(o, "restore_ms", json_object_new_double(
+				       json_line_new_ms((double)r->checksum_ns / 1e6));
+		json_object_object_add(o, KVMLU_KEY_RESTORE_MS, json_line_new_ms(
 			r->resumed_wall_ns > r->started_wall_ns ?
 			(double)(r->resumed_wall_ns - r->started_wall_ns) / 1e6 : 0));
 		json_object_object_add(o, "tsc_adjusted", json_object_new_boolean(r->tsc_adjusted));
 		json_object_object_add(o, "tsc_shift", json_object_new_int64(r->tsc_shift));
 		json_object_object_add(o, "tsc_khz_saved", json_object_new_int64(r->tsc_khz_saved));
 		json_object_object_add(o, "tsc_khz_now", json_object_new_int64(r->tsc_khz_now));
-		json_object_object_add(o, "state_bytes", json_object_new_uint64(r->state_bytes));
+		json_object_object_add(o, "state_bytes", json_line_new_u64(r->state_bytes));
 		pthread_mutex_unlock(&restored_lock);
 	} else {
-		json_object_object_add(o, "phase", json_object_new_string("none"));
+		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("none"));
 	}
 	*ret = o;
 	return 0;
+}
+
+static const struct control_command live_update_commands[] = {
+	{ "prepare-update", live_update_cmd_prepare, NULL },
+	{ "abort-update", live_update_cmd_abort, NULL },
+	{ "update-status", live_update_cmd_status, NULL },
+};
+
+int live_update_register_commands(void)
+{
+	return control_register(live_update_commands,
+				sizeof(live_update_commands) / sizeof(live_update_commands[0]));
 }

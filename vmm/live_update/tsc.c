@@ -36,9 +36,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 
+#include "common/err.h"
 #include "include/kvmlu/kvm_uapi.h"
-#include "vmm/err.h"
-#include "vmm/live_update.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -62,7 +62,7 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		int khz = ioctl(vm->vcpus[i].fd, KVM_GET_TSC_KHZ);
 
 		if (khz <= 0)
-			return vmm_err(err, errlen, khz < 0 ? -errno : -EINVAL,
+			return kvmlu_err(err, errlen, khz < 0 ? -errno : -EINVAL,
 				       "restore %s: vCPU %u: KVM_GET_TSC_KHZ returned %d", vm->name, i, khz);
 		*saved_khz = c->tsc_khz;
 		*now_khz = (uint32_t)khz;
@@ -73,13 +73,13 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)c->tsc_khz) < 0) {
 			if (errno != EINVAL)
-				return vmm_err(err, errlen, -errno,
+				return kvmlu_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
 					       vm->name, i, c->tsc_khz, strerror(errno));
 			refused = true;
 			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)first) < 0 &&
 			    errno != EINVAL)
-				return vmm_err(err, errlen, -errno,
+				return kvmlu_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to %d: %s",
 					       vm->name, i, first, strerror(errno));
 		}
@@ -90,10 +90,10 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		 */
 		khz = ioctl(vm->vcpus[i].fd, KVM_GET_TSC_KHZ);
 		if (khz <= 0)
-			return vmm_err(err, errlen, khz < 0 ? -errno : -EINVAL,
+			return kvmlu_err(err, errlen, khz < 0 ? -errno : -EINVAL,
 				       "restore %s: vCPU %u: KVM_GET_TSC_KHZ returned %d", vm->name, i, khz);
 		if (refused && khz != first)
-			return vmm_err(err, errlen, -EIO,
+			return kvmlu_err(err, errlen, -EIO,
 				       "restore %s: vCPU %u: TSC rate %d kHz, not back to %d after KVM refused %u",
 				       vm->name, i, khz, first, c->tsc_khz);
 		c->tsc_khz = (uint32_t)khz;
@@ -116,7 +116,7 @@ int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shi
 		return 0;
 	memset(&dst, 0, sizeof(dst));
 	if (ioctl(vm->vm_fd, KVM_GET_CLOCK, &dst) < 0)
-		return vmm_err(err, errlen, -errno, "restore %s: KVM_GET_CLOCK: %s", vm->name,
+		return kvmlu_err(err, errlen, -errno, "restore %s: KVM_GET_CLOCK: %s", vm->name,
 			       strerror(errno));
 	/* Without the host TSC next to the clock there is nothing to anchor on. */
 	if (!(dst.flags & KVM_CLOCK_HOST_TSC))
@@ -135,7 +135,7 @@ int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shi
 		uint64_t off = s->cpus[i].tsc_offset + (uint64_t)delta;
 
 		if (tsc_offset_set(vm->vcpus[i].fd, off) < 0)
-			return vmm_err(err, errlen, -errno,
+			return kvmlu_err(err, errlen, -errno,
 				       "restore %s: vCPU %u: KVM_SET_DEVICE_ATTR(KVM_VCPU_TSC_OFFSET) 0x%llx: %s",
 				       vm->name, i, (unsigned long long)off, strerror(errno));
 	}

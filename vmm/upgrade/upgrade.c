@@ -46,13 +46,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/json_line.h"
 #include "vmm/control/commands.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
-#include "vmm/pause.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
-#include "vmm/upgrade_wire.h"
+#include "vmm/upgrade/upgrade.h"
+#include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vm.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
@@ -78,15 +81,7 @@ struct upgrade_result {
 	char checksum[33];
 };
 
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static int parse_args(json_object *args, struct upgrade_args *a, struct control_error *e)
+static int parse_args(json_object *args, struct upgrade_args *a, struct json_line_error *e)
 {
 	json_object *v;
 
@@ -97,39 +92,39 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct control_
 	if (json_object_object_get_ex(args, "binary", &v)) {
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string(v)[0] != '/')
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "upgrade: args.binary must be an absolute path");
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "upgrade: args.binary must be an absolute path");
 		a->binary = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "checksum", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "upgrade: args.checksum must be true or false");
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "upgrade: args.checksum must be true or false");
 		a->checksum = json_object_get_boolean(v);
 	}
 	if (json_object_object_get_ex(args, "timeout_ms", &v)) {
 		int64_t t = json_object_get_int64(v);
 
 		if (!json_object_is_type(v, json_type_int) || t < 100 || t > 600000)
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "upgrade: args.timeout_ms must be 100..600000");
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "upgrade: args.timeout_ms must be 100..600000");
 		a->timeout_ms = (unsigned int)t;
 	}
 	if (json_object_object_get_ex(args, "stop_at", &v)) {
 		if (!json_object_is_type(v, json_type_string))
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "upgrade: args.stop_at must be a string");
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "upgrade: args.stop_at must be a string");
 		a->stop_at = json_object_get_string(v);
 	}
 	if (json_object_object_get_ex(args, "state_file", &v)) {
 		if (!json_object_is_type(v, json_type_string))
-			return control_error_set(e, CONTROL_ERR_INVALID,
-						 "upgrade: args.state_file must be a string");
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "upgrade: args.state_file must be a string");
 		a->state_file = json_object_get_string(v);
 	}
 	if (access(a->binary, X_OK) < 0)
-		return control_error_set(e, CONTROL_ERR_INVALID, "upgrade: binary %.200s: %s",
-					 a->binary, strerror(errno));
+		return json_line_error_set(e, KVMLU_ERR_INVALID, "upgrade: binary %.200s: %s",
+					   a->binary, strerror(errno));
 	return 0;
 }
 
@@ -167,24 +162,24 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 
 	json_object_object_add(o, "msg", json_object_new_string("prepare"));
 	json_object_object_add(o, "name", json_object_new_string(vm->name));
-	json_object_object_add(o, "ram_size", json_object_new_int64((int64_t)vm->ram_size));
-	json_object_object_add(o, "nr_vcpus", json_object_new_int((int)vm->nr_vcpus));
+	json_object_object_add(o, "ram_size", json_line_new_u64(vm->ram_size));
+	json_object_object_add(o, "nr_vcpus", json_object_new_int64((int)vm->nr_vcpus));
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(o, "serial_fd", json_object_new_int((int)n));
+	json_object_object_add(o, "serial_fd", json_object_new_int64((int)n));
 	fds[n++] = vm->uart.out_fd;
 	if (ctx->listen_fd >= 0 && ctx->control_path) {
-		json_object_object_add(o, "listen_fd", json_object_new_int((int)n));
+		json_object_object_add(o, "listen_fd", json_object_new_int64((int)n));
 		fds[n++] = ctx->listen_fd;
 		json_object_object_add(o, "control_path", json_object_new_string(ctx->control_path));
 	}
 	for (unsigned int i = 0; i < vm->mem.nr; i++) {
-		json_object_array_add(regions, json_object_new_int((int)n));
+		json_object_array_add(regions, json_object_new_int64((int)n));
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
 	json_object_object_add(o, "verify_timeout_ms",
-			       json_object_new_int((int)ctx->verify_timeout_ms));
+			       json_object_new_int64((int)ctx->verify_timeout_ms));
 	if (a->stop_at)
 		json_object_object_add(o, "stop_at", json_object_new_string(a->stop_at));
 	return upgrade_wire_send(sock, o, fds, n, err, errlen);
@@ -202,22 +197,22 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 	int ret;
 
 	for (;;) {
-		uint64_t now = now_ns();
+		uint64_t now = kvmlu_mono_ns();
 		int ms = now >= deadline ? 0 : (int)((deadline - now) / 1000000) + 1;
 
 		ret = poll(&p, 1, ms);
 		if (ret < 0 && errno == EINTR)
 			continue;
 		if (ret < 0)
-			return state_err(err, errlen, -errno, "poll: %s", strerror(errno));
+			return kvmlu_err(err, errlen, -errno, "poll: %s", strerror(errno));
 		if (ret == 0)
-			return state_err(err, errlen, -ETIMEDOUT,
+			return kvmlu_err(err, errlen, -ETIMEDOUT,
 					 "new kvmlu-vmm (pid %d) did not say %s in time", pid, want);
 		break;
 	}
 	ret = upgrade_wire_recv(sock, &o, fds, UPGRADE_WIRE_MAX_FDS, &nfds, err, errlen);
 	if (ret == -ECONNRESET)
-		return state_err(err, errlen, ret,
+		return kvmlu_err(err, errlen, ret,
 				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
 	if (ret)
 		return ret;
@@ -239,10 +234,10 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 			r->create_ms = json_object_get_double(v);
 		ret = 0;
 	} else if (!strcmp(msg, "error") && json_object_object_get_ex(o, "desc", &v)) {
-		ret = state_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
+		ret = kvmlu_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
 				json_object_get_string(v));
 	} else {
-		ret = state_err(err, errlen, -EPROTO, "new kvmlu-vmm (pid %d) sent \"%.40s\"",
+		ret = kvmlu_err(err, errlen, -EPROTO, "new kvmlu-vmm (pid %d) sent \"%.40s\"",
 				pid, msg);
 	}
 	json_object_put(o);
@@ -257,7 +252,7 @@ static int read_state_file(const char *path, void **blob, size_t *size, char *er
 	char *buf;
 
 	if (!f)
-		return state_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
 	buf = malloc(STATE_FDT_MAX_SIZE);
 	if (!buf) {
 		fclose(f);
@@ -267,7 +262,7 @@ static int read_state_file(const char *path, void **blob, size_t *size, char *er
 	fclose(f);
 	if (n == 0) {
 		free(buf);
-		return state_err(err, errlen, -EINVAL, "state_file %s: empty", path);
+		return kvmlu_err(err, errlen, -EINVAL, "state_file %s: empty", path);
 	}
 	*blob = buf;
 	*size = n;
@@ -296,13 +291,13 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 	if (ret)
 		return ret;
 	r->state_bytes = size;
-	ret = live_update_state_memfd_create(vm->name, blob, size, &state_fd, err, errlen);
+	ret = state_memfd_create(vm->name, blob, size, &state_fd, err, errlen);
 	free(blob);
 	if (ret)
 		return ret;
 	o = json_object_new_object();
 	json_object_object_add(o, "msg", json_object_new_string("state"));
-	json_object_object_add(o, "state_fd", json_object_new_int(0));
+	json_object_object_add(o, "state_fd", json_object_new_int64(0));
 	ret = upgrade_wire_send(sock, o, &state_fd, 1, err, errlen);
 	close(state_fd);
 	return ret;
@@ -312,7 +307,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 static int peer_gone(int ret, pid_t pid, char *err, size_t errlen)
 {
 	if (ret == -EPIPE || ret == -ECONNRESET)
-		return state_err(err, errlen, ret,
+		return kvmlu_err(err, errlen, ret,
 				 "new kvmlu-vmm (pid %d) exited before resuming the VM", pid);
 	return ret;
 }
@@ -326,14 +321,14 @@ static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool
 		     uint64_t *t_pause, struct upgrade_result *r, char *err, size_t errlen)
 {
 	struct vm *vm = ctx->vm;
-	uint64_t deadline = now_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
+	uint64_t deadline = kvmlu_mono_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
 	int sv[2], ret, status;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
-		return state_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
 	r->pid = fork();
 	if (r->pid < 0) {
-		ret = state_err(err, errlen, -errno, "fork: %s", strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "fork: %s", strerror(errno));
 		goto err_sock;
 	}
 	if (r->pid == 0)
@@ -344,7 +339,7 @@ static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool
 	if (!ret)
 		ret = wait_for(sv[0], "ready", r->pid, deadline, r, err, errlen);
 	/* The blackout starts here: everything slow is done. */
-	*t_pause = now_ns();
+	*t_pause = kvmlu_mono_ns();
 	if (!ret && vm_get_state(vm) == VM_STATE_RUNNING) {
 		ret = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &ns, err, errlen);
 		*paused = ret == 0;
@@ -367,8 +362,8 @@ err_sock:
 	return ret;
 }
 
-int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct control_error *e)
+static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object **ret,
+		       struct json_line_error *e)
 {
 	struct upgrade_result r = { .pid = -1 };
 	struct upgrade_args a;
@@ -382,41 +377,53 @@ int control_cmd_upgrade(struct control_ctx *ctx, json_object *args, json_object 
 	if (parse_args(args, &a, e))
 		return -EINVAL;
 	if (st != VM_STATE_RUNNING && st != VM_STATE_PAUSED)
-		return control_error_set(e, CONTROL_ERR_NOT_RUNNING, "upgrade: VM is %s",
-					 vm_state_name(st));
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "upgrade: VM is %s",
+					   vm_state_name(st));
 	/* The LUO session of a prepared host update cannot follow to a new process. */
 	if (live_update_prepared())
-		return control_error_set(e, LIVE_UPDATE_ERR_PREPARED,
-					 "upgrade refused: prepared for a host update (send abort-update)");
+		return json_line_error_set(e, KVMLU_ERR_PREPARED,
+					   "upgrade refused: prepared for a host update (send abort-update)");
 	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
-	t1 = now_ns();
+	t1 = kvmlu_mono_ns();
 	if (rc) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
-			return control_error_set(e, CONTROL_ERR_FAILED,
-						 "upgrade failed (%s) and resume failed too: %s",
-						 err, rerr);
-		return control_error_set(e, rc == -ETIMEDOUT ? CONTROL_ERR_TIMEOUT : CONTROL_ERR_FAILED,
-					 "upgrade: %s; VM %s here", err,
-					 vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
+			return json_line_error_set(e, KVMLU_ERR_FAILED,
+						   "upgrade failed (%s) and resume failed too: %s",
+						   err, rerr);
+		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
+					   "upgrade: %s; VM %s here", err,
+					   vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
 	}
 	/* From here the new process runs the guest; this one only winds down. */
 	ctx->handed_off = true;
 	vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM handed to pid %d", r.pid);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "pid", json_object_new_int(r.pid));
+	json_object_object_add(*ret, "pid", json_object_new_int64(r.pid));
 	/* Pause to "resumed": what the guest lost, including our own pause. */
-	json_object_object_add(*ret, "blackout_ms", json_object_new_double((double)(t1 - t0) / 1e6));
-	json_object_object_add(*ret, "pause_ms", json_object_new_double((double)r.pause_ns / 1e6));
-	json_object_object_add(*ret, "prepare_ms", json_object_new_double(r.prepare_ms));
-	json_object_object_add(*ret, "restore_ms", json_object_new_double(r.restore_ms));
-	json_object_object_add(*ret, "create_ms", json_object_new_double(r.create_ms));
-	json_object_object_add(*ret, "memory_copied_bytes", json_object_new_int64((int64_t)r.copied));
+	json_object_object_add(*ret, "blackout_ms", json_line_new_ms((double)(t1 - t0) / 1e6));
+	json_object_object_add(*ret, "pause_ms", json_line_new_ms((double)r.pause_ns / 1e6));
+	json_object_object_add(*ret, "prepare_ms", json_line_new_ms(r.prepare_ms));
+	json_object_object_add(*ret, "restore_ms", json_line_new_ms(r.restore_ms));
+	json_object_object_add(*ret, "create_ms", json_line_new_ms(r.create_ms));
+	json_object_object_add(*ret, "memory_copied_bytes", json_line_new_u64(r.copied));
 	if (r.memory[0])
 		json_object_object_add(*ret, "memory", json_object_new_string(r.memory));
-	json_object_object_add(*ret, "state_bytes", json_object_new_int64((int64_t)r.state_bytes));
+	json_object_object_add(*ret, "state_bytes", json_line_new_u64(r.state_bytes));
 	json_object_object_add(*ret, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	if (r.checksum[0])
 		json_object_object_add(*ret, "checksum", json_object_new_string(r.checksum));
 	return 0;
+}
+
+static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_ms",
+						"stop_at", "state_file", NULL };
+
+static const struct control_command upgrade_commands[] = {
+	{ "upgrade", upgrade_cmd, upgrade_cmd_args },
+};
+
+int upgrade_register_commands(void)
+{
+	return control_register(upgrade_commands, 1);
 }

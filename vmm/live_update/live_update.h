@@ -3,7 +3,7 @@
  * Host live update of one VM: its RAM files and state FDT kept across a
  * host kexec in the LUO session "kvmlu/vm/<name>" (common/luo_session.h).
  *
- * Before the kexec (control commands, live_update_prepare.c):
+ * Before the kexec (control commands, prepare.c):
  *   prepare-update  pause, capture the state with the memory checksum,
  *                   seal it into a memfd, create the session, preserve the
  *                   RAM files and the state memfd, keep the session fd,
@@ -16,10 +16,10 @@
  *   validate the state (the checks every restore uses), build the VM on
  *   the retrieved files, compare the memory checksum with the one
  *   recorded at pause, restore vCPU and device state, move the guest TSC
- *   onto the new boot's TSC (live_update_tsc.c); main then starts the
+ *   onto the new boot's TSC (tsc.c); main then starts the
  *   vCPUs and the session is finished. Once the session is taken no
  *   failure ends the process: the VM is held, paused and reachable
- *   (live_update_hold.c), until the cause is fixed and `resume` retries.
+ *   (hold.h), until the cause is fixed and `resume` retries.
  *   On a checksum mismatch the vCPUs never start and the session stays
  *   open, so its files live as long as this process.
  */
@@ -32,28 +32,18 @@
 
 #include <json-c/json.h>
 
-#include "guestmem/guestmem.h"
 #include "common/luo_session.h"
+#include "guestmem/guestmem.h"
 #include "vmm/control/commands.h"
 #include "vmm/state/state_vm.h"
 
 struct vm;
 
-/* Error classes of these commands (besides those of protocol.h). */
-#define LIVE_UPDATE_ERR_NOT_PRESERVABLE	"NotPreservable"	/* a file LUO cannot keep */
-#define LIVE_UPDATE_ERR_NO_LUO		"NoLiveUpdate"		/* no usable /dev/liveupdate */
-#define LIVE_UPDATE_ERR_PREPARED	"AlreadyPrepared"	/* a session is held */
-#define LIVE_UPDATE_ERR_NOT_PREPARED	"NotPrepared"		/* abort without prepare */
-#define LIVE_UPDATE_ERR_HELD		"Held"			/* restored VM held, not running */
-#define LIVE_UPDATE_ERR_MISMATCH	"ChecksumMismatch"	/* restored memory differs */
-
-/* The control handlers (rows in vmm/control/commands.c). */
-int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, json_object **ret,
-			    struct control_error *e);
-int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, json_object **ret,
-			  struct control_error *e);
-int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
-			   struct control_error *e);
+/*
+ * Register prepare-update, abort-update and update-status with the
+ * control dispatcher (control_register()); before any server starts.
+ */
+int live_update_register_commands(void);
 
 /* True while prepare-update holds a session: resume must be refused. */
 bool live_update_prepared(void);
@@ -94,7 +84,7 @@ void live_update_restore_init(struct live_update_restore *lu);
 
 /*
  * After a kexec: retrieve the session and take its state and RAM files
- * into lu (live_update_restore.c). Once lu->session.fd >= 0 this process
+ * into lu (restore.c). Once lu->session.fd >= 0 this process
  * holds the only copy of the VM, even when this returns an error.
  */
 int live_update_restore_take(const char *session_name, struct live_update_restore *lu,
@@ -131,7 +121,7 @@ int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shi
 
 /*
  * main() of `kvmlu-vmm restore --session S [--control SOCK] [--serial F]`
- * (live_update_restore_main.c); returns the exit status: 0 clean stop;
+ * (restore_main.c); returns the exit status: 0 clean stop;
  * 3 a check before the take failed, so the session is still in the
  * kernel for another restore; 2 checksum mismatch, the VM never ran; 1
  * any other failure, or a held VM released by shutdown or a signal.
@@ -145,8 +135,5 @@ int live_update_restore_main(const char *session, const char *control, const cha
  */
 int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_khz,
 			     uint32_t *now_khz, char *err, size_t errlen);
-
-/* CLOCK_REALTIME in ns: the one clock both sides of a kexec share. */
-uint64_t live_update_wall_ns(void);
 
 #endif /* KVMLU_VMM_LIVE_UPDATE_H */

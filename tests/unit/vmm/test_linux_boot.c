@@ -16,7 +16,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tests/unit/test_linux_boot_support.h"
+#include "tests/unit/vmm/test_linux_boot_support.h"
 #include "vmm/boot/linux_e820.h"
 #include "vmm/boot/linux_layout.h"
 #include "vmm/boot/linux_load.h"

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `kvmlu-vmm incoming --fd N` (see incoming.h): the receiving half of a
- * live upgrade (vmm/upgrade.c has the other half and the whole story).
+ * live upgrade (vmm/upgrade/upgrade.c has the other half and the whole story).
  *
  * Happy path: receive "prepare" and build a VM with that vCPU count and
  * RAM size while the old process still runs the guest, adopting the
@@ -34,13 +34,16 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/json_line.h"
 #include "guestmem/gmem_link.h"
 #include "vmm/control/server.h"
-#include "vmm/incoming.h"
-#include "vmm/live_update_state_memfd.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
-#include "vmm/upgrade_wire.h"
+#include "vmm/upgrade/incoming.h"
+#include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vmm_process.h"
@@ -60,14 +63,6 @@ struct handoff {
 	unsigned int verify_timeout_ms;
 	bool linked;		/* guest_memfd: the old memory itself, nothing to copy */
 };
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 static void maybe_stop_at(const struct handoff *h, const char *point)
 {
@@ -100,46 +95,46 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 
 	json_object_object_get_ex(o, "msg", &v);
 	if (strcmp(json_object_get_string(v), "prepare"))
-		return state_err(err, errlen, -EPROTO, "expected prepare, got \"%.40s\"",
+		return kvmlu_err(err, errlen, -EPROTO, "expected prepare, got \"%.40s\"",
 				 json_object_get_string(v));
 	if (!json_object_object_get_ex(o, "name", &v) || !json_object_is_type(v, json_type_string) ||
 	    strlen(json_object_get_string(v)) > VM_NAME_MAX)
-		return state_err(err, errlen, -EPROTO, "prepare: bad name");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad name");
 	snprintf(h->name, sizeof(h->name), "%s", json_object_get_string(v));
 	if (!json_object_object_get_ex(o, "ram_size", &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int64(v) <= 0)
-		return state_err(err, errlen, -EPROTO, "prepare: bad ram_size");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad ram_size");
 	h->ram_size = (uint64_t)json_object_get_int64(v);
 	if (!json_object_object_get_ex(o, "nr_vcpus", &v) || !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int(v) < 1 || json_object_get_int(v) > VM_MAX_VCPUS)
-		return state_err(err, errlen, -EPROTO, "prepare: bad nr_vcpus");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad nr_vcpus");
 	h->nr_vcpus = (unsigned int)json_object_get_int(v);
 	if (!json_object_object_get_ex(o, "backend", &v) || !json_object_is_type(v, json_type_string) ||
 	    guestmem_backend_parse(json_object_get_string(v), &h->backend))
-		return state_err(err, errlen, -EPROTO, "prepare: bad backend");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad backend");
 	h->serial_fd = fd_at(h, o, "serial_fd", true);
 	h->listen_fd = fd_at(h, o, "listen_fd", false);
 	if (h->serial_fd < 0 || h->listen_fd < -1)
-		return state_err(err, errlen, -EPROTO, "prepare: bad serial/listen fd index");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad serial/listen fd index");
 	if (h->listen_fd >= 0) {
 		if (!json_object_object_get_ex(o, "control_path", &v) ||
 		    !json_object_is_type(v, json_type_string) ||
 		    strlen(json_object_get_string(v)) >= sizeof(h->control_path))
-			return state_err(err, errlen, -EPROTO, "prepare: listen_fd without control_path");
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: listen_fd without control_path");
 		snprintf(h->control_path, sizeof(h->control_path), "%s", json_object_get_string(v));
 	}
 	if (!json_object_object_get_ex(o, "region_fds", &arr) ||
 	    !json_object_is_type(arr, json_type_array))
-		return state_err(err, errlen, -EPROTO, "prepare: no region_fds");
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: no region_fds");
 	n = json_object_array_length(arr);
 	if (n == 0 || n > GUESTMEM_MAX_REGIONS)
-		return state_err(err, errlen, -EPROTO, "prepare: %zu region fds", n);
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: %zu region fds", n);
 	for (size_t i = 0; i < n; i++) {
 		json_object *e = json_object_array_get_idx(arr, i);
 		int64_t k = json_object_get_int64(e);
 
 		if (!json_object_is_type(e, json_type_int) || k < 0 || k >= (int64_t)h->nfds)
-			return state_err(err, errlen, -EPROTO, "prepare: bad region fd index");
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: bad region fd index");
 		h->region_fd[i] = h->fds[k];
 	}
 	h->nr_region_fds = (unsigned int)n;
@@ -157,19 +152,19 @@ static int state_matches_vm(const struct state_vm *s, const struct vm *vm,
 {
 	if (s->backend != (h->backend == GUESTMEM_GUEST_MEMFD ? STATE_BACKEND_GUEST_MEMFD
 							      : STATE_BACKEND_MEMFD))
-		return state_err(err, errlen, -EINVAL, "state backend %s, VM %s",
+		return kvmlu_err(err, errlen, -EINVAL, "state backend %s, VM %s",
 				 state_backend_name(s->backend), guestmem_backend_name(h->backend));
 	if (s->nr_regions != vm->mem.nr)
-		return state_err(err, errlen, -EINVAL, "state has %u memory regions, VM %u",
+		return kvmlu_err(err, errlen, -EINVAL, "state has %u memory regions, VM %u",
 				 s->nr_regions, vm->mem.nr);
 	for (uint32_t i = 0; i < s->nr_regions; i++) {
 		if (s->regions[i].token != i || s->regions[i].token >= h->nr_region_fds)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "state region %u names file %llu, not the %u passed", i,
 					 (unsigned long long)s->regions[i].token, h->nr_region_fds);
 		if (s->regions[i].gpa != vm->mem.r[i].gpa || s->regions[i].size != vm->mem.r[i].size ||
 		    s->regions[i].file_offset != vm->mem.r[i].fd_offset)
-			return state_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "state region %u (gpa 0x%llx size 0x%llx) is not the VM's (gpa 0x%llx size 0x%llx)",
 					 i, (unsigned long long)s->regions[i].gpa,
 					 (unsigned long long)s->regions[i].size,
@@ -193,7 +188,7 @@ static int copy_guest_memfd(struct vm *vm, const struct state_vm *s, const int *
 				 (off_t)s->regions[i].file_offset);
 
 		if (src == MAP_FAILED)
-			return state_err(err, errlen, -errno, "mmap old guest_memfd region %u: %s",
+			return kvmlu_err(err, errlen, -errno, "mmap old guest_memfd region %u: %s",
 					 i, strerror(errno));
 		/*
 		 * Fault the destination in one call rather than one page fault
@@ -222,15 +217,15 @@ static int link_guest_memfd(struct handoff *h, struct vm *vm, char *err, size_t 
 
 	ret = guestmem_gmem_can_link(vm->vm_fd, msg, sizeof(msg));
 	if (ret < 0)
-		return state_err(err, errlen, ret, "%s", msg);
+		return kvmlu_err(err, errlen, ret, "%s", msg);
 	if (ret == 0)
 		return 0;
 	if (h->nr_region_fds != vm->mem.nr)
-		return state_err(err, errlen, -EINVAL, "prepare: %u RAM files for %u regions",
+		return kvmlu_err(err, errlen, -EINVAL, "prepare: %u RAM files for %u regions",
 				 h->nr_region_fds, vm->mem.nr);
 	ret = guestmem_gmem_relink(&vm->mem, vm->vm_fd, h->region_fd, msg, sizeof(msg));
 	if (ret)
-		return state_err(err, errlen, ret, "link the old VM's guest_memfd: %s", msg);
+		return kvmlu_err(err, errlen, ret, "link the old VM's guest_memfd: %s", msg);
 	h->linked = true;
 	return 0;
 }
@@ -244,9 +239,9 @@ static int check_checksum(struct vm *vm, const struct state_vm *s, char *err, si
 		return 0;
 	ret = guestmem_checksum(&vm->mem, 0, &c);
 	if (ret)
-		return state_err(err, errlen, ret, "memory checksum: %s", strerror(-ret));
+		return kvmlu_err(err, errlen, ret, "memory checksum: %s", strerror(-ret));
 	if (c.hi != s->checksum_hi || c.lo != s->checksum_lo)
-		return state_err(err, errlen, -EIO,
+		return kvmlu_err(err, errlen, -EIO,
 				 "memory checksum %016llx%016llx differs from %016llx%016llx taken at pause",
 				 (unsigned long long)c.hi, (unsigned long long)c.lo,
 				 (unsigned long long)s->checksum_hi,
@@ -299,14 +294,14 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	 */
 	if (cfg.backend == GUESTMEM_MEMFD) {
 		if (h->nr_region_fds < 1)
-			return state_err(err, errlen, -EINVAL, "prepare: no RAM files");
+			return kvmlu_err(err, errlen, -EINVAL, "prepare: no RAM files");
 		cfg.adopt_fds = h->region_fd;
 	}
-	t0 = now_ns();
+	t0 = kvmlu_mono_ns();
 	ret = vm_create(vm, &cfg, err, errlen);
 	if (ret)
 		return ret;
-	*create_ms = (double)(now_ns() - t0) / 1e6;
+	*create_ms = (double)(kvmlu_mono_ns() - t0) / 1e6;
 	if (cfg.backend == GUESTMEM_GUEST_MEMFD) {
 		ret = link_guest_memfd(h, vm, err, errlen);
 		if (ret)
@@ -337,15 +332,15 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 		return ret;
 	json_object_object_get_ex(o, "msg", &v);
 	if (strcmp(json_object_get_string(v), "state") || nfds != 1)
-		ret = state_err(err, errlen, -EPROTO, "expected state with 1 fd, got \"%.40s\" with %u",
+		ret = kvmlu_err(err, errlen, -EPROTO, "expected state with 1 fd, got \"%.40s\" with %u",
 				json_object_get_string(v), nfds);
 	json_object_put(o);
 	state_fd = nfds ? fds[0] : -1;
 	for (unsigned int i = 1; i < nfds; i++)
 		close(fds[i]);
 	if (!ret)
-		ret = live_update_state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
-						   err, errlen);
+		ret = state_memfd_read(state_fd, STATE_FDT_MAX_SIZE, &blob, &size,
+				       err, errlen);
 	if (state_fd >= 0)
 		close(state_fd);
 	if (ret)
@@ -420,12 +415,12 @@ int vmm_incoming_main(int argc, char **argv)
 		fprintf(stderr, "kvmlu-vmm incoming: signal setup: %s\n", strerror(errno));
 		return 1;
 	}
-	t0 = now_ns();
+	t0 = kvmlu_mono_ns();
 	ret = incoming_prepare(sock, &h, &vm, &create_ms, err, sizeof(err));
 	if (!ret) {
-		prepare_ms = (double)(now_ns() - t0) / 1e6;
+		prepare_ms = (double)(kvmlu_mono_ns() - t0) / 1e6;
 		send_simple(sock, "ready");
-		t0 = now_ns();
+		t0 = kvmlu_mono_ns();
 		ret = incoming_restore(sock, &h, &vm, &s, &server, &ctx, &copied, err, sizeof(err));
 	}
 	if (ret) {
@@ -439,15 +434,15 @@ int vmm_incoming_main(int argc, char **argv)
 		json_object *o = json_object_new_object();
 
 		json_object_object_add(o, "msg", json_object_new_string("resumed"));
-		json_object_object_add(o, "memory_copied_bytes", json_object_new_int64((int64_t)copied));
+		json_object_object_add(o, "memory_copied_bytes", json_line_new_u64(copied));
 		json_object_object_add(o, "memory", json_object_new_string(
 			h.backend == GUESTMEM_MEMFD ? "shared" : h.linked ? "linked" : "copied"));
 		/* From "ready" on: includes the old side's pause and capture. */
 		json_object_object_add(o, "restore_ms",
-				       json_object_new_double((double)(now_ns() - t0) / 1e6));
-		json_object_object_add(o, "prepare_ms", json_object_new_double(prepare_ms));
+				       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
+		json_object_object_add(o, "prepare_ms", json_line_new_ms(prepare_ms));
 		/* vm_create() alone: KVM_CREATE_VM, irqchip, memslots, vCPUs. */
-		json_object_object_add(o, "create_ms", json_object_new_double(create_ms));
+		json_object_object_add(o, "create_ms", json_line_new_ms(create_ms));
 		/* The VM is ours now whatever the old process does with this. */
 		(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
 	}
@@ -456,15 +451,7 @@ int vmm_incoming_main(int argc, char **argv)
 	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied%s)\n",
 		vm.name, (int)getpid(), (unsigned long long)copied,
 		h.linked ? ", guest_memfd linked" : "");
-	ret = vmm_wait_for_stop(&vm, sig_fd);
-	if (ret)
-		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "VMM main loop failed: %s", strerror(-ret));
-	vm_join(&vm);
-	control_server_stop(&server);
-	status = vm.stop_reason == VM_STOP_REQUESTED || vm.stop_reason == VM_STOP_SIGNAL ||
-		 vm.stop_reason == VM_STOP_GUEST_POWEROFF ? 0 : 1;
-	fprintf(stderr, "kvmlu-vmm: %s: stopped (%s): %s\n", vm.name,
-		vm_stop_reason_name(vm.stop_reason), vm.stop_msg);
+	status = vmm_serve(&vm, sig_fd, &server);
 out:
 	if (vm.nr_threads || vm.state == VM_STATE_RUNNING) {
 		vm_request_stop(&vm, VM_STOP_VMM_ERROR, "upgrade failed");

@@ -19,8 +19,8 @@
  *   Every failure destroys the VM it built and leaves the taken files as
  *   they were: the caller holds the VM and may build again.
  *
- * live_update_restore_main.c drives both and holds the VM, paused and
- * reachable, when anything after the take fails (live_update_hold.c).
+ * restore_main.c drives both and holds the VM, paused and
+ * reachable, when anything after the take fails (hold.h).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,22 +32,15 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
+#include "common/err.h"
 #include "guestmem/gmem_link.h"
 #include "guestmem/guestmem.h"
-#include "vmm/err.h"
-#include "vmm/live_update.h"
-#include "vmm/live_update_state_memfd.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Parse and check the taken state blob; s is state_vm_free()'d by the caller. */
 static int restore_parse_state(const struct live_update_restore *lu, struct state_vm *s,
@@ -59,24 +52,24 @@ static int restore_parse_state(const struct live_update_restore *lu, struct stat
 	/* Every check before KVM sees any of it, as on live upgrade. */
 	ret = state_fdt_load(lu->state_blob, lu->state_size, 0, s, msg, sizeof(msg));
 	if (ret)
-		return vmm_err(err, errlen, ret, "session '%s': state refused: %s",
-			       lu->session.name, msg);
+		return kvmlu_err(err, errlen, ret, "session '%s': state refused: %s",
+				 lu->session.name, msg);
 	if (strcmp(s->name, lu->vm_name))
-		return vmm_err(err, errlen, -EINVAL,
-			       "session '%s' holds the state of VM '%s', not '%s'",
-			       lu->session.name, s->name, lu->vm_name);
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "session '%s' holds the state of VM '%s', not '%s'",
+				 lu->session.name, s->name, lu->vm_name);
 	if (s->backend != STATE_BACKEND_MEMFD && s->backend != STATE_BACKEND_GUEST_MEMFD)
-		return vmm_err(err, errlen, -EOPNOTSUPP,
-			       "session '%s': %s backend cannot be restored by this VMM",
-			       lu->session.name, state_backend_name(s->backend));
+		return kvmlu_err(err, errlen, -EOPNOTSUPP,
+				 "session '%s': %s backend cannot be restored by this VMM",
+				 lu->session.name, state_backend_name(s->backend));
 	for (uint32_t i = 0; i < s->nr_regions; i++)
 		if (s->regions[i].token != LUO_TOKEN_RAM(i) || s->regions[i].file_offset)
-			return vmm_err(err, errlen, -EINVAL,
-				       "session '%s': region %u names token 0x%llx offset 0x%llx, expected token 0x%llx offset 0",
-				       lu->session.name, i,
-				       (unsigned long long)s->regions[i].token,
-				       (unsigned long long)s->regions[i].file_offset,
-				       (unsigned long long)LUO_TOKEN_RAM(i));
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "session '%s': region %u names token 0x%llx offset 0x%llx, expected token 0x%llx offset 0",
+					 lu->session.name, i,
+					 (unsigned long long)s->regions[i].token,
+					 (unsigned long long)s->regions[i].file_offset,
+					 (unsigned long long)LUO_TOKEN_RAM(i));
 	return 0;
 }
 
@@ -97,7 +90,7 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 	uint64_t t0;
 	int fd = -1, ret;
 
-	lu->started_wall_ns = live_update_wall_ns();
+	lu->started_wall_ns = kvmlu_wall_ns();
 	vm_name = luo_session_vm_name(session_name);
 	if (!vm_name) {
 		luo_session_name_check(session_name, err, errlen);
@@ -112,18 +105,18 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 				      err, errlen);
 	if (ret)
 		return ret;
-	ret = live_update_state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
-					   &lu->state_size, msg, sizeof(msg));
+	ret = state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
+			       &lu->state_size, msg, sizeof(msg));
 	close(fd);
 	if (ret)
-		return vmm_err(err, errlen, ret, "session '%s': %s", lu->session.name, msg);
+		return kvmlu_err(err, errlen, ret, "session '%s': %s", lu->session.name, msg);
 	ret = restore_parse_state(lu, &s, err, errlen);
 	if (ret)
 		goto out;
 	lu->paused_wall_ns = s.devices.clock_wall_ns;
 	lu->state_bytes = lu->state_size;
 	lu->nr_ram = s.nr_regions;
-	t0 = mono_ns();
+	t0 = kvmlu_mono_ns();
 	for (uint32_t i = 0; i < s.nr_regions; i++) {
 		snprintf(what, sizeof(what), "RAM region %u", i);
 		ret = luo_session_retrieve_fd(&lu->session, LUO_TOKEN_RAM(i), what,
@@ -131,7 +124,7 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 		if (ret)
 			goto out;
 	}
-	lu->retrieve_ns = mono_ns() - t0;
+	lu->retrieve_ns = kvmlu_mono_ns() - t0;
 out:
 	state_vm_free(&s);
 	return ret;
@@ -157,8 +150,8 @@ static int restore_vm_memfd(struct vm *vm, struct vm_config *cfg,
 	for (uint32_t i = 0; i < lu->nr_ram; i++) {
 		dups[i] = fcntl(lu->ram_fds[i], F_DUPFD_CLOEXEC, 0);
 		if (dups[i] < 0) {
-			ret = vmm_err(err, errlen, -errno, "restore %s: dup RAM file %u: %s",
-				      cfg->name, i, strerror(errno));
+			ret = kvmlu_err(err, errlen, -errno, "restore %s: dup RAM file %u: %s",
+					cfg->name, i, strerror(errno));
 			goto err_close;
 		}
 	}
@@ -201,7 +194,7 @@ static int restore_vm_guest_memfd(struct vm *vm, const struct vm_config *cfg,
 	ret = guestmem_gmem_relink(&vm->mem, vm->vm_fd, lu->ram_fds, msg, sizeof(msg));
 	if (ret) {
 		vm_destroy(vm);
-		return vmm_err(err, errlen, ret, "restore %s: guest_memfd RAM: %s", cfg->name, msg);
+		return kvmlu_err(err, errlen, ret, "restore %s: guest_memfd RAM: %s", cfg->name, msg);
 	}
 	return 0;
 }
@@ -220,8 +213,8 @@ static int restore_verify(struct vm *vm, const struct state_vm *s,
 	}
 	ret = guestmem_checksum(&vm->mem, 0, &c);
 	if (ret)
-		return vmm_err(err, errlen, ret, "restore %s: memory checksum: %s",
-			       vm->name, strerror(-ret));
+		return kvmlu_err(err, errlen, ret, "restore %s: memory checksum: %s",
+				 vm->name, strerror(-ret));
 	guestmem_checksum_format(&c, lu->checksum_now);
 	lu->checksum_ns = c.nsec;
 	lu->memory_verified = s->has_checksum && c.hi == s->checksum_hi && c.lo == s->checksum_lo;
@@ -265,7 +258,7 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	if (!ret)
 		ret = live_update_tsc_adjust(vm, &s, &lu->tsc_shift, &lu->tsc_adjusted, err, errlen);
 	if (!ret)
-		lu->restored_wall_ns = live_update_wall_ns();
+		lu->restored_wall_ns = kvmlu_wall_ns();
 out_vm:
 	if (ret)
 		vm_destroy(vm);
@@ -278,7 +271,7 @@ int live_update_restore_finish(struct live_update_restore *lu, char *err, size_t
 {
 	int ret;
 
-	lu->resumed_wall_ns = live_update_wall_ns();
+	lu->resumed_wall_ns = kvmlu_wall_ns();
 	ret = luo_session_finish(&lu->session, err, errlen);
 	live_update_restore_publish(lu);
 	return ret;

@@ -75,6 +75,6 @@ void live_update_hold_done(struct live_update_hold *h);
 
 /* The control gate (control_ctx.gate, gate_arg = the hold). */
 int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object *args,
-			  json_object **ret, struct control_error *e);
+			  json_object **ret, struct json_line_error *e);
 
 #endif /* KVMLU_VMM_LIVE_UPDATE_HOLD_H */

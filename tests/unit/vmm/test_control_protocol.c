@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the control protocol (vmm/control/protocol.c and the
- * dispatcher in commands.c): request lines are untrusted socket input.
+ * Unit tests of the VMM's control protocol (the request parser and reply
+ * builders of common/json_line.c as the VMM uses them, and the dispatcher
+ * in vmm/control/commands.c): request lines are untrusted socket input.
  * Checks the parsed fields, the id echo, the error classes for each kind
  * of bad input, and the exact shape of replies. No VM is needed: every
  * case here is refused before a handler runs.
@@ -16,26 +17,27 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_line.h"
 #include "vmm/control/commands.h"
-#include "vmm/control/protocol.h"
+#include "vmm/vm_commands.h"
 
-static int parse_str(const char *s, struct control_request *req, struct control_error *e)
+static int parse_str(const char *s, struct json_line_request *req, struct json_line_error *e)
 {
 	memset(e, 0, sizeof(*e));
-	return control_request_parse(s, strlen(s), req, e);
+	return json_line_request_parse(s, strlen(s), req, e);
 }
 
 static void expect_class(const char *line, const char *class)
 {
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 
 	assert_int_equal(parse_str(line, &req, &e), -EINVAL);
 	assert_non_null(e.class);
 	if (strcmp(e.class, class))
 		fail_msg("'%s': class %s, expected %s (%s)", line, e.class, class, e.desc);
 	assert_true(strlen(e.desc) > 0);
-	control_request_free(&req);
+	json_line_request_free(&req);
 }
 
 /* A reply line parsed back, checked to be one object and newline-terminated. */
@@ -66,8 +68,8 @@ static const char *get_str(json_object *o, const char *k)
 
 static void test_request_parses_cmd_and_integer_id(void **state)
 {
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 
 	(void)state;
 	assert_int_equal(parse_str("{\"cmd\":\"pause\",\"id\":7}", &req, &e), 0);
@@ -75,113 +77,122 @@ static void test_request_parses_cmd_and_integer_id(void **state)
 	assert_non_null(req.id);
 	assert_int_equal(json_object_get_int(req.id), 7);
 	assert_null(req.args);
-	control_request_free(&req);
+	json_line_request_free(&req);
 }
 
 static void test_request_accepts_string_id_args_and_crlf(void **state)
 {
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 
 	(void)state;
 	assert_int_equal(parse_str("  {\"id\":\"x-1\",\"cmd\":\"status\",\"args\":{}} \r", &req, &e), 0);
 	assert_string_equal(req.cmd, "status");
 	assert_string_equal(json_object_get_string(req.id), "x-1");
 	assert_non_null(req.args);
-	control_request_free(&req);
+	json_line_request_free(&req);
 }
 
 static void test_request_without_id_has_none(void **state)
 {
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 
 	(void)state;
 	assert_int_equal(parse_str("{\"cmd\":\"status\"}", &req, &e), 0);
 	assert_null(req.id);
-	control_request_free(&req);
+	json_line_request_free(&req);
 }
 
 static void test_request_rejects_malformed_json(void **state)
 {
 	(void)state;
-	expect_class("{\"cmd\":\"pause\"", CONTROL_ERR_PARSE);
-	expect_class("nonsense", CONTROL_ERR_PARSE);
-	expect_class("{cmd:pause}", CONTROL_ERR_PARSE);
-	expect_class("{\"cmd\":\"pause\",}", CONTROL_ERR_PARSE);
-	expect_class("", CONTROL_ERR_PARSE);
-	expect_class("   ", CONTROL_ERR_PARSE);
-	expect_class("{\"cmd\":\"pause\"} {\"cmd\":\"resume\"}", CONTROL_ERR_PARSE);
-	expect_class("{\"cmd\":\"pause\"}x", CONTROL_ERR_PARSE);
-	expect_class("{\"cmd\":\"\xff\xfe\"}", CONTROL_ERR_PARSE);
+	expect_class("{\"cmd\":\"pause\"", KVMLU_ERR_PARSE);
+	expect_class("nonsense", KVMLU_ERR_PARSE);
+	expect_class("{cmd:pause}", KVMLU_ERR_PARSE);
+	expect_class("{\"cmd\":\"pause\",}", KVMLU_ERR_PARSE);
+	expect_class("", KVMLU_ERR_PARSE);
+	expect_class("   ", KVMLU_ERR_PARSE);
+	expect_class("{\"cmd\":\"pause\"} {\"cmd\":\"resume\"}", KVMLU_ERR_PARSE);
+	expect_class("{\"cmd\":\"pause\"}x", KVMLU_ERR_PARSE);
+	expect_class("{\"cmd\":\"\xff\xfe\"}", KVMLU_ERR_PARSE);
 }
 
 static void test_request_rejects_non_objects(void **state)
 {
 	(void)state;
-	expect_class("[\"pause\"]", CONTROL_ERR_INVALID);
-	expect_class("\"pause\"", CONTROL_ERR_INVALID);
-	expect_class("42", CONTROL_ERR_INVALID);
-	expect_class("null", CONTROL_ERR_INVALID);
+	expect_class("[\"pause\"]", KVMLU_ERR_INVALID);
+	expect_class("\"pause\"", KVMLU_ERR_INVALID);
+	expect_class("42", KVMLU_ERR_INVALID);
+	expect_class("null", KVMLU_ERR_INVALID);
 }
 
 static void test_request_rejects_unknown_keys_and_wrong_types(void **state)
 {
 	(void)state;
-	expect_class("{\"cmd\":\"pause\",\"force\":true}", CONTROL_ERR_INVALID);
-	expect_class("{\"id\":1}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":5}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":null}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":\"\"}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":\"pause\",\"id\":[1]}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":\"pause\",\"id\":1.5}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":\"pause\",\"args\":[]}", CONTROL_ERR_INVALID);
-	expect_class("{\"cmd\":\"pause\",\"args\":\"x\"}", CONTROL_ERR_INVALID);
+	expect_class("{\"cmd\":\"pause\",\"force\":true}", KVMLU_ERR_INVALID);
+	expect_class("{\"id\":1}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":5}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":null}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":\"\"}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":\"pause\",\"id\":[1]}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":\"pause\",\"id\":1.5}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":\"pause\",\"args\":[]}", KVMLU_ERR_INVALID);
+	expect_class("{\"cmd\":\"pause\",\"args\":\"x\"}", KVMLU_ERR_INVALID);
 }
 
 static void test_request_rejects_nul_deep_nesting_and_oversize(void **state)
 {
 	static const char nul[] = "{\"cmd\":\"pa\0use\"}";
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 	char deep[200];
 	char *big;
 	size_t i;
 
 	(void)state;
-	assert_int_equal(control_request_parse(nul, sizeof(nul) - 1, &req, &e), -EINVAL);
-	assert_string_equal(e.class, CONTROL_ERR_PARSE);
-	control_request_free(&req);
+	assert_int_equal(json_line_request_parse(nul, sizeof(nul) - 1, &req, &e), -EINVAL);
+	assert_string_equal(e.class, KVMLU_ERR_PARSE);
+	json_line_request_free(&req);
 
 	/* 60 nested arrays in args: over the depth limit, refused not recursed. */
 	strcpy(deep, "{\"cmd\":\"x\",\"args\":{\"a\":");
 	for (i = 0; i < 60; i++)
 		strcat(deep, "[");
-	expect_class(deep, CONTROL_ERR_PARSE);
+	expect_class(deep, KVMLU_ERR_PARSE);
 
-	big = malloc(CONTROL_LINE_MAX + 2);
+	big = malloc(KVMLU_WIRE_LINE_MAX + 2);
 	assert_non_null(big);
-	memset(big, ' ', CONTROL_LINE_MAX + 1);
+	memset(big, ' ', KVMLU_WIRE_LINE_MAX + 1);
 	memcpy(big, "{\"cmd\":\"status\"}", 16);
-	assert_int_equal(control_request_parse(big, CONTROL_LINE_MAX + 1, &req, &e), -EINVAL);
-	assert_string_equal(e.class, CONTROL_ERR_LINE_TOO_LONG);
-	control_request_free(&req);
+	assert_int_equal(json_line_request_parse(big, KVMLU_WIRE_LINE_MAX + 1, &req, &e), -EINVAL);
+	assert_string_equal(e.class, KVMLU_ERR_LINE_TOO_LONG);
+	json_line_request_free(&req);
 	/* Exactly at the limit it is still a request. */
-	assert_int_equal(control_request_parse(big, CONTROL_LINE_MAX, &req, &e), 0);
-	control_request_free(&req);
+	assert_int_equal(json_line_request_parse(big, KVMLU_WIRE_LINE_MAX, &req, &e), 0);
+	json_line_request_free(&req);
 	free(big);
 }
 
 static void test_request_error_keeps_id_for_echo(void **state)
 {
-	struct control_request req;
-	struct control_error e;
+	struct json_line_request req;
+	struct json_line_error e;
 
 	(void)state;
 	assert_int_equal(parse_str("{\"cmd\":\"pause\",\"id\":9,\"bogus\":1}", &req, &e), -EINVAL);
 	assert_non_null(req.id);
 	assert_int_equal(json_object_get_int(req.id), 9);
-	control_request_free(&req);
+	json_line_request_free(&req);
+}
+
+/* A reply as the server sends it: one line from the common builders. */
+static char *reply_line(json_object *reply, size_t *len)
+{
+	char *line = json_line_format(reply, len);
+
+	json_object_put(reply);
+	return line;
 }
 
 static void test_reply_ok_shape_echoes_id(void **state)
@@ -192,7 +203,7 @@ static void test_reply_ok_shape_echoes_id(void **state)
 
 	(void)state;
 	json_object_object_add(ret, "state", json_object_new_string("paused"));
-	line = control_reply_ok(ret, id, &len);
+	line = reply_line(json_line_reply_ok(ret, id), &len);
 	o = reply_json(line, len);
 	assert_true(json_object_object_get_ex(o, "ok", &v));
 	assert_true(json_object_is_type(v, json_type_boolean) && json_object_get_boolean(v));
@@ -207,14 +218,14 @@ static void test_reply_ok_shape_echoes_id(void **state)
 
 static void test_reply_error_shape(void **state)
 {
-	struct control_error e;
+	struct json_line_error e;
 	json_object *o, *v, *err;
 	size_t len = 0;
 	char *line;
 
 	(void)state;
-	control_error_set(&e, CONTROL_ERR_TIMEOUT, "vCPU %d not stopped after %d ms", 1, 500);
-	line = control_reply_error(&e, NULL, &len);
+	json_line_error_set(&e, KVMLU_ERR_TIMEOUT, "vCPU %d not stopped after %d ms", 1, 500);
+	line = reply_line(json_line_reply_error(e.class, e.desc, NULL), &len);
 	o = reply_json(line, len);
 	assert_true(json_object_object_get_ex(o, "ok", &v));
 	assert_false(json_object_get_boolean(v));
@@ -255,19 +266,19 @@ static void expect_handled_error(const char *line, const char *class, int id)
 static void test_dispatch_error_classes_and_id_echo(void **state)
 {
 	(void)state;
-	expect_handled_error("{\"cmd\":\"frobnicate\",\"id\":3}", CONTROL_ERR_UNKNOWN_CMD, 3);
-	expect_handled_error("{\"cmd\":\"pause\",\"id\":4,\"x\":1}", CONTROL_ERR_INVALID, 4);
+	expect_handled_error("{\"cmd\":\"frobnicate\",\"id\":3}", KVMLU_ERR_UNKNOWN_CMD, 3);
+	expect_handled_error("{\"cmd\":\"pause\",\"id\":4,\"x\":1}", KVMLU_ERR_INVALID, 4);
 	expect_handled_error("{\"cmd\":\"status\",\"id\":5,\"args\":{\"verbose\":true}}",
-			     CONTROL_ERR_INVALID, 5);
-	expect_handled_error("{\"cmd\":\"pause\",\"id\":{}}", CONTROL_ERR_INVALID, -1);
+			     KVMLU_ERR_INVALID, 5);
+	expect_handled_error("{\"cmd\":\"pause\",\"id\":{}}", KVMLU_ERR_INVALID, -1);
 	/* Handler-level argument checks run before the handler touches the VM. */
 	expect_handled_error("{\"cmd\":\"guest-verify\",\"id\":8,\"args\":{\"timeout_ms\":\"x\"}}",
-			     CONTROL_ERR_INVALID, 8);
+			     KVMLU_ERR_INVALID, 8);
 	expect_handled_error("{\"cmd\":\"guest-verify\",\"args\":{\"timeout_ms\":0}}",
-			     CONTROL_ERR_INVALID, -1);
+			     KVMLU_ERR_INVALID, -1);
 	expect_handled_error("{\"cmd\":\"guest-verify\",\"args\":{\"timeout\":5}}",
-			     CONTROL_ERR_INVALID, -1);
-	expect_handled_error("{oops", CONTROL_ERR_PARSE, -1);
+			     KVMLU_ERR_INVALID, -1);
+	expect_handled_error("{oops", KVMLU_ERR_PARSE, -1);
 }
 
 static void test_command_table_has_the_basic_commands(void **state)
@@ -288,6 +299,13 @@ static void test_command_table_has_the_basic_commands(void **state)
 	assert_null(control_command_find(""));
 }
 
+/* The VM's own commands, as main() registers them. */
+static int register_commands(void **state)
+{
+	(void)state;
+	return vm_commands_register();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -305,5 +323,5 @@ int main(void)
 		cmocka_unit_test(test_command_table_has_the_basic_commands),
 	};
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, register_commands, NULL);
 }

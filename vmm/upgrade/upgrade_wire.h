@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * The messages between an upgrading kvmlu-vmm (vmm/upgrade.c) and the
- * new process it started (vmm/incoming.c), over a SOCK_SEQPACKET
+ * The messages between an upgrading kvmlu-vmm (vmm/upgrade/upgrade.c) and the
+ * new process it started (vmm/upgrade/incoming.c), over a SOCK_SEQPACKET
  * socketpair, each a JSON object with fds attached (common/fd_pass.h):
  *
  *   old -> new  {"msg":"prepare","name":"vm1","ram_size":N,"nr_vcpus":K,

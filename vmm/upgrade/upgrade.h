@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Live upgrade: the running VM continues in a new kvmlu-vmm process on
+ * the same host kernel. The old side is the `upgrade` control command
+ * (upgrade.c, which has the whole story and its unhappy paths), the new
+ * side `kvmlu-vmm incoming` (incoming.h), the messages between them
+ * upgrade_wire.h.
+ */
+#ifndef KVMLU_VMM_UPGRADE_H
+#define KVMLU_VMM_UPGRADE_H
+
+/* Register `upgrade` with the control dispatcher; before any server starts. */
+int upgrade_register_commands(void);
+
+#endif /* KVMLU_VMM_UPGRADE_H */

@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The control commands of the VM itself (see vm_commands.h): status,
+ * pause, resume, checksum, guest-verify, save-state, shutdown. Each
+ * handler runs on the control server's thread; none keeps anything
+ * between requests. Unhappy paths answer with a class a client can act
+ * on: NotPaused (checksum or save-state while running), NotRunning (pause
+ * of a stopping VM, guest-verify while paused), Timeout (a vCPU that does
+ * not park, a guest that does not answer), AlreadyPrepared (resume while
+ * a host update holds the paused state), InvalidRequest (bad args).
+ */
+#include <errno.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "common/clock.h"
+#include "common/json_line.h"
+#include "guestmem/gmem_link.h"
+#include "kvmlu/payload_abi.h"
+#include "kvmlu/version.h"
+#include "vmm/control/commands.h"
+#include "vmm/live_update/live_update.h"
+#include "vmm/state/save_state.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm.h"
+
+static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
+			 struct json_line_error *e)
+{
+	struct vm *vm = ctx->vm;
+	json_object *o = json_object_new_object(), *io = json_object_new_object();
+	uint64_t tx, resident;
+
+	(void)args;
+	(void)e;
+	pthread_mutex_lock(&vm->uart.lock);
+	tx = vm->uart.tx_bytes;
+	pthread_mutex_unlock(&vm->uart.lock);
+	json_object_object_add(o, "name", json_object_new_string(vm->name));
+	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(vm_state_name(vm_get_state(vm))));
+	json_object_object_add(o, "vcpus", json_object_new_int64((int)vm->nr_vcpus));
+	json_object_object_add(o, KVMLU_KEY_MEMORY, json_line_new_u64(vm->ram_size));
+	json_object_object_add(o, KVMLU_KEY_BACKEND,
+			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
+	/* Seconds, to the millisecond: the one number form (json_line_new_ms). */
+	json_object_object_add(o, "uptime", json_line_new_ms(vm_uptime(vm)));
+	/*
+	 * Guest RAM in host memory now. Preserving the RAM for a kexec
+	 * allocates the rest (holes included), so the agent's preflight counts
+	 * memory - memory_resident against free memory. Absent where it cannot
+	 * be measured (guest_memfd): the agent then counts all of memory.
+	 */
+	if (!guestmem_resident(&vm->mem, &resident))
+		json_object_object_add(o, KVMLU_KEY_RESIDENT, json_line_new_u64(resident));
+	/*
+	 * Whether prepare-update can hand this VM's RAM to the next kernel:
+	 * memfd always; guest_memfd only on a kernel with the project's patch
+	 * series, which brings KVM_LINK_GUEST_MEMFD with the LUO handler (a
+	 * new VM could not take the retrieved files without it). The agent's
+	 * preflight refuses before pausing anything when this is false.
+	 */
+	json_object_object_add(o, KVMLU_KEY_PRESERVABLE, json_object_new_boolean(
+		vm->mem.backend == GUESTMEM_MEMFD ||
+		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
+	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
+	json_object_object_add(o, "pid", json_object_new_int64((int)getpid()));
+	json_object_object_add(o, "serial_bytes", json_line_new_u64(tx));
+	json_object_object_add(io, "pio_reads",
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, false)));
+	json_object_object_add(io, "pio_writes",
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, true)));
+	json_object_object_add(io, "mmio_reads",
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, false)));
+	json_object_object_add(io, "mmio_writes",
+			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
+	json_object_object_add(o, "unhandled_io", io);
+	*ret = o;
+	return 0;
+}
+
+static int vm_run_error(int rc, const char *what, const char *msg, struct json_line_error *e)
+{
+	if (rc == -ETIMEDOUT)
+		return json_line_error_set(e, KVMLU_ERR_TIMEOUT, "%s", msg);
+	if (rc == -ESRCH)
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "%s", msg);
+	return json_line_error_set(e, KVMLU_ERR_FAILED, "%s: %s", what, msg);
+}
+
+static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
+			struct json_line_error *e)
+{
+	char msg[256] = "";
+	uint64_t ns;
+	int rc;
+
+	(void)args;
+	rc = vm_pause(ctx->vm, VM_PAUSE_TIMEOUT_MS, &ns, msg, sizeof(msg));
+	if (rc)
+		return vm_run_error(rc, "pause", msg, e);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state", json_object_new_string("paused"));
+	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
+	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
+	return 0;
+}
+
+static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
+			 struct json_line_error *e)
+{
+	char msg[256] = "";
+	uint64_t ns;
+	int rc;
+
+	(void)args;
+	/* A prepared host update holds a state that a running guest would make stale. */
+	if (live_update_prepared())
+		return json_line_error_set(e, KVMLU_ERR_PREPARED,
+					   "resume refused: prepared for a host update (send abort-update)");
+	rc = vm_resume(ctx->vm, &ns, msg, sizeof(msg));
+	if (rc)
+		return vm_run_error(rc, "resume", msg, e);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state", json_object_new_string("running"));
+	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
+	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
+	return 0;
+}
+
+static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct json_line_error *e)
+{
+	struct guestmem_checksum c;
+	enum vm_state s = vm_get_state(ctx->vm);
+	char hex[33];
+	double ms;
+	int rc;
+
+	(void)args;
+	/* A running vCPU changes memory under the hash: the digest would mean nothing. */
+	if (s != VM_STATE_PAUSED)
+		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
+					   "checksum needs a paused VM; it is %s (send pause first)",
+					   vm_state_name(s));
+	rc = guestmem_checksum(&ctx->vm->mem, 0, &c);
+	if (rc)
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "guestmem_checksum: %s",
+					   strerror(-rc));
+	guestmem_checksum_format(&c, hex);
+	ms = (double)c.nsec / 1e6;
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "digest", json_object_new_string(hex));
+	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
+	json_object_object_add(*ret, "bytes", json_line_new_u64(c.bytes));
+	json_object_object_add(*ret, "ms", json_line_new_ms(ms));
+	/* A rate, not a duration, in the same rounded form. */
+	json_object_object_add(*ret, "gbps",
+			       json_line_new_ms(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
+	json_object_object_add(*ret, "threads", json_object_new_int64((int)c.threads));
+	return 0;
+}
+
+static int vm_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_object **ret,
+			   struct json_line_error *e)
+{
+	(void)args;
+	(void)e;
+	vm_request_stop(ctx->vm, VM_STOP_REQUESTED, "shutdown requested on the control socket");
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state", json_object_new_string("stopping"));
+	return 0;
+}
+
+static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_object **ret,
+			       struct json_line_error *e)
+{
+	unsigned int timeout = ctx->verify_timeout_ms ? ctx->verify_timeout_ms : 10000;
+	enum vm_state s;
+	uint64_t t0, t1;
+	uint32_t result = 0;
+	json_object *v;
+	int64_t t;
+	int rc;
+
+	/* A big guest verifies for longer than the default 10 s. */
+	if (args && json_object_object_get_ex(args, "timeout_ms", &v)) {
+		t = json_object_get_int64(v);
+		if (!json_object_is_type(v, json_type_int) || t < 1 || t > 600000)
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "guest-verify: timeout_ms must be an integer 1..600000");
+		timeout = (unsigned int)t;
+	}
+	s = vm_get_state(ctx->vm);
+	/* A paused guest cannot poll its port: it would only time out. */
+	if (s != VM_STATE_RUNNING)
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
+					   "guest-verify needs a running guest; it is %s", vm_state_name(s));
+	t0 = kvmlu_mono_ns();
+	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
+	t1 = kvmlu_mono_ns();
+	if (rc == -ETIMEDOUT)
+		return json_line_error_set(e, KVMLU_ERR_TIMEOUT,
+					   "guest did not answer the verify request on port %#x within %u ms",
+					   KVMLU_PORT_RESULT, timeout);
+	if (rc == -ECANCELED)
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
+					   "VM stopping (%s) before the guest answered",
+					   vm_stop_reason_name(ctx->vm->stop_reason));
+	if (rc)
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "verify request: %s", strerror(-rc));
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "verified",
+			       json_object_new_boolean(result == KVMLU_RESULT_VERIFY_OK));
+	json_object_object_add(*ret, "result",
+			       json_object_new_string(result == KVMLU_RESULT_VERIFY_OK ? "ok" :
+						      result == KVMLU_RESULT_VERIFY_FAILED ? "failed" :
+						      "unknown"));
+	json_object_object_add(*ret, "result_code", json_object_new_int64((int)result));
+	json_object_object_add(*ret, "ms",
+			       json_line_new_ms((double)(t1 - t0) / 1e6));
+	return 0;
+}
+
+static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
+			     struct json_line_error *e)
+{
+	json_object *jpath = NULL, *jsum = NULL;
+	enum vm_state st = vm_get_state(ctx->vm);
+	struct save_state_result r;
+	const char *path;
+	bool with_sum = false;
+	char err[512];
+
+	if (!args || !json_object_object_get_ex(args, "path", &jpath) ||
+	    !json_object_is_type(jpath, json_type_string))
+		return json_line_error_set(e, KVMLU_ERR_INVALID,
+					   "save-state: args.path (a string) is required");
+	path = json_object_get_string(jpath);
+	if (path[0] != '/')
+		return json_line_error_set(e, KVMLU_ERR_INVALID,
+					   "save-state: path \"%.200s\" is not absolute", path);
+	if (json_object_object_get_ex(args, "checksum", &jsum)) {
+		if (!json_object_is_type(jsum, json_type_boolean))
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "save-state: args.checksum must be true or false");
+		with_sum = json_object_get_boolean(jsum);
+	}
+	if (st != VM_STATE_PAUSED)
+		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
+					   "save-state needs a paused VM; it is %s (send pause first)",
+					   vm_state_name(st));
+	if (save_state(ctx->vm, path, with_sum, &r, err, sizeof(err)))
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "path", json_object_new_string(path));
+	json_object_object_add(*ret, "bytes", json_line_new_u64(r.bytes));
+	json_object_object_add(*ret, "vcpus", json_object_new_int64(r.nr_vcpus));
+	json_object_object_add(*ret, "uuid", json_object_new_string(r.uuid));
+	return 0;
+}
+
+static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
+static const char *const vm_save_state_args[] = { "path", "checksum", NULL };
+
+static const struct control_command vm_commands[] = {
+	{ "status", vm_cmd_status, NULL },
+	{ "pause", vm_cmd_pause, NULL },
+	{ "resume", vm_cmd_resume, NULL },
+	{ "checksum", vm_cmd_checksum, NULL },
+	{ "guest-verify", vm_cmd_guest_verify, vm_guest_verify_args },
+	{ "save-state", vm_cmd_save_state, vm_save_state_args },
+	{ "shutdown", vm_cmd_shutdown, NULL },
+};
+
+int vm_commands_register(void)
+{
+	return control_register(vm_commands, sizeof(vm_commands) / sizeof(vm_commands[0]));
+}
