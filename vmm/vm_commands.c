@@ -264,13 +264,14 @@ static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
 static const char *const vm_save_state_args[] = { "path", "checksum", NULL };
 
 static const struct control_command vm_commands[] = {
-	{ "status", vm_cmd_status, NULL },
-	{ "pause", vm_cmd_pause, NULL },
-	{ "resume", vm_cmd_resume, NULL },
-	{ "checksum", vm_cmd_checksum, NULL },
-	{ "guest-verify", vm_cmd_guest_verify, vm_guest_verify_args },
-	{ "save-state", vm_cmd_save_state, vm_save_state_args },
-	{ "shutdown", vm_cmd_shutdown, NULL },
+	{ "status", vm_cmd_status, NULL, CONTROL_CMD_ANYTIME },
+	{ "pause", vm_cmd_pause, NULL, CONTROL_CMD_ANYTIME },
+	/* Long: a held restored VM retries its whole restore on resume. */
+	{ "resume", vm_cmd_resume, NULL, CONTROL_CMD_LONG },
+	{ "checksum", vm_cmd_checksum, NULL, CONTROL_CMD_LONG },
+	{ "guest-verify", vm_cmd_guest_verify, vm_guest_verify_args, CONTROL_CMD_LONG },
+	{ "save-state", vm_cmd_save_state, vm_save_state_args, CONTROL_CMD_LONG },
+	{ "shutdown", vm_cmd_shutdown, NULL, 0 },
 };
 
 int vm_commands_register(void)

@@ -78,6 +78,28 @@ static int control_check_args(const struct control_command *c, json_object *args
 	return 0;
 }
 
+int control_line_peek(const char *line, size_t len, unsigned int *flags, const char **name,
+		      json_object **id)
+{
+	struct json_line_request req;
+	struct json_line_error e;
+	const struct control_command *c;
+
+	*id = NULL;
+	if (json_line_request_parse(line, len, &req, &e)) {
+		json_line_request_free(&req);
+		return -EINVAL;
+	}
+	c = control_command_find(req.cmd);
+	if (c) {
+		*flags = c->flags;
+		*name = c->name;
+		*id = json_object_get(req.id);
+	}
+	json_line_request_free(&req);
+	return c ? 0 : -EINVAL;
+}
+
 char *control_handle_line(struct control_ctx *ctx, const char *line, size_t len,
 			  size_t *reply_len)
 {

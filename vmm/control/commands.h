@@ -10,9 +10,12 @@
  * checks types and values. This folder includes nothing above it.
  *
  * Lifecycle: every table is registered once, from main(), before any
- * control server starts (the registry takes no lock). Handlers run on
- * the control server's thread, one request at a time: commands never
- * interleave (a checksum cannot race a resume).
+ * control server starts (the registry takes no lock). Short commands run
+ * on the control server's thread. A CONTROL_CMD_LONG command runs on a
+ * worker thread of its own, one at a time; while it runs, only commands
+ * marked CONTROL_CMD_ANYTIME are answered (status, pause, ...), the rest
+ * are refused with Busy, so nothing that would race it (a resume during
+ * a checksum) runs and no client waits on another's long command.
  */
 #ifndef KVMLU_CONTROL_COMMANDS_H
 #define KVMLU_CONTROL_COMMANDS_H
@@ -60,7 +63,12 @@ struct control_command {
 	const char *name;
 	control_cmd_fn fn;
 	const char *const *args;	/* accepted args keys, NULL-terminated; NULL: none */
+	unsigned int flags;
 };
+
+#define CONTROL_CMD_LONG	(1u << 0)	/* may take seconds: runs on the worker */
+#define CONTROL_CMD_ANYTIME	(1u << 1)	/* answered while a long command runs */
+#define CONTROL_CMD_NO_ACCEPT	(1u << 2)	/* no new connection while it runs (upgrade) */
 
 /*
  * Add n commands; the table must outlive every server. 0, also when this
@@ -71,6 +79,15 @@ int control_register(const struct control_command *cmds, size_t n);
 
 /* The registered command of that name, or NULL. */
 const struct control_command *control_command_find(const char *name);
+
+/*
+ * The flags of the command a line asks for, and (if it has one) a new
+ * reference to its id for a reply the server makes itself. -EINVAL for a
+ * line that is not a request for a known command: control_handle_line()
+ * answers that one with the reason.
+ */
+int control_line_peek(const char *line, size_t len, unsigned int *flags, const char **name,
+		      json_object **id);
 
 /*
  * One request line in, one reply line out (malloc'd, newline-terminated;

@@ -12,9 +12,14 @@
  * 4. A client that does not read its replies (send would block): closed,
  *    so a stuck client never stalls the loop.
  * 5. EOF with a partial line: it is handled as a request, then closed.
+ * 6. A request while another client's long command runs: answered at once
+ *    if the command is CONTROL_CMD_ANYTIME, else Busy naming the one
+ *    running. A long command's reply goes to its client when it is done;
+ *    a client gone by then just does not get it.
  */
 #include <errno.h>
 #include <poll.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +34,7 @@
 #include "vmm/control/server.h"
 
 struct control_client {
+	unsigned long id;	/* for the reply of a long command */
 	int fd;
 	size_t len;		/* bytes in buf */
 	bool discarding;	/* inside an oversized line */
@@ -63,6 +69,19 @@ static void control_send_error(int fd, const char *class, const char *desc)
 	free(r);
 	json_object_put(o);
 }
+
+/* A long command on the worker thread; only the server thread sends. */
+struct control_work {
+	struct control_server *s;
+	pthread_t thread;
+	unsigned long client;	/* id of the client that asked */
+	unsigned int flags;
+	char cmd[KVMLU_WIRE_CMD_MAX + 1];
+	char *line;
+	size_t len;
+	char *reply;
+	size_t reply_len;
+};
 
 static void control_client_close(struct control_server *s, unsigned int i)
 {
@@ -165,18 +184,98 @@ static void control_accept(struct control_server *s)
 		close(fd);
 		return;
 	}
+	s->clients[i]->id = ++s->next_client_id;
 	s->clients[i]->fd = fd;
 	s->clients[i]->len = 0;
 	s->clients[i]->discarding = false;
 }
 
+static void *control_worker(void *arg)
+{
+	struct control_work *w = arg;
+	uint64_t one = 1;
+
+	w->reply = control_handle_line(w->s->ctx, w->line, w->len, &w->reply_len);
+	if (write(w->s->done_fd, &one, sizeof(one)) < 0) {
+		/* only fails if already signalled */
+	}
+	return NULL;
+}
+
+/* Run a long command on the worker; its reply is sent by control_work_done(). */
+static int control_work_start(struct control_server *s, struct control_client *c,
+			      const char *line, size_t len, unsigned int flags, const char *name)
+{
+	struct control_work *w = calloc(1, sizeof(*w));
+
+	if (!w || !(w->line = malloc(len + 1))) {
+		free(w);
+		return -ENOMEM;
+	}
+	memcpy(w->line, line, len);
+	w->line[len] = '\0';
+	w->len = len;
+	w->s = s;
+	w->client = c->id;
+	w->flags = flags;
+	snprintf(w->cmd, sizeof(w->cmd), "%s", name);
+	if (pthread_create(&w->thread, NULL, control_worker, w)) {
+		free(w->line);
+		free(w);
+		return -EAGAIN;
+	}
+	s->work = w;
+	return 0;
+}
+
+/* The worker is done: join it and hand its reply to the client, if still there. */
+static void control_work_done(struct control_server *s)
+{
+	struct control_work *w = s->work;
+	uint64_t n;
+
+	if (!w)
+		return;
+	if (read(s->done_fd, &n, sizeof(n)) < 0) {
+		/* nothing to read: spurious */
+	}
+	pthread_join(w->thread, NULL);
+	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++)
+		if (s->clients[i] && s->clients[i]->id == w->client && w->reply &&
+		    control_send(s->clients[i]->fd, w->reply, w->reply_len))
+			control_client_close(s, i);
+	free(w->reply);
+	free(w->line);
+	free(w);
+	s->work = NULL;
+}
+
 static int control_handle(struct control_server *s, struct control_client *c,
 			  const char *line, size_t len)
 {
+	unsigned int flags = 0;
+	const char *name = "";
+	json_object *id = NULL, *o;
 	size_t rlen;
-	char *reply = control_handle_line(s->ctx, line, len, &rlen);
+	char *reply, msg[160];
 	int rc;
 
+	if (!control_line_peek(line, len, &flags, &name, &id)) {
+		if (s->work && !(flags & CONTROL_CMD_ANYTIME)) {
+			snprintf(msg, sizeof(msg), "%s waits: %s from another request is running",
+				 name, s->work->cmd);
+			o = json_line_reply_error(KVMLU_ERR_BUSY, msg, id);
+			json_object_put(id);
+			reply = o ? json_line_format(o, &rlen) : NULL;
+			json_object_put(o);
+			goto send;
+		}
+		json_object_put(id);
+		if (flags & CONTROL_CMD_LONG)
+			return control_work_start(s, c, line, len, flags, name);
+	}
+	reply = control_handle_line(s->ctx, line, len, &rlen);
+send:
 	if (!reply)
 		return -ENOMEM;
 	rc = control_send(c->fd, reply, rlen);
@@ -240,19 +339,22 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 static void *control_server_thread(void *arg)
 {
 	struct control_server *s = arg;
-	struct pollfd pfd[CONTROL_MAX_CLIENTS + 2];
+	struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 	unsigned int map[CONTROL_MAX_CLIENTS];
 	unsigned int i, n;
 
 	pthread_setname_np(pthread_self(), "control");
 	for (;;) {
 		pfd[0] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
-		pfd[1] = (struct pollfd){ .fd = s->listen_fd, .events = POLLIN };
-		n = 2;
+		pfd[1] = (struct pollfd){ .fd = s->done_fd, .events = POLLIN };
+		/* An upgrade in flight: new clients wait in the backlog for the new process. */
+		pfd[2] = (struct pollfd){ .fd = s->work && (s->work->flags & CONTROL_CMD_NO_ACCEPT) ?
+					  -1 : s->listen_fd, .events = POLLIN };
+		n = 3;
 		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 			if (!s->clients[i])
 				continue;
-			map[n - 2] = i;
+			map[n - 3] = i;
 			pfd[n++] = (struct pollfd){ .fd = s->clients[i]->fd, .events = POLLIN };
 		}
 		if (poll(pfd, n, -1) < 0) {
@@ -262,13 +364,15 @@ static void *control_server_thread(void *arg)
 		}
 		if (pfd[0].revents)
 			break;
-		for (i = 2; i < n; i++)
-			if (pfd[i].revents)
-				control_client_io(s, map[i - 2]);
+		if (pfd[1].revents)
+			control_work_done(s);
 		/* Upgraded: the new VMM serves the socket now; accept nothing more. */
-		if (s->ctx && s->ctx->handed_off)
+		if (s->ctx && s->ctx->handed_off && !s->work)
 			break;
-		if (pfd[1].revents & POLLIN)
+		for (i = 3; i < n; i++)
+			if (pfd[i].revents && s->clients[map[i - 3]])
+				control_client_io(s, map[i - 3]);
+		if (pfd[2].revents & POLLIN)
 			control_accept(s);
 	}
 	return NULL;
@@ -280,7 +384,7 @@ int control_server_start(struct control_server *s, const char *path,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->listen_fd = s->wake_fd = -1;
+	s->listen_fd = s->wake_fd = s->done_fd = -1;
 	s->ctx = ctx;
 	s->owner = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -288,7 +392,8 @@ int control_server_start(struct control_server *s, const char *path,
 	if (rc)
 		return rc;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->wake_fd < 0) {
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0 || s->done_fd < 0) {
 		rc = kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto err_unbind;
 	}
@@ -300,8 +405,11 @@ int control_server_start(struct control_server *s, const char *path,
 	s->started = true;
 	return 0;
 err_wake:
-	close(s->wake_fd);
-	s->wake_fd = -1;
+	if (s->wake_fd >= 0)
+		close(s->wake_fd);
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	s->wake_fd = s->done_fd = -1;
 err_unbind:
 	if (!kvmlu_unix_is_abstract(path))
 		unlink(path);
@@ -317,7 +425,7 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	s->listen_fd = s->wake_fd = -1;
+	s->listen_fd = s->wake_fd = s->done_fd = -1;
 	s->ctx = ctx;
 	s->owner = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -327,13 +435,22 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 	s->dev = st.st_dev;
 	s->ino = st.st_ino;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (s->wake_fd < 0)
-		return kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
+	s->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (s->wake_fd < 0 || s->done_fd < 0) {
+		rc = -errno;
+		if (s->wake_fd >= 0)
+			close(s->wake_fd);
+		if (s->done_fd >= 0)
+			close(s->done_fd);
+		s->wake_fd = s->done_fd = -1;
+		return kvmlu_err(err, errlen, rc, "eventfd: %s", strerror(-rc));
+	}
 	s->listen_fd = listen_fd;
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
 		close(s->wake_fd);
-		s->wake_fd = -1;
+		close(s->done_fd);
+		s->wake_fd = s->done_fd = -1;
 		s->listen_fd = -1;
 		return kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
 	}
@@ -354,6 +471,14 @@ void control_server_stop(struct control_server *s)
 		pthread_join(s->thread, NULL);
 		s->started = false;
 	}
+	/* A long command still running finishes first: it may touch the VM. */
+	if (s->work) {
+		pthread_join(s->work->thread, NULL);
+		free(s->work->reply);
+		free(s->work->line);
+		free(s->work);
+		s->work = NULL;
+	}
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		if (s->clients[i])
 			control_client_close(s, i);
@@ -368,5 +493,7 @@ void control_server_stop(struct control_server *s)
 	}
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
-	s->wake_fd = -1;
+	if (s->done_fd >= 0)
+		close(s->done_fd);
+	s->wake_fd = s->done_fd = -1;
 }

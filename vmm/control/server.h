@@ -7,7 +7,9 @@
  *
  * Lifecycle: control_server_start() binds (replacing a stale socket file
  * left by a dead VMM, refusing a live one) and starts the thread;
- * requests are handled one at a time by control_handle_line();
+ * requests are handled by control_handle_line(), short ones on that
+ * thread, a long one (checksum, guest-verify, upgrade, prepare-update ...)
+ * on a worker thread while status and pause are still answered;
  * control_server_stop() wakes and joins the thread, closes every client
  * and removes the socket file if it is still ours. After a live upgrade
  * the new VMM binds the same path again.
@@ -25,6 +27,7 @@
 #define CONTROL_MAX_CLIENTS 16
 
 struct control_client;
+struct control_work;
 
 struct control_server {
 	int listen_fd;
@@ -38,6 +41,10 @@ struct control_server {
 	struct control_ctx *ctx;
 	struct control_client *clients[CONTROL_MAX_CLIENTS];
 	unsigned long refused;	/* connections turned away (credentials, full) */
+	unsigned long next_client_id;
+	/* The one long command running (server.c), on its own thread. */
+	struct control_work *work;	/* NULL: none */
+	int done_fd;		/* eventfd: the worker has its reply */
 };
 
 int control_server_start(struct control_server *s, const char *path,

@@ -57,6 +57,12 @@ struct live_update_prepared {
 };
 
 static struct live_update_prepared prepared = { .session = { .fd = -1 } };
+/*
+ * prepare-update and abort-update run on the control worker, update-status
+ * and resume's check on the server thread: what they share is read and
+ * published under this lock.
+ */
+static pthread_mutex_t prepared_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The restore's facts, published by the main thread, read by update-status. */
 static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct live_update_restore restored;
@@ -64,7 +70,12 @@ static bool restored_valid;
 
 bool live_update_prepared(void)
 {
-	return prepared.active;
+	bool active;
+
+	pthread_mutex_lock(&prepared_lock);
+	active = prepared.active;
+	pthread_mutex_unlock(&prepared_lock);
+	return active;
 }
 
 void live_update_restore_publish(const struct live_update_restore *lu)
@@ -222,12 +233,14 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	if (rc)
 		goto err_resume;
 
+	pthread_mutex_lock(&prepared_lock);
 	prepared.active = true;
 	prepared.session = s;
 	prepared.state_bytes = bytes;
 	prepared.nr_files = vm->mem.nr + 1;
 	prepared.prepared_wall_ns = kvmlu_wall_ns();
 	snprintf(prepared.checksum, sizeof(prepared.checksum), "%s", sum);
+	pthread_mutex_unlock(&prepared_lock);
 
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("prepared"));
@@ -272,8 +285,10 @@ static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, jso
 	 * The kernel unpreserves every file of an outgoing session on close;
 	 * the holes it allocated stay allocated (zero pages of the file).
 	 */
+	pthread_mutex_lock(&prepared_lock);
 	luo_session_close(&prepared.session);
 	prepared.active = false;
+	pthread_mutex_unlock(&prepared_lock);
 	if (prepared.was_running)
 		rc = vm_resume(ctx->vm, &ns, err, sizeof(err));
 	if (rc)
@@ -299,6 +314,7 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 	(void)ctx;
 	(void)args;
 	(void)e;
+	pthread_mutex_lock(&prepared_lock);
 	if (prepared.active) {
 		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("prepared"));
 		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(prepared.session.name));
@@ -308,9 +324,11 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 				       json_line_new_u64(prepared.paused_wall_ns));
 		json_object_object_add(o, "prepared_at_ns",
 				       json_line_new_u64(prepared.prepared_wall_ns));
+		pthread_mutex_unlock(&prepared_lock);
 	} else if (restored_valid) {
 		const struct live_update_restore *r = &restored;
 
+		pthread_mutex_unlock(&prepared_lock);
 		pthread_mutex_lock(&restored_lock);
 		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(
 			r->phase ? r->phase : r->session.finished ? "restored" : "restoring"));
@@ -340,6 +358,7 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, "state_bytes", json_line_new_u64(r->state_bytes));
 		pthread_mutex_unlock(&restored_lock);
 	} else {
+		pthread_mutex_unlock(&prepared_lock);
 		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("none"));
 	}
 	*ret = o;
@@ -347,9 +366,9 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 }
 
 static const struct control_command live_update_commands[] = {
-	{ "prepare-update", live_update_cmd_prepare, NULL },
-	{ "abort-update", live_update_cmd_abort, NULL },
-	{ "update-status", live_update_cmd_status, NULL },
+	{ "prepare-update", live_update_cmd_prepare, NULL, CONTROL_CMD_LONG },
+	{ "abort-update", live_update_cmd_abort, NULL, 0 },
+	{ "update-status", live_update_cmd_status, NULL, CONTROL_CMD_ANYTIME },
 };
 
 int live_update_register_commands(void)

@@ -420,7 +420,8 @@ static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_m
 						"stop_at", "state_file", NULL };
 
 static const struct control_command upgrade_commands[] = {
-	{ "upgrade", upgrade_cmd, upgrade_cmd_args },
+	/* No accept while it runs: new clients must reach the new process. */
+	{ "upgrade", upgrade_cmd, upgrade_cmd_args, CONTROL_CMD_LONG | CONTROL_CMD_NO_ACCEPT },
 };
 
 int upgrade_register_commands(void)
