@@ -12,20 +12,25 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "agent/agent_commands.h"
+#include "common/clock.h"
 #include "agent/journal_store.h"
 #include "agent/libvirt_tracked.h"
-#include "agent/json_line.h"
+#include "common/json_line.h"
 #include "agent/update_machine.h"
 #include "agent/update_ops_host.h"
 #include "agent/vm_discovery.h"
 #include "agent/vmm_client.h"
+#include "kvmlu/control_wire.h"
 #include "kvmlu/version.h"
 
 #define REPORT_DEFAULT_LAST 10
+/* The VMM's status key for its vCPU count (not in kvmlu/control_wire.h yet). */
+#ifndef KVMLU_KEY_VCPUS
+#define KVMLU_KEY_VCPUS "vcpus"
+#endif
 
 static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The running update, for `status` (guarded by status_lock). */
@@ -33,15 +38,10 @@ static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
 static char running_id[48];
 static char running_phase[24];
 
-struct request {
-	struct json_object *obj, *id;
-	const char *cmd;
-};
-
-static struct json_object *bad_request(struct request *rq, const char *fmt, ...)
+static struct json_object *bad_request(const struct json_line_request *rq, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
-static struct json_object *bad_request(struct request *rq, const char *fmt, ...)
+static struct json_object *bad_request(const struct json_line_request *rq, const char *fmt, ...)
 {
 	char desc[256];
 	va_list ap;
@@ -49,14 +49,16 @@ static struct json_object *bad_request(struct request *rq, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(desc, sizeof(desc), fmt, ap);
 	va_end(ap);
-	return json_line_reply_error("BadRequest", desc, rq->id);
+	return json_line_reply_error(KVMLU_ERR_INVALID, desc, rq->id);
 }
 
-/* NULL when every key is allowed, else the first one that is not. */
-static const char *unknown_key(struct json_object *obj, const char *const *allowed)
+/* NULL when every key of args (NULL: none) is allowed, else the first one that is not. */
+static const char *unknown_arg(const struct json_line_request *rq, const char *const *allowed)
 {
-	json_object_object_foreach(obj, key, v) {
-		bool ok = !strcmp(key, "cmd") || !strcmp(key, "id");
+	if (!rq->args)
+		return NULL;
+	json_object_object_foreach(rq->args, key, v) {
+		bool ok = false;
 
 		for (unsigned int i = 0; allowed[i] && !ok; i++)
 			ok = !strcmp(key, allowed[i]);
@@ -67,7 +69,15 @@ static const char *unknown_key(struct json_object *obj, const char *const *allow
 	return NULL;
 }
 
-static struct json_object *cmd_status(const struct agent_config *cfg, struct request *rq)
+/* The argument key, or NULL when absent. */
+static struct json_object *arg(const struct json_line_request *rq, const char *key)
+{
+	struct json_object *v;
+
+	return rq->args && json_object_object_get_ex(rq->args, key, &v) ? v : NULL;
+}
+
+static struct json_object *cmd_status(const struct agent_config *cfg, const struct json_line_request *rq)
 {
 	struct json_object *r = json_object_new_object(), *u = NULL;
 	struct journal *j = calloc(1, sizeof(*j));
@@ -100,24 +110,20 @@ static struct json_object *cmd_status(const struct agent_config *cfg, struct req
 	return json_line_reply_ok(r, rq->id);
 }
 
-static struct json_object *cmd_vms(const struct agent_config *cfg, struct request *rq)
+static struct json_object *cmd_vms(const struct agent_config *cfg, const struct json_line_request *rq)
 {
 	struct json_object *list, *r, *dom;
 	struct journal *j = calloc(1, sizeof(*j));
 	char err[256];
 
 	if (!j)
-		return json_line_reply_error("Internal", "out of memory", rq->id);
+		return json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", rq->id);
 	if (vm_discovery_scan(cfg->run_dir, j, err, sizeof(err))) {
 		free(j);
-		return json_line_reply_error("Internal", err, rq->id);
+		return json_line_reply_error(KVMLU_ERR_FAILED, err, rq->id);
 	}
 	list = json_object_new_array();
 	for (unsigned int i = 0; i < j->nr_vms; i++) {
-		static const char *const k_state[] = { "state", NULL };
-		static const char *const k_mem[] = { "memory_bytes", "memory", "ram_bytes", NULL };
-		static const char *const k_backend[] = { "memory_backend", "backend", NULL };
-		static const char *const k_cpus[] = { "cpus", "vcpus", NULL };
 		struct json_object *o = json_object_new_object(), *ret = NULL;
 		char why[256];
 		const char *s;
@@ -132,13 +138,13 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, struct reques
 			json_object_object_add(o, "error", json_object_new_string(why));
 		} else {
 			json_object_object_add(o, "answered", json_object_new_boolean(1));
-			s = vmm_client_reply_str(ret, k_state);
+			s = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 			json_object_object_add(o, "state", json_object_new_string(s ? s : "unknown"));
 			json_object_object_add(o, "memory_bytes",
-					       json_object_new_int64(vmm_client_reply_int(ret, k_mem)));
+					       json_object_new_int64(vmm_client_reply_int(ret, KVMLU_KEY_MEMORY)));
 			json_object_object_add(o, "cpus",
-					       json_object_new_int64(vmm_client_reply_int(ret, k_cpus)));
-			s = vmm_client_reply_str(ret, k_backend);
+					       json_object_new_int64(vmm_client_reply_int(ret, KVMLU_KEY_VCPUS)));
+			s = vmm_client_reply_str(ret, KVMLU_KEY_BACKEND);
 			json_object_object_add(o, "backend", json_object_new_string(s ? s : "memfd"));
 			json_object_put(ret);
 		}
@@ -159,32 +165,30 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, struct reques
 }
 
 /* From the hook, while libvirt holds the domain's lock: answer at once. */
-static struct json_object *cmd_libvirt_event(struct request *rq)
+static struct json_object *cmd_libvirt_event(const struct json_line_request *rq)
 {
 	struct libvirt_hook_event ev;
-	struct timespec ts;
 	char err[256];
 
-	if (libvirt_tracked_parse(rq->obj, &ev, err, sizeof(err)))
-		return json_line_reply_error("BadRequest", err, rq->id);
-	clock_gettime(CLOCK_REALTIME, &ts);
-	if (libvirt_tracked_record(&ev, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec, err,
-				   sizeof(err)))
-		return json_line_reply_error("Busy", err, rq->id);
+	if (libvirt_tracked_parse(rq->args, &ev, err, sizeof(err)))
+		return json_line_reply_error(KVMLU_ERR_INVALID, err, rq->id);
+	if (libvirt_tracked_record(&ev, (int64_t)kvmlu_wall_ns(), err, sizeof(err)))
+		return json_line_reply_error(KVMLU_ERR_BUSY, err, rq->id);
 	return json_line_reply_ok(json_object_new_object(), rq->id);
 }
 
-static struct json_object *cmd_report(const struct agent_config *cfg, struct request *rq)
+static struct json_object *cmd_report(const struct agent_config *cfg, const struct json_line_request *rq)
 {
 	static const char *const allowed[] = { "last", NULL };
 	struct json_object *v, *list, *r;
 	unsigned int last = REPORT_DEFAULT_LAST, n, bad;
 	struct journal *js;
-	const char *k = unknown_key(rq->obj, allowed);
+	const char *k = unknown_arg(rq, allowed);
 
 	if (k)
-		return bad_request(rq, "report: unknown key \"%s\"", k);
-	if (json_object_object_get_ex(rq->obj, "last", &v)) {
+		return bad_request(rq, "report: unknown argument \"%s\"", k);
+	v = arg(rq, "last");
+	if (v) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) < 1 ||
 		    json_object_get_int(v) > 100)
 			return bad_request(rq, "report: \"last\" is not 1..100");
@@ -192,10 +196,10 @@ static struct json_object *cmd_report(const struct agent_config *cfg, struct req
 	}
 	js = calloc(last, sizeof(*js));
 	if (!js)
-		return json_line_reply_error("Internal", "out of memory", rq->id);
+		return json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", rq->id);
 	if (journal_store_history_list(cfg->history_dir, js, last, &n, &bad)) {
 		free(js);
-		return json_line_reply_error("Internal", "history directory unreadable", rq->id);
+		return json_line_reply_error(KVMLU_ERR_FAILED, "history directory unreadable", rq->id);
 	}
 	list = json_object_new_array();
 	for (unsigned int i = 0; i < n; i++)
@@ -246,13 +250,13 @@ static int read_cmdline(char *buf, size_t len)
 	return 0;
 }
 
-static int get_path(struct json_object *obj, const char *key, char *out, size_t len,
+static int get_path(const struct json_line_request *rq, const char *key, char *out, size_t len,
 		    bool required, char *err, size_t errlen)
 {
-	struct json_object *v;
+	struct json_object *v = arg(rq, key);
 	const char *s;
 
-	if (!json_object_object_get_ex(obj, key, &v)) {
+	if (!v) {
 		if (required)
 			snprintf(err, errlen, "host-update: \"%s\" missing", key);
 		return required ? -EINVAL : 0;
@@ -284,36 +288,35 @@ static void finish_update(const struct agent_config *cfg, const struct journal *
 }
 
 static struct json_object *cmd_host_update(const struct agent_config *cfg, int fd,
-					   struct request *rq)
+					   const struct json_line_request *rq)
 {
 	static const char *const allowed[] = { "kernel", "initrd", "append", "dry-run", NULL };
 	struct emit_target target = { .fd = fd };
 	struct json_object *v, *r, *reply;
 	struct update_host_ctx ctx;
 	struct update_ops ops;
-	struct timespec ts;
 	struct journal *j;
 	char err[256];
-	const char *k = unknown_key(rq->obj, allowed);
+	const char *k = unknown_arg(rq, allowed);
 
 	if (k)
-		return bad_request(rq, "host-update: unknown key \"%s\"", k);
+		return bad_request(rq, "host-update: unknown argument \"%s\"", k);
 	if (pthread_mutex_trylock(&update_lock))
-		return json_line_reply_error("Busy", "another host-update is running", rq->id);
+		return json_line_reply_error(KVMLU_ERR_BUSY, "another host-update is running", rq->id);
 	j = calloc(1, sizeof(*j));
 	if (!j) {
-		reply = json_line_reply_error("Internal", "out of memory", rq->id);
+		reply = json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", rq->id);
 		goto out_unlock;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	journal_init(j, (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-	if (get_path(rq->obj, "kernel", j->kernel, sizeof(j->kernel), true, err, sizeof(err)) ||
-	    get_path(rq->obj, "initrd", j->initrd, sizeof(j->initrd), false, err, sizeof(err)) ||
-	    get_path(rq->obj, "append", j->cmdline, sizeof(j->cmdline), false, err, sizeof(err))) {
-		reply = json_line_reply_error("BadRequest", err, rq->id);
+	journal_init(j, (int64_t)kvmlu_wall_ns());
+	if (get_path(rq, "kernel", j->kernel, sizeof(j->kernel), true, err, sizeof(err)) ||
+	    get_path(rq, "initrd", j->initrd, sizeof(j->initrd), false, err, sizeof(err)) ||
+	    get_path(rq, "append", j->cmdline, sizeof(j->cmdline), false, err, sizeof(err))) {
+		reply = json_line_reply_error(KVMLU_ERR_INVALID, err, rq->id);
 		goto out_free;
 	}
-	if (json_object_object_get_ex(rq->obj, "dry-run", &v)) {
+	v = arg(rq, "dry-run");
+	if (v) {
 		if (!json_object_is_type(v, json_type_boolean)) {
 			reply = bad_request(rq, "host-update: \"dry-run\" is not true/false");
 			goto out_free;
@@ -321,13 +324,13 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		j->dry_run = json_object_get_boolean(v);
 	}
 	/* No --append: the next kernel boots with this one's command line. */
-	if (!json_object_object_get_ex(rq->obj, "append", NULL) &&
+	if (!arg(rq, "append") &&
 	    read_cmdline(j->cmdline, sizeof(j->cmdline))) {
-		reply = json_line_reply_error("Internal", "cannot read /proc/cmdline", rq->id);
+		reply = json_line_reply_error(KVMLU_ERR_FAILED, "cannot read /proc/cmdline", rq->id);
 		goto out_free;
 	}
 	if (vm_discovery_scan(cfg->run_dir, j, err, sizeof(err))) {
-		reply = json_line_reply_error("Internal", err, rq->id);
+		reply = json_line_reply_error(KVMLU_ERR_FAILED, err, rq->id);
 		goto out_free;
 	}
 
@@ -357,31 +360,24 @@ out_unlock:
 }
 
 struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int fd,
-					    struct json_object *req)
+					    const struct json_line_request *rq)
 {
 	static const char *const none[] = { NULL };
-	struct request rq = { .obj = req };
-	struct json_object *v;
 	const char *k;
 
-	if (json_object_object_get_ex(req, "id", &v))
-		rq.id = v;
-	if (!json_object_object_get_ex(req, "cmd", &v) || !json_object_is_type(v, json_type_string))
-		return bad_request(&rq, "no \"cmd\" string");
-	rq.cmd = json_object_get_string(v);
-	if (!strcmp(rq.cmd, "host-update"))
-		return cmd_host_update(cfg, fd, &rq);
-	if (!strcmp(rq.cmd, "report"))
-		return cmd_report(cfg, &rq);
-	if (!strcmp(rq.cmd, "libvirt-event"))
-		return cmd_libvirt_event(&rq);
-	if (!strcmp(rq.cmd, "status") || !strcmp(rq.cmd, "vms")) {
-		k = unknown_key(req, none);
+	if (!strcmp(rq->cmd, "host-update"))
+		return cmd_host_update(cfg, fd, rq);
+	if (!strcmp(rq->cmd, "report"))
+		return cmd_report(cfg, rq);
+	if (!strcmp(rq->cmd, "libvirt-event"))
+		return cmd_libvirt_event(rq);
+	if (!strcmp(rq->cmd, "status") || !strcmp(rq->cmd, "vms")) {
+		k = unknown_arg(rq, none);
 		if (k)
-			return bad_request(&rq, "%s: unknown key \"%s\"", rq.cmd, k);
-		return rq.cmd[0] == 's' ? cmd_status(cfg, &rq) : cmd_vms(cfg, &rq);
+			return bad_request(rq, "%s: unknown argument \"%s\"", rq->cmd, k);
+		return rq->cmd[0] == 's' ? cmd_status(cfg, rq) : cmd_vms(cfg, rq);
 	}
-	return json_line_reply_error("CommandNotFound", rq.cmd, rq.id);
+	return json_line_reply_error(KVMLU_ERR_UNKNOWN_CMD, rq->cmd, rq->id);
 }
 
 void agent_commands_recover(const struct agent_config *cfg)

@@ -12,10 +12,11 @@
 #include "agent/agent_config.h"
 
 struct json_object;
+struct json_line_request;
 
-/* The reply to one request line (a new object; never NULL). */
+/* The reply to one request (a new object; NULL only when out of memory). */
 struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int fd,
-					    struct json_object *req);
+					    const struct json_line_request *rq);
 
 /* At start: finish an update a previous agent left in state_dir. */
 void agent_commands_recover(const struct agent_config *cfg);

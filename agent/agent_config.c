@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "agent/agent_config.h"
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/libvirt_update.h"
 
 #define CONFIG_MAX_BYTES (64 * 1024)
@@ -45,14 +45,14 @@ static int get_string(struct json_object *v, const char *key, char *out,
 	const char *s;
 
 	if (!json_object_is_type(v, json_type_string))
-		return agent_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
 	s = json_object_get_string(v);
 	if (!s[0] || strlen(s) >= outlen)
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "config key \"%s\": length %zu not in 1..%zu",
 				 key, strlen(s), outlen - 1);
 	if (s[0] != '/' && strcmp(key, "group"))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "config key \"%s\": \"%s\" is not an absolute path", key, s);
 	memcpy(out, s, strlen(s) + 1);
 	return 0;
@@ -69,20 +69,20 @@ static int get_uri(struct json_object *v, const char *key, char *out, size_t out
 	size_t n;
 
 	if (!json_object_is_type(v, json_type_string))
-		return agent_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
 	s = json_object_get_string(v);
 	n = (size_t)json_object_get_string_len(v);
 	if (!n || n >= outlen || strlen(s) != n)
-		return agent_err(err, errlen, -EINVAL, "config key \"%s\": length %zu not in 1..%zu",
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": length %zu not in 1..%zu",
 				 key, n, outlen - 1);
 	for (size_t i = 0; i < n; i++)
 		if (s[i] <= ' ' || s[i] >= 0x7f)
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "config key \"%s\": byte %zu (0x%02x) is not printable ASCII",
 					 key, i, (unsigned char)s[i]);
 	sep = strstr(s, "://");
 	if (!sep || sep == s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+") != (size_t)(sep - s))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "config key \"%s\": \"%s\" is not a libvirt URI (driver://...)",
 				 key, s);
 	memcpy(out, s, n + 1);
@@ -95,10 +95,10 @@ static int get_uint(struct json_object *v, const char *key, uint64_t min,
 	int64_t n;
 
 	if (!json_object_is_type(v, json_type_int))
-		return agent_err(err, errlen, -EINVAL, "config key \"%s\": not an integer", key);
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not an integer", key);
 	n = json_object_get_int64(v);
 	if (n < 0 || (uint64_t)n < min || (uint64_t)n > max)
-		return agent_err(err, errlen, -ERANGE,
+		return kvmlu_err(err, errlen, -ERANGE,
 				 "config key \"%s\": %lld not in %llu..%llu", key,
 				 (long long)n, (unsigned long long)min,
 				 (unsigned long long)max);
@@ -113,7 +113,7 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 	int ret;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return agent_err(err, errlen, -EINVAL, "config key \"timeouts\": not an object");
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"timeouts\": not an object");
 	json_object_object_foreach(obj, key, v) {
 		unsigned int *dst;
 
@@ -124,7 +124,7 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 		else if (!strcmp(key, "restore_ms"))
 			dst = &c->restore_timeout_ms;
 		else
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "config: unknown key \"timeouts.%s\"", key);
 		ret = get_uint(v, key, 10, 3600000, &n, err, errlen);
 		if (ret)
@@ -181,7 +181,7 @@ static int parse_key(const char *key, struct json_object *v,
 	}
 	if (!strcmp(key, "allow_kexec")) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "config key \"allow_kexec\": not true/false");
 		c->allow_kexec = json_object_get_boolean(v);
 		return 0;
@@ -189,7 +189,7 @@ static int parse_key(const char *key, struct json_object *v,
 	/* "//" keys are comments: JSON has none and the example needs them. */
 	if (!strncmp(key, "//", 2))
 		return 0;
-	return agent_err(err, errlen, -EINVAL, "config: unknown key \"%s\"", key);
+	return kvmlu_err(err, errlen, -EINVAL, "config: unknown key \"%s\"", key);
 }
 
 int agent_config_parse(const char *text, struct agent_config *c,
@@ -202,16 +202,16 @@ int agent_config_parse(const char *text, struct agent_config *c,
 
 	tok = json_tokener_new();
 	if (!tok)
-		return agent_err(err, errlen, -ENOMEM, "config: out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "config: out of memory");
 	root = json_tokener_parse_ex(tok, text, (int)strlen(text));
 	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
 	    text[json_tokener_get_parse_end(tok) + strspn(text + json_tokener_get_parse_end(tok), " \t\r\n")]) {
-		ret = agent_err(err, errlen, -EINVAL, "config: not one JSON object (%s)",
+		ret = kvmlu_err(err, errlen, -EINVAL, "config: not one JSON object (%s)",
 				json_tokener_error_desc(json_tokener_get_error(tok)));
 		goto out;
 	}
 	if (!json_object_is_type(root, json_type_object)) {
-		ret = agent_err(err, errlen, -EINVAL, "config: top level is not an object");
+		ret = kvmlu_err(err, errlen, -EINVAL, "config: top level is not an object");
 		goto out;
 	}
 	json_object_object_foreach(root, key, v) {
@@ -236,27 +236,27 @@ int agent_config_load(const char *path, struct agent_config *c,
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return agent_err(err, errlen, -errno, "config %s: %s", path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "config %s: %s", path, strerror(errno));
 	buf = malloc(CONFIG_MAX_BYTES + 1);
 	if (!buf) {
-		ret = agent_err(err, errlen, -ENOMEM, "config %s: out of memory", path);
+		ret = kvmlu_err(err, errlen, -ENOMEM, "config %s: out of memory", path);
 		goto err_close;
 	}
 	while ((n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len)) > 0) {
 		len += (size_t)n;
 		if (len > CONFIG_MAX_BYTES) {
-			ret = agent_err(err, errlen, -EFBIG, "config %s: larger than %d bytes",
+			ret = kvmlu_err(err, errlen, -EFBIG, "config %s: larger than %d bytes",
 					path, CONFIG_MAX_BYTES);
 			goto err_free;
 		}
 	}
 	if (n < 0) {
-		ret = agent_err(err, errlen, -errno, "config %s: read: %s", path, strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "config %s: read: %s", path, strerror(errno));
 		goto err_free;
 	}
 	buf[len] = 0;
 	if (strlen(buf) != len) {
-		ret = agent_err(err, errlen, -EINVAL, "config %s: contains a NUL byte", path);
+		ret = kvmlu_err(err, errlen, -EINVAL, "config %s: contains a NUL byte", path);
 		goto err_free;
 	}
 	ret = agent_config_parse(buf, c, err, errlen);
@@ -264,7 +264,7 @@ int agent_config_load(const char *path, struct agent_config *c,
 		char inner[256];
 
 		snprintf(inner, sizeof(inner), "%s", err ? err : "");
-		agent_err(err, errlen, ret, "%s: %s", path, inner);
+		kvmlu_err(err, errlen, ret, "%s: %s", path, inner);
 	}
 err_free:
 	free(buf);

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 
 #include "agent/agent_dirs.h"
-#include "agent/agent_err.h"
+#include "common/err.h"
 
 static int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
 {
@@ -20,19 +20,19 @@ static int mkdir_p(const char *path, mode_t mode, char *err, size_t errlen)
 	if (!path[0])
 		return 0;
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
-		return agent_err(err, errlen, -ENAMETOOLONG, "directory %s: path too long", path);
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "directory %s: path too long", path);
 	for (char *p = buf + 1; *p; p++) {
 		if (*p != '/')
 			continue;
 		*p = '\0';
 		if (mkdir(buf, 0755) < 0 && errno != EEXIST)
-			return agent_err(err, errlen, -errno, "mkdir %s: %s", buf, strerror(errno));
+			return kvmlu_err(err, errlen, -errno, "mkdir %s: %s", buf, strerror(errno));
 		*p = '/';
 	}
 	if (mkdir(buf, mode) < 0 && errno != EEXIST)
-		return agent_err(err, errlen, -errno, "mkdir %s: %s", buf, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "mkdir %s: %s", buf, strerror(errno));
 	if (stat(buf, &st) < 0 || !S_ISDIR(st.st_mode))
-		return agent_err(err, errlen, -ENOTDIR, "%s: not a directory", buf);
+		return kvmlu_err(err, errlen, -ENOTDIR, "%s: not a directory", buf);
 	return 0;
 }
 

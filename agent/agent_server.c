@@ -13,9 +13,9 @@
 #include <unistd.h>
 
 #include "agent/agent_commands.h"
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/agent_server.h"
-#include "agent/json_line.h"
+#include "common/json_line.h"
 #include "agent/peer_auth.h"
 
 struct conn {
@@ -65,31 +65,31 @@ int agent_server_listen(const struct agent_config *cfg, char *err, size_t errlen
 
 	ret = mkdir_parent(cfg->socket_path);
 	if (ret)
-		return agent_err(err, errlen, ret, "socket directory of %s: %s",
+		return kvmlu_err(err, errlen, ret, "socket directory of %s: %s",
 				 cfg->socket_path, strerror(-ret));
 	memcpy(sa.sun_path, cfg->socket_path, strlen(cfg->socket_path) + 1);
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
-		return agent_err(err, errlen, -errno, "socket: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
 	/* A socket file left by an agent that died; nobody listens on it. */
 	unlink(cfg->socket_path);
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
-		ret = agent_err(err, errlen, -errno, "bind %s: %s", cfg->socket_path,
+		ret = kvmlu_err(err, errlen, -errno, "bind %s: %s", cfg->socket_path,
 				strerror(errno));
 		goto err_close;
 	}
 	if (chmod(cfg->socket_path, 0660)) {
-		ret = agent_err(err, errlen, -errno, "chmod 0660 %s: %s", cfg->socket_path,
+		ret = kvmlu_err(err, errlen, -errno, "chmod 0660 %s: %s", cfg->socket_path,
 				strerror(errno));
 		goto err_unlink;
 	}
 	if (group_gid(cfg->group, &gid) && chown(cfg->socket_path, 0, gid)) {
-		ret = agent_err(err, errlen, -errno, "chown root:%s %s: %s", cfg->group,
+		ret = kvmlu_err(err, errlen, -errno, "chown root:%s %s: %s", cfg->group,
 				cfg->socket_path, strerror(errno));
 		goto err_unlink;
 	}
 	if (listen(fd, 16)) {
-		ret = agent_err(err, errlen, -errno, "listen %s: %s", cfg->socket_path,
+		ret = kvmlu_err(err, errlen, -errno, "listen %s: %s", cfg->socket_path,
 				strerror(errno));
 		goto err_unlink;
 	}
@@ -101,11 +101,43 @@ err_close:
 	return ret;
 }
 
+/*
+ * One line into a request and its reply. The reader already parsed the
+ * line strictly; the request's shape ({"cmd","id","args"}, no other key)
+ * is checked by json_line_request_parse, the one place that knows it.
+ */
+static struct json_object *answer(struct conn *c, struct json_object *line)
+{
+	struct json_line_request rq;
+	struct json_line_error e;
+	struct json_object *reply;
+	size_t len;
+	char *text = json_line_format(line, &len);
+
+	if (!text)
+		return json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", NULL);
+	if (json_line_request_parse(text, len - 1, &rq, &e))
+		reply = json_line_reply_error(e.class, e.desc, rq.id);
+	else
+		reply = agent_commands_dispatch(c->cfg, c->fd, &rq);
+	json_line_request_free(&rq);
+	free(text);
+	return reply;
+}
+
+static int send_reply(int fd, struct json_object *reply)
+{
+	int ret = reply ? json_line_write(fd, reply) : -ENOMEM;
+
+	json_object_put(reply);
+	return ret;
+}
+
 static void *serve(void *arg)
 {
 	struct conn *c = arg;
 	struct json_line_reader *r = malloc(sizeof(*r));
-	struct json_object *req, *reply;
+	struct json_object *line;
 	char err[256];
 	int ret;
 
@@ -113,28 +145,24 @@ static void *serve(void *arg)
 		goto out;
 	if (peer_auth_check(c->fd, c->have_group, c->gid, err, sizeof(err))) {
 		fprintf(stderr, "kvmlu-agent: refused connection: %s\n", err);
-		reply = json_line_reply_error("PermissionDenied", err, NULL);
-		json_line_write(c->fd, reply);
-		json_object_put(reply);
+		send_reply(c->fd, json_line_reply_error(KVMLU_ERR_PERMISSION, err, NULL));
 		goto out;
 	}
 	json_line_reader_init(r, c->fd);
 	for (;;) {
-		ret = json_line_read(r, -1, &req, err, sizeof(err));
+		ret = json_line_read(r, -1, &line, err, sizeof(err));
 		if (ret == -EBADMSG) {
-			reply = json_line_reply_error("BadRequest", err, NULL);
-			ret = json_line_write(c->fd, reply);
-			json_object_put(reply);
-			if (ret)
+			if (send_reply(c->fd, json_line_reply_error(KVMLU_ERR_PARSE, err, NULL)))
 				break;
 			continue;
 		}
+		/* The rest of an overlong line cannot be told from the next: close. */
+		if (ret == -EMSGSIZE)
+			send_reply(c->fd, json_line_reply_error(KVMLU_ERR_LINE_TOO_LONG, err, NULL));
 		if (ret)
 			break;
-		reply = agent_commands_dispatch(c->cfg, c->fd, req);
-		json_object_put(req);
-		ret = json_line_write(c->fd, reply);
-		json_object_put(reply);
+		ret = send_reply(c->fd, answer(c, line));
+		json_object_put(line);
 		if (ret)
 			break;
 	}

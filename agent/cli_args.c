@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "agent/agent_config.h"
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/cli_args.h"
 
 const char cli_usage[] =
@@ -31,7 +31,7 @@ static const struct {
 static const char *value(int argc, char *const *argv, int *i, char *err, size_t errlen)
 {
 	if (*i + 1 >= argc || !argv[*i + 1][0]) {
-		agent_err(err, errlen, -EINVAL, "%s needs a value", argv[*i]);
+		kvmlu_err(err, errlen, -EINVAL, "%s needs a value", argv[*i]);
 		return NULL;
 	}
 	return argv[++*i];
@@ -53,18 +53,18 @@ int cli_args_parse(int argc, char *const *argv, struct cli_args *a, char *err, s
 			a->verb = CLI_HELP;
 			return 0;
 		} else {
-			return agent_err(err, errlen, -EINVAL, "unknown option %s", argv[i]);
+			return kvmlu_err(err, errlen, -EINVAL, "unknown option %s", argv[i]);
 		}
 	}
 	if (i >= argc)
-		return agent_err(err, errlen, -EINVAL, "no command given");
+		return kvmlu_err(err, errlen, -EINVAL, "no command given");
 	for (size_t v = 0; v < sizeof(verbs) / sizeof(verbs[0]); v++)
 		if (!strcmp(argv[i], verbs[v].name)) {
 			a->verb = verbs[v].verb;
 			have_verb = true;
 		}
 	if (!have_verb)
-		return agent_err(err, errlen, -EINVAL, "unknown command \"%s\"", argv[i]);
+		return kvmlu_err(err, errlen, -EINVAL, "unknown command \"%s\"", argv[i]);
 	verb_name = argv[i];
 
 	for (i++; i < argc; i++) {
@@ -82,7 +82,7 @@ int cli_args_parse(int argc, char *const *argv, struct cli_args *a, char *err, s
 		} else if (upd && !strcmp(o, "--append")) {
 			/* An empty command line is a valid (if useless) choice. */
 			if (i + 1 >= argc)
-				return agent_err(err, errlen, -EINVAL, "--append needs a value");
+				return kvmlu_err(err, errlen, -EINVAL, "--append needs a value");
 			a->append = argv[++i];
 		} else if (upd && !strcmp(o, "--dry-run")) {
 			a->dry_run = true;
@@ -95,14 +95,14 @@ int cli_args_parse(int argc, char *const *argv, struct cli_args *a, char *err, s
 				return -EINVAL;
 			n = strtol(s, &end, 10);
 			if (*end || n < 1 || n > 100)
-				return agent_err(err, errlen, -EINVAL, "--last %s: not 1..100", s);
+				return kvmlu_err(err, errlen, -EINVAL, "--last %s: not 1..100", s);
 			a->last = (unsigned int)n;
 		} else {
-			return agent_err(err, errlen, -EINVAL, "%s: unexpected argument \"%s\"",
+			return kvmlu_err(err, errlen, -EINVAL, "%s: unexpected argument \"%s\"",
 					 verb_name, o);
 		}
 	}
 	if (a->verb == CLI_HOST_UPDATE && !a->kernel)
-		return agent_err(err, errlen, -EINVAL, "host-update: --kernel is required");
+		return kvmlu_err(err, errlen, -EINVAL, "host-update: --kernel is required");
 	return 0;
 }

@@ -9,7 +9,7 @@
 #define KVMLU_CLI_COMMANDS_H
 
 #include "agent/cli_args.h"
-#include "agent/json_line.h"
+#include "common/json_line.h"
 
 struct json_object;
 
@@ -21,8 +21,11 @@ struct cli_conn {
 /* Connect to the agent; prints why not (and returns -errno) on failure. */
 int cli_conn_open(struct cli_conn *c, const char *socket);
 void cli_conn_close(struct cli_conn *c);
-/* One request; prints the agent's error. *ret as json_line_call. */
-int cli_conn_call(struct cli_conn *c, const char *cmd, struct json_object *extra,
+/*
+ * One request, args (NULL: none; the caller keeps its reference) under
+ * "args"; prints the agent's error. *ret as json_line_call.
+ */
+int cli_conn_call(struct cli_conn *c, const char *cmd, struct json_object *args,
 		  void (*on_event)(void *arg, struct json_object *ev), void *arg,
 		  struct json_object **ret);
 

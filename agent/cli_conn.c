@@ -36,7 +36,7 @@ void cli_conn_close(struct cli_conn *c)
 	close(c->fd);
 }
 
-int cli_conn_call(struct cli_conn *c, const char *cmd, struct json_object *extra,
+int cli_conn_call(struct cli_conn *c, const char *cmd, struct json_object *args,
 		  void (*on_event)(void *arg, struct json_object *ev), void *arg,
 		  struct json_object **ret)
 {
@@ -44,8 +44,8 @@ int cli_conn_call(struct cli_conn *c, const char *cmd, struct json_object *extra
 	int rc;
 
 	/* host-update takes as long as preparing every VM: no timeout. */
-	rc = json_line_call(c->fd, &c->r, cmd, extra, 1, -1, on_event, arg, ret, err,
-			    sizeof(err));
+	rc = json_line_call(c->fd, &c->r, cmd, args ? json_object_get(args) : NULL, 1, -1,
+			    on_event, arg, ret, err, sizeof(err));
 	if (rc)
 		fprintf(stderr, "kvmlu: %s: %s\n", cmd, err);
 	return rc;

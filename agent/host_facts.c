@@ -8,7 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/host_facts.h"
 
 static int read_text(const char *root, const char *path, char *buf, size_t len)
@@ -75,10 +75,10 @@ static int file_size(const char *what, const char *path, uint64_t *out,
 	/* Opened, not just stat()ed: kexec_file_load will have to read it. */
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return agent_err(err, errlen, -errno, "%s %s: %s", what, path, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "%s %s: %s", what, path, strerror(errno));
 	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || st.st_size == 0) {
 		close(fd);
-		return agent_err(err, errlen, -EINVAL, "%s %s: not a non-empty regular file",
+		return kvmlu_err(err, errlen, -EINVAL, "%s %s: not a non-empty regular file",
 				 what, path);
 	}
 	close(fd);

@@ -16,7 +16,7 @@
 #include <unistd.h>
 #include <xxhash.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/journal.h"
 #include "common/luo_session.h"
 
@@ -77,21 +77,21 @@ int journal_add_vm(struct journal *j, const char *name, const char *control,
 	int ret;
 
 	if (j->nr_vms >= JOURNAL_MAX_VMS)
-		return agent_err(err, errlen, -ENOSPC, "VM %s: more than %d VMs",
+		return kvmlu_err(err, errlen, -ENOSPC, "VM %s: more than %d VMs",
 				 name, JOURNAL_MAX_VMS);
 	ret = luo_session_name_for_vm(name, session, err, errlen);
 	if (ret)
 		return ret;
 	if (!strcmp(name, JOURNAL_RESERVED_VM))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "VM name '%s' is reserved for the agent's journal session", name);
 	if (strlen(control) >= sizeof(vm->control))
-		return agent_err(err, errlen, -ENAMETOOLONG,
+		return kvmlu_err(err, errlen, -ENAMETOOLONG,
 				 "VM %s: control socket path longer than %zu", name,
 				 sizeof(vm->control) - 1);
 	for (unsigned int i = 0; i < j->nr_vms; i++)
 		if (!strcmp(j->vms[i].name, name))
-			return agent_err(err, errlen, -EEXIST,
+			return kvmlu_err(err, errlen, -EEXIST,
 					 "VM %s: two control sockets (%s, %s)", name,
 					 j->vms[i].control, control);
 	vm = &j->vms[j->nr_vms++];
@@ -226,7 +226,7 @@ static int copy_field(const struct field *f, struct json_object *v,
 		      const char *where, char *err, size_t errlen)
 {
 	if (!json_object_is_type(v, f->type))
-		return agent_err(err, errlen, -EINVAL, "journal %s.%s: wrong type",
+		return kvmlu_err(err, errlen, -EINVAL, "journal %s.%s: wrong type",
 				 where, f->key);
 	switch (f->type) {
 	case json_type_string: {
@@ -234,7 +234,7 @@ static int copy_field(const struct field *f, struct json_object *v,
 		size_t n = (size_t)json_object_get_string_len(v);
 
 		if (n >= f->size || strlen(s) != n)
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "journal %s.%s: %zu bytes, at most %zu",
 					 where, f->key, n, f->size - 1);
 		memcpy(f->dst, s, n + 1);
@@ -244,7 +244,7 @@ static int copy_field(const struct field *f, struct json_object *v,
 		int64_t n = json_object_get_int64(v);
 
 		if (n < -1)
-			return agent_err(err, errlen, -EINVAL, "journal %s.%s: %" PRId64
+			return kvmlu_err(err, errlen, -EINVAL, "journal %s.%s: %" PRId64
 					 " is negative", where, f->key, n);
 		*(int64_t *)f->dst = n;
 		return 0;
@@ -253,7 +253,7 @@ static int copy_field(const struct field *f, struct json_object *v,
 		*(bool *)f->dst = json_object_get_boolean(v);
 		return 0;
 	default:
-		return agent_err(err, errlen, -EINVAL, "journal %s.%s: bad field",
+		return kvmlu_err(err, errlen, -EINVAL, "journal %s.%s: bad field",
 				 where, f->key);
 	}
 }
@@ -269,7 +269,7 @@ static int copy_fields(struct json_object *obj, const struct field *fields,
 	int ret;
 
 	if (!json_object_is_type(obj, json_type_object))
-		return agent_err(err, errlen, -EINVAL, "journal %s: not an object", where);
+		return kvmlu_err(err, errlen, -EINVAL, "journal %s: not an object", where);
 	json_object_object_foreach(obj, key, v) {
 		bool known = false;
 
@@ -278,7 +278,7 @@ static int copy_fields(struct json_object *obj, const struct field *fields,
 		for (size_t i = 0; extra && extra[i] && !known; i++)
 			known = !strcmp(key, extra[i]);
 		if (!known)
-			return agent_err(err, errlen, -EINVAL, "journal %s: unknown key \"%s\"",
+			return kvmlu_err(err, errlen, -EINVAL, "journal %s: unknown key \"%s\"",
 					 where, key);
 		(void)v;
 	}
@@ -286,7 +286,7 @@ static int copy_fields(struct json_object *obj, const struct field *fields,
 		struct json_object *v;
 
 		if (!json_object_object_get_ex(obj, fields[i].key, &v))
-			return agent_err(err, errlen, -EINVAL, "journal %s: no \"%s\"",
+			return kvmlu_err(err, errlen, -EINVAL, "journal %s: no \"%s\"",
 					 where, fields[i].key);
 		ret = copy_field(&fields[i], v, where, err, errlen);
 		if (ret)
@@ -302,7 +302,7 @@ static int checksum_check(const char *s, const char *what, char *err, size_t err
 	if (n == 0)
 		return 0;
 	if (n != JOURNAL_CHECKSUM_LEN || strspn(s, "0123456789abcdef") != n)
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "journal %s: checksum \"%s\" is not %d hex digits",
 				 what, s, JOURNAL_CHECKSUM_LEN);
 	return 0;
@@ -338,21 +338,21 @@ static int vm_from_json(struct json_object *o, struct journal_vm *vm,
 	if (ret)
 		return ret;
 	if (vm_state_parse(state, &vm->state))
-		return agent_err(err, errlen, -EINVAL, "journal %s: unknown state \"%s\"",
+		return kvmlu_err(err, errlen, -EINVAL, "journal %s: unknown state \"%s\"",
 				 where, state);
 	if (mem < 0)
-		return agent_err(err, errlen, -EINVAL, "journal %s: memory_bytes negative", where);
+		return kvmlu_err(err, errlen, -EINVAL, "journal %s: memory_bytes negative", where);
 	vm->memory_bytes = (uint64_t)mem;
 	ret = luo_session_name_for_vm(vm->name, session, err, errlen);
 	if (ret)
 		return ret;
 	/* A journal naming another VM's session would restore the wrong guest. */
 	if (vm->session[0] && strcmp(vm->session, session))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "journal %s: session \"%s\" is not VM %s's (%s)",
 				 where, vm->session, vm->name, session);
 	if (vm->control[0] != '/')
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "journal %s: control \"%s\" is not an absolute path",
 				 where, vm->control);
 	ret = checksum_check(vm->checksum, where, err, errlen);
@@ -365,7 +365,7 @@ static int phases_from_json(struct json_object *o, struct journal *j,
 			    char *err, size_t errlen)
 {
 	if (!json_object_is_type(o, json_type_object))
-		return agent_err(err, errlen, -EINVAL, "journal phases: not an object");
+		return kvmlu_err(err, errlen, -EINVAL, "journal phases: not an object");
 	json_object_object_foreach(o, key, v) {
 		enum update_phase p;
 		struct journal_phase_time *t;
@@ -378,7 +378,7 @@ static int phases_from_json(struct json_object *o, struct journal *j,
 		int ret;
 
 		if (update_phase_parse(key, &p))
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "journal phases: unknown phase \"%s\"", key);
 		t = &j->phases[p];
 		memcpy(f, fields, sizeof(f));
@@ -389,7 +389,7 @@ static int phases_from_json(struct json_object *o, struct journal *j,
 		if (ret)
 			return ret;
 		if (t->start_ns <= 0)
-			return agent_err(err, errlen, -EINVAL,
+			return kvmlu_err(err, errlen, -EINVAL,
 					 "journal phases.%s: start_ns not positive", key);
 	}
 	return 0;
@@ -425,29 +425,29 @@ static int journal_from_json_into(struct json_object *obj, struct journal *j,
 	if (!json_object_object_get_ex(obj, "version", &v) ||
 	    !json_object_is_type(v, json_type_int) ||
 	    json_object_get_int(v) != JOURNAL_VERSION)
-		return agent_err(err, errlen, -EPROTO, "journal: version is not %d",
+		return kvmlu_err(err, errlen, -EPROTO, "journal: version is not %d",
 				 JOURNAL_VERSION);
 	if (update_phase_parse(phase, &j->phase))
-		return agent_err(err, errlen, -EINVAL, "journal: unknown phase \"%s\"", phase);
+		return kvmlu_err(err, errlen, -EINVAL, "journal: unknown phase \"%s\"", phase);
 	if (update_outcome_parse(outcome, &j->outcome))
-		return agent_err(err, errlen, -EINVAL, "journal: unknown outcome \"%s\"",
+		return kvmlu_err(err, errlen, -EINVAL, "journal: unknown outcome \"%s\"",
 				 outcome);
 	if (!j->update_id[0] || strspn(j->update_id, "0123456789TZ-") != strlen(j->update_id))
-		return agent_err(err, errlen, -EINVAL, "journal: bad update_id \"%s\"",
+		return kvmlu_err(err, errlen, -EINVAL, "journal: bad update_id \"%s\"",
 				 j->update_id);
 
 	if (!json_object_object_get_ex(obj, "phases", &v))
-		return agent_err(err, errlen, -EINVAL, "journal: no \"phases\"");
+		return kvmlu_err(err, errlen, -EINVAL, "journal: no \"phases\"");
 	ret = phases_from_json(v, j, err, errlen);
 	if (ret)
 		return ret;
 
 	if (!json_object_object_get_ex(obj, "notes", &a) ||
 	    !json_object_is_type(a, json_type_array))
-		return agent_err(err, errlen, -EINVAL, "journal: \"notes\" is not an array");
+		return kvmlu_err(err, errlen, -EINVAL, "journal: \"notes\" is not an array");
 	n = json_object_array_length(a);
 	if (n > JOURNAL_MAX_NOTES)
-		return agent_err(err, errlen, -EINVAL, "journal: %zu notes, at most %d",
+		return kvmlu_err(err, errlen, -EINVAL, "journal: %zu notes, at most %d",
 				 n, JOURNAL_MAX_NOTES);
 	for (size_t i = 0; i < n; i++) {
 		struct field f = { "notes[]", json_type_string, j->notes[i], JOURNAL_TEXT_MAX };
@@ -460,10 +460,10 @@ static int journal_from_json_into(struct json_object *obj, struct journal *j,
 
 	if (!json_object_object_get_ex(obj, "vms", &a) ||
 	    !json_object_is_type(a, json_type_array))
-		return agent_err(err, errlen, -EINVAL, "journal: \"vms\" is not an array");
+		return kvmlu_err(err, errlen, -EINVAL, "journal: \"vms\" is not an array");
 	n = json_object_array_length(a);
 	if (n > JOURNAL_MAX_VMS)
-		return agent_err(err, errlen, -EINVAL, "journal: %zu VMs, at most %d",
+		return kvmlu_err(err, errlen, -EINVAL, "journal: %zu VMs, at most %d",
 				 n, JOURNAL_MAX_VMS);
 	for (size_t i = 0; i < n; i++) {
 		ret = vm_from_json(json_object_array_get_idx(a, i), &j->vms[i],
@@ -472,7 +472,7 @@ static int journal_from_json_into(struct json_object *obj, struct journal *j,
 			return ret;
 		for (size_t k = 0; k < i; k++)
 			if (!strcmp(j->vms[k].name, j->vms[i].name))
-				return agent_err(err, errlen, -EINVAL,
+				return kvmlu_err(err, errlen, -EINVAL,
 						 "journal: VM %s listed twice", j->vms[i].name);
 	}
 	j->nr_vms = (unsigned int)n;
@@ -483,7 +483,7 @@ static int journal_from_json_into(struct json_object *obj, struct journal *j,
 		ret = libvirt_domain_reports_from_json(a, j->domains, &j->nr_domains, why,
 						       sizeof(why));
 		if (ret)
-			return agent_err(err, errlen, ret, "journal libvirt_domains: %s", why);
+			return kvmlu_err(err, errlen, ret, "journal libvirt_domains: %s", why);
 	}
 	return 0;
 }
@@ -496,7 +496,7 @@ int journal_from_json(struct json_object *obj, struct journal *j,
 
 	tmp = calloc(1, sizeof(*tmp));
 	if (!tmp)
-		return agent_err(err, errlen, -ENOMEM, "journal: out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "journal: out of memory");
 	ret = journal_from_json_into(obj, tmp, err, errlen);
 	if (!ret)
 		*j = *tmp;
@@ -518,7 +518,7 @@ int journal_serialize(const struct journal *j, char **out, size_t *len)
 	body = journal_to_json(j);
 	if (!body)
 		return -ENOMEM;
-	body_text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN);
+	body_text = json_object_to_json_string_ext(body, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	snprintf(hash, sizeof(hash), "%016llx",
 		 (unsigned long long)XXH64(body_text, strlen(body_text), 0));
 	env = json_object_new_object();
@@ -529,7 +529,7 @@ int journal_serialize(const struct journal *j, char **out, size_t *len)
 	json_object_object_add(env, ENVELOPE_KEY, json_object_new_int(JOURNAL_VERSION));
 	add_str(env, "xxh64", hash);
 	add_str(env, "body", body_text);
-	text = json_object_to_json_string_ext(env, JSON_C_TO_STRING_PLAIN);
+	text = json_object_to_json_string_ext(env, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 	*out = strdup(text);
 	if (!*out)
 		ret = -ENOMEM;
@@ -549,7 +549,7 @@ static struct json_object *parse_exact(const char *buf, size_t len, const char *
 	size_t end;
 
 	if (!tok) {
-		agent_err(err, errlen, -ENOMEM, "journal: out of memory");
+		kvmlu_err(err, errlen, -ENOMEM, "journal: out of memory");
 		return NULL;
 	}
 	o = json_tokener_parse_ex(tok, buf, (int)len);
@@ -561,10 +561,10 @@ static struct json_object *parse_exact(const char *buf, size_t len, const char *
 			json_tokener_free(tok);
 			return o;
 		}
-		agent_err(err, errlen, -EINVAL, "journal %s: %zu bytes after the JSON",
+		kvmlu_err(err, errlen, -EINVAL, "journal %s: %zu bytes after the JSON",
 			  what, len - end);
 	} else {
-		agent_err(err, errlen, -EINVAL, "journal %s: not JSON (%s)", what,
+		kvmlu_err(err, errlen, -EINVAL, "journal %s: not JSON (%s)", what,
 			  json_tokener_error_desc(json_tokener_get_error(tok)));
 	}
 	json_object_put(o);
@@ -581,7 +581,7 @@ int journal_parse(const char *buf, size_t len, struct journal *j,
 	int ret = -EINVAL;
 
 	if (len == 0 || len > JOURNAL_MAX_BYTES || memchr(buf, 0, len))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "journal: %zu bytes (empty, too large or with NUL)", len);
 	env = parse_exact(buf, len, "envelope", err, errlen);
 	if (!env)
@@ -595,7 +595,7 @@ int journal_parse(const char *buf, size_t len, struct journal *j,
 	    !json_object_is_type(hash, json_type_string) ||
 	    !json_object_object_get_ex(env, "body", &body_text) ||
 	    !json_object_is_type(body_text, json_type_string)) {
-		agent_err(err, errlen, -EINVAL,
+		kvmlu_err(err, errlen, -EINVAL,
 			  "journal: not a kvmlu journal envelope version %d", JOURNAL_VERSION);
 		goto out_env;
 	}
@@ -603,7 +603,7 @@ int journal_parse(const char *buf, size_t len, struct journal *j,
 	snprintf(want, sizeof(want), "%016llx",
 		 (unsigned long long)XXH64(text, strlen(text), 0));
 	if (strcmp(want, json_object_get_string(hash))) {
-		agent_err(err, errlen, -EBADMSG,
+		kvmlu_err(err, errlen, -EBADMSG,
 			  "journal: checksum mismatch (stored %.16s, computed %s)",
 			  json_object_get_string(hash), want);
 		ret = -EBADMSG;

@@ -10,7 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/journal_store.h"
 
 static int mkdir_p(const char *dir)
@@ -132,7 +132,7 @@ int journal_store_load(const char *state_dir, struct journal *j, char *err, size
 	snprintf(path, sizeof(path), "%s/journal.json", state_dir);
 	ret = journal_store_read_file(path, &buf, &len, JOURNAL_MAX_BYTES);
 	if (ret)
-		return agent_err(err, errlen, ret, "%s: %s", path, strerror(-ret));
+		return kvmlu_err(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	ret = journal_parse(buf, len, j, err, errlen);
 	free(buf);
 	return ret;
@@ -155,15 +155,15 @@ int journal_store_preserve(struct luo_session *s, const struct journal *j,
 
 	ret = journal_serialize(j, &text, &len);
 	if (ret)
-		return agent_err(err, errlen, ret, "journal: serialize: %s", strerror(-ret));
+		return kvmlu_err(err, errlen, ret, "journal: serialize: %s", strerror(-ret));
 	fd = memfd_create("kvmlu-agent-journal", MFD_CLOEXEC);
 	if (fd < 0) {
-		ret = agent_err(err, errlen, -errno, "journal: memfd_create: %s", strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "journal: memfd_create: %s", strerror(errno));
 		goto err_text;
 	}
 	ret = write_all(fd, text, len);
 	if (ret) {
-		agent_err(err, errlen, ret, "journal: write memfd: %s", strerror(-ret));
+		kvmlu_err(err, errlen, ret, "journal: write memfd: %s", strerror(-ret));
 		goto err_memfd;
 	}
 	ret = luo_session_create(s, AGENT_JOURNAL_SESSION, err, errlen);
@@ -200,18 +200,18 @@ int journal_store_retrieve(struct luo_session *s, struct journal *j,
 	if (ret)
 		return ret;
 	if (fstat(fd, &st) || st.st_size <= 0 || st.st_size > JOURNAL_MAX_BYTES) {
-		ret = agent_err(err, errlen, -EBADMSG, "journal memfd: size %lld",
+		ret = kvmlu_err(err, errlen, -EBADMSG, "journal memfd: size %lld",
 				(long long)st.st_size);
 		goto err_fd;
 	}
 	buf = malloc((size_t)st.st_size + 1);
 	if (!buf) {
-		ret = agent_err(err, errlen, -ENOMEM, "out of memory");
+		ret = kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 		goto err_fd;
 	}
 	n = pread(fd, buf, (size_t)st.st_size, 0);
 	if (n != st.st_size)
-		ret = agent_err(err, errlen, -EIO, "journal memfd: read %zd of %lld bytes",
+		ret = kvmlu_err(err, errlen, -EIO, "journal memfd: read %zd of %lld bytes",
 				n, (long long)st.st_size);
 	else
 		ret = journal_parse(buf, (size_t)n, j, err, errlen);
@@ -280,7 +280,7 @@ int journal_store_history_add(const char *history_dir, unsigned int keep,
 	snprintf(name, sizeof(name), "%s.json", j->update_id);
 	ret = write_atomic(history_dir, name, j);
 	if (ret)
-		return agent_err(err, errlen, ret, "history %s/%s: %s", history_dir, name,
+		return kvmlu_err(err, errlen, ret, "history %s/%s: %s", history_dir, name,
 				 strerror(-ret));
 	if (history_names(history_dir, &names, &n))
 		return 0;

@@ -10,7 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/kexec_image.h"
 #include "agent/preflight.h"
 
@@ -39,11 +39,11 @@ int kexec_image_load(const char *kernel, const char *initrd, const char *cmdline
 
 	kfd = open(kernel, O_RDONLY | O_CLOEXEC);
 	if (kfd < 0)
-		return agent_err(err, errlen, -errno, "kernel %s: %s", kernel, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "kernel %s: %s", kernel, strerror(errno));
 	if (initrd && initrd[0]) {
 		ifd = open(initrd, O_RDONLY | O_CLOEXEC);
 		if (ifd < 0) {
-			ret = agent_err(err, errlen, -errno, "initrd %s: %s", initrd,
+			ret = kvmlu_err(err, errlen, -errno, "initrd %s: %s", initrd,
 					strerror(errno));
 			goto err_kernel;
 		}
@@ -52,7 +52,7 @@ int kexec_image_load(const char *kernel, const char *initrd, const char *cmdline
 	}
 	/* The length counts the NUL: the kernel checks the last byte is 0. */
 	if (syscall(SYS_kexec_file_load, kfd, ifd, strlen(cmdline) + 1, cmdline, flags))
-		ret = agent_err(err, errlen, -errno, "kexec_file_load %s: %s%s", kernel,
+		ret = kvmlu_err(err, errlen, -errno, "kexec_file_load %s: %s%s", kernel,
 				strerror(errno), load_hint(errno));
 	if (ifd >= 0)
 		close(ifd);
@@ -64,7 +64,7 @@ err_kernel:
 int kexec_image_unload(char *err, size_t errlen)
 {
 	if (syscall(SYS_kexec_file_load, -1, -1, 0UL, NULL, (unsigned long)KEXEC_FILE_UNLOAD))
-		return agent_err(err, errlen, -errno, "kexec_file_load(UNLOAD): %s",
+		return kvmlu_err(err, errlen, -errno, "kexec_file_load(UNLOAD): %s",
 				 strerror(errno));
 	return 0;
 }
@@ -100,7 +100,7 @@ int kexec_image_jump_allowed(bool config_allows, char *err, size_t errlen)
 		if (preflight_cmdline_has(cmdline, "kvmlu.harness"))
 			return 0;
 	}
-	return agent_err(err, errlen, -EPERM,
+	return kvmlu_err(err, errlen, -EPERM,
 			 "kexec not allowed on this host: set \"allow_kexec\": true in the "
 			 "agent configuration (or boot the host with kvmlu.harness=1)");
 }
@@ -109,6 +109,6 @@ int kexec_image_jump(char *err, size_t errlen)
 {
 	sync();
 	reboot(LINUX_REBOOT_CMD_KEXEC);
-	return agent_err(err, errlen, -errno, "reboot(LINUX_REBOOT_CMD_KEXEC): %s",
+	return kvmlu_err(err, errlen, -errno, "reboot(LINUX_REBOOT_CMD_KEXEC): %s",
 			 strerror(errno));
 }

@@ -13,7 +13,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "agent/agent_err.h"
+#include "common/clock.h"
+#include "common/err.h"
 #include "agent/libvirt_domains.h"
 #include "agent/libvirt_metadata.h"
 
@@ -30,14 +31,6 @@ static const char *const state_names[LIBVIRT_DOMAIN_NR_STATES] = {
 const char *libvirt_domain_state_name(enum libvirt_domain_state s)
 {
 	return (unsigned int)s < LIBVIRT_DOMAIN_NR_STATES ? state_names[s] : "?";
-}
-
-static int64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 static const char *lv_error(void)
@@ -59,7 +52,7 @@ static int lv_connect(struct libvirt_domains *s, char *err, size_t errlen)
 	virSetErrorFunc(NULL, lv_quiet);
 	s->conn = virConnectOpen(s->uri);
 	if (!s->conn)
-		return agent_err(err, errlen, -ECONNREFUSED, "virConnectOpen %s: %s", s->uri,
+		return kvmlu_err(err, errlen, -ECONNREFUSED, "virConnectOpen %s: %s", s->uri,
 				 lv_error());
 	return 0;
 }
@@ -70,7 +63,7 @@ int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, 
 	if (!uri)
 		uri = LIBVIRT_DEFAULT_URI;
 	if (strlen(uri) >= sizeof(s->uri))
-		return agent_err(err, errlen, -ENAMETOOLONG, "libvirt URI %.64s... too long", uri);
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "libvirt URI %.64s... too long", uri);
 	snprintf(s->uri, sizeof(s->uri), "%s", uri);
 	return lv_connect(s, err, errlen);
 }
@@ -102,7 +95,7 @@ static int fail(struct libvirt_domain_report *d, char *err, size_t errlen, int r
 {
 	snprintf(d->error, sizeof(d->error), "%s: %s", what, lv_error());
 	d->state = LIBVIRT_DOMAIN_FAILED;
-	return agent_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
+	return kvmlu_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
 }
 
 static int domain_optout(virDomainPtr dom, struct libvirt_domain_report *d, bool *optout,
@@ -126,7 +119,7 @@ static int domain_optout(virDomainPtr dom, struct libvirt_domain_report *d, bool
 	if (ret) {
 		snprintf(d->error, sizeof(d->error), "metadata: %.200s", why);
 		d->state = LIBVIRT_DOMAIN_FAILED;
-		return agent_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
+		return kvmlu_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
 	}
 	return 0;
 }
@@ -139,10 +132,10 @@ static int list_domains(struct libvirt_domains *s, char *err, size_t errlen)
 
 	n = virConnectListAllDomains(s->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (n < 0)
-		return agent_err(err, errlen, -EIO, "virConnectListAllDomains %s: %s", s->uri,
+		return kvmlu_err(err, errlen, -EIO, "virConnectListAllDomains %s: %s", s->uri,
 				 lv_error());
 	if (n > LIBVIRT_DOMAINS_MAX) {
-		ret = agent_err(err, errlen, -E2BIG, "%d libvirt domains running, at most %d handled",
+		ret = kvmlu_err(err, errlen, -E2BIG, "%d libvirt domains running, at most %d handled",
 				n, LIBVIRT_DOMAINS_MAX);
 		goto out_free;
 	}
@@ -204,7 +197,7 @@ static int resume(virDomainPtr dom, struct libvirt_domain_report *d, char *err, 
 		return fail(d, err, errlen, -EIO, "virDomainResume");
 resumed:
 	d->state = LIBVIRT_DOMAIN_RESUMED;
-	d->resumed_ns = now_ns();
+	d->resumed_ns = (int64_t)kvmlu_wall_ns();
 	return 0;
 }
 
@@ -218,7 +211,7 @@ static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *
 
 	if (!dom)
 		return -ENOENT;
-	d->suspended_ns = now_ns();
+	d->suspended_ns = (int64_t)kvmlu_wall_ns();
 	if (!d->was_paused && virDomainSuspend(dom) < 0) {
 		d->suspended_ns = 0;
 		ret = fail(d, err, errlen, -EIO, "virDomainSuspend");
@@ -237,11 +230,11 @@ static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *
 		if (!resume(dom, d, err, errlen))
 			d->state = LIBVIRT_DOMAIN_FAILED;
 		memcpy(d->error, why, sizeof(d->error));
-		ret = agent_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
 		goto out_free;
 	}
 	d->state = LIBVIRT_DOMAIN_SAVED;
-	d->saved_ns = now_ns();
+	d->saved_ns = (int64_t)kvmlu_wall_ns();
 out_free:
 	virDomainFree(dom);
 	return ret;
@@ -285,7 +278,7 @@ static int start_from_save(struct libvirt_domains *s, struct libvirt_domain_repo
 	if (!has) {
 		snprintf(d->error, sizeof(d->error), "no managed save image: not cold-booting it");
 		d->state = LIBVIRT_DOMAIN_FAILED;
-		ret = agent_err(err, errlen, -ENOENT, "libvirt domain %s: %s", d->name, d->error);
+		ret = kvmlu_err(err, errlen, -ENOENT, "libvirt domain %s: %s", d->name, d->error);
 		goto out_free;
 	}
 	if (virDomainCreate(dom) < 0) {
@@ -302,10 +295,10 @@ static int start_from_save(struct libvirt_domains *s, struct libvirt_domain_repo
 			 "started from managed save but in state %d (reason %d), want %d", st,
 			 reason, want);
 		d->state = LIBVIRT_DOMAIN_FAILED;
-		ret = agent_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
 		goto out_free;
 	}
-	d->resumed_ns = now_ns();
+	d->resumed_ns = (int64_t)kvmlu_wall_ns();
 out_free:
 	virDomainFree(dom);
 	return ret;

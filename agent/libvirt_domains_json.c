@@ -12,7 +12,8 @@
 #include <string.h>
 #include <strings.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
+#include "common/json_line.h"
 #include "agent/libvirt_domains.h"
 
 static void add_time(struct json_object *o, const char *key, int64_t ns)
@@ -72,7 +73,7 @@ struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_r
 		json_object_object_add(o, "result", json_object_new_string(libvirt_domain_result(&d[i])));
 		if (down >= 0) {
 			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
-			json_object_object_add(o, "downtime_ms", json_object_new_double(down / 1e6));
+			json_object_object_add(o, "downtime_ms", json_line_new_ms((double)down / 1e6));
 		}
 		if (d[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(d[i].error));
@@ -94,15 +95,15 @@ static int get_str(struct json_object *o, const char *key, bool required, char *
 
 	if (!json_object_object_get_ex(o, key, &v)) {
 		if (required)
-			return agent_err(err, errlen, -EINVAL, "libvirt domain without \"%s\"", key);
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain without \"%s\"", key);
 		buf[0] = '\0';
 		return 0;
 	}
 	if (!json_object_is_type(v, json_type_string))
-		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a string", key);
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a string", key);
 	s = json_object_get_string(v);
 	if (strlen(s) >= len)
-		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" longer than %zu",
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" longer than %zu",
 				 key, len - 1);
 	snprintf(buf, len, "%s", s);
 	return 0;
@@ -117,7 +118,7 @@ static int get_time(struct json_object *o, const char *key, int64_t *out, char *
 	if (!json_object_object_get_ex(o, key, &v))
 		return 0;
 	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
-		return agent_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a time", key);
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a time", key);
 	*out = json_object_get_int64(v);
 	return 0;
 }
@@ -134,7 +135,7 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	int ret;
 
 	if (!json_object_is_type(o, json_type_object))
-		return agent_err(err, errlen, -EINVAL, "libvirt domain entry is not an object");
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain entry is not an object");
 	json_object_object_foreach(o, key, val) {
 		unsigned int k;
 
@@ -142,7 +143,7 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 		for (k = 0; keys[k] && strcmp(keys[k], key); k++)
 			;
 		if (!keys[k])
-			return agent_err(err, errlen, -EINVAL, "libvirt domain key \"%.32s\" unknown",
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain key \"%.32s\" unknown",
 					 key);
 	}
 	memset(d, 0, sizeof(*d));
@@ -159,20 +160,20 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	    (json_object_object_get_ex(o, "downtime_ms", &v) &&
 	     !json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) ||
 	    (json_object_object_get_ex(o, "downtime_ns", &v) && !json_object_is_type(v, json_type_int)))
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "libvirt domain action, result or downtime of the wrong type");
 	if (!libvirt_hook_uuid_ok(d->uuid))
-		return agent_err(err, errlen, -EINVAL, "libvirt domain uuid \"%s\" is not a UUID",
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain uuid \"%s\" is not a UUID",
 				 d->uuid);
 	for (st = 0; st < LIBVIRT_DOMAIN_NR_STATES; st++)
 		if (!strcmp(state, libvirt_domain_state_name(st)))
 			break;
 	if (st == LIBVIRT_DOMAIN_NR_STATES)
-		return agent_err(err, errlen, -EINVAL, "libvirt domain state \"%s\" unknown", state);
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain state \"%s\" unknown", state);
 	d->state = (enum libvirt_domain_state)st;
 	if (json_object_object_get_ex(o, "was_paused", &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
-			return agent_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
 		d->was_paused = json_object_get_boolean(v);
 	}
 	return 0;
@@ -186,21 +187,21 @@ int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_dom
 	int ret = 0;
 
 	if (!json_object_is_type(arr, json_type_array))
-		return agent_err(err, errlen, -EINVAL, "libvirt domains is not an array");
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domains is not an array");
 	n = json_object_array_length(arr);
 	if (n > LIBVIRT_DOMAINS_MAX)
-		return agent_err(err, errlen, -E2BIG, "%zu libvirt domains, at most %d", n,
+		return kvmlu_err(err, errlen, -E2BIG, "%zu libvirt domains, at most %d", n,
 				 LIBVIRT_DOMAINS_MAX);
 	/* Parsed aside first, so a bad entry leaves d as it was. */
 	tmp = calloc(n ? n : 1, sizeof(*tmp));
 	if (!tmp)
-		return agent_err(err, errlen, -ENOMEM, "out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 	for (size_t i = 0; i < n && !ret; i++)
 		ret = entry_from_json(json_object_array_get_idx(arr, i), &tmp[i], err, errlen);
 	for (size_t i = 0; i < n && !ret; i++)
 		for (size_t k = 0; k < i && !ret; k++)
 			if (!strcasecmp(tmp[i].uuid, tmp[k].uuid))
-				ret = agent_err(err, errlen, -EINVAL,
+				ret = kvmlu_err(err, errlen, -EINVAL,
 						"libvirt domain uuid %s listed twice", tmp[i].uuid);
 	if (!ret) {
 		memcpy(d, tmp, n * sizeof(*tmp));

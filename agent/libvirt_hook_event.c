@@ -9,7 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/libvirt_hook_event.h"
 #include "agent/libvirt_metadata.h"
 
@@ -90,23 +90,23 @@ int libvirt_hook_event_parse_args(int argc, char *const argv[],
 
 	memset(&e, 0, sizeof(e));
 	if (argc != 5)
-		return agent_err(err, errlen, -EINVAL,
+		return kvmlu_err(err, errlen, -EINVAL,
 				 "%d arguments, want 4: domain operation sub-operation extra",
 				 argc - 1);
 	if (!name_ok(argv[1], LIBVIRT_HOOK_NAME_MAX))
-		return agent_err(err, errlen, -EINVAL, "domain name \"%s\" refused",
+		return kvmlu_err(err, errlen, -EINVAL, "domain name \"%s\" refused",
 				 shown(argv[1], b, sizeof(b)));
 	for (op = 0; op < LIBVIRT_HOOK_NR_OPS; op++)
 		if (!strcmp(argv[2], op_names[op]))
 			break;
 	if (op == LIBVIRT_HOOK_NR_OPS)
-		return agent_err(err, errlen, -EINVAL, "operation \"%s\" unknown",
+		return kvmlu_err(err, errlen, -EINVAL, "operation \"%s\" unknown",
 				 shown(argv[2], b, 33));
 	if (!word_ok(argv[3]))
-		return agent_err(err, errlen, -EINVAL, "sub-operation \"%s\" refused",
+		return kvmlu_err(err, errlen, -EINVAL, "sub-operation \"%s\" refused",
 				 shown(argv[3], b, 33));
 	if (!word_ok(argv[4]))
-		return agent_err(err, errlen, -EINVAL, "extra argument \"%s\" refused",
+		return kvmlu_err(err, errlen, -EINVAL, "extra argument \"%s\" refused",
 				 shown(argv[4], b, 33));
 	snprintf(e.domain, sizeof(e.domain), "%s", argv[1]);
 	e.op = (enum libvirt_hook_op)op;
@@ -140,7 +140,7 @@ static int only_child(xmlNodePtr root, const char *name, xmlNodePtr *out,
 		if (n->type != XML_ELEMENT_NODE || n->ns || strcmp((const char *)n->name, name))
 			continue;
 		if (*out)
-			return agent_err(err, errlen, -EINVAL, "more than one <%s>", name);
+			return kvmlu_err(err, errlen, -EINVAL, "more than one <%s>", name);
 		*out = n;
 	}
 	return 0;
@@ -157,12 +157,12 @@ static int child_text(xmlNodePtr root, const char *name, char *buf, size_t len,
 	if (ret)
 		return ret;
 	if (!n)
-		return agent_err(err, errlen, -EINVAL, "domain XML without <%s>", name);
+		return kvmlu_err(err, errlen, -EINVAL, "domain XML without <%s>", name);
 	t = xmlNodeGetContent(n);
 	if (!t)
-		return agent_err(err, errlen, -ENOMEM, "out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 	if (strlen((const char *)t) >= len)
-		ret = agent_err(err, errlen, -EINVAL, "<%s> longer than %zu bytes", name, len - 1);
+		ret = kvmlu_err(err, errlen, -EINVAL, "<%s> longer than %zu bytes", name, len - 1);
 	else
 		snprintf(buf, len, "%s", (const char *)t);
 	xmlFree(t);
@@ -183,14 +183,14 @@ int libvirt_hook_event_parse_xml(const char *xml, size_t len,
 		return len > LIBVIRT_XML_MAX ? -EMSGSIZE : -EINVAL;
 	root = xmlDocGetRootElement(doc);
 	if (!root || root->ns || strcmp((const char *)root->name, "domain")) {
-		ret = agent_err(err, errlen, -EINVAL, "root element is not <domain>");
+		ret = kvmlu_err(err, errlen, -EINVAL, "root element is not <domain>");
 		goto err_free_doc;
 	}
 	ret = child_text(root, "name", name, sizeof(name), err, errlen);
 	if (ret)
 		goto err_free_doc;
 	if (strcmp(name, ev->domain)) {
-		ret = agent_err(err, errlen, -EINVAL, "XML is of domain \"%s\", argv says \"%.64s\"",
+		ret = kvmlu_err(err, errlen, -EINVAL, "XML is of domain \"%s\", argv says \"%.64s\"",
 				shown(name, b, sizeof(b)), ev->domain);
 		goto err_free_doc;
 	}
@@ -198,7 +198,7 @@ int libvirt_hook_event_parse_xml(const char *xml, size_t len,
 	if (ret)
 		goto err_free_doc;
 	if (!libvirt_hook_uuid_ok(uuid)) {
-		ret = agent_err(err, errlen, -EINVAL, "<uuid> \"%s\" is not a UUID",
+		ret = kvmlu_err(err, errlen, -EINVAL, "<uuid> \"%s\" is not a UUID",
 				shown(uuid, b, 40));
 		goto err_free_doc;
 	}

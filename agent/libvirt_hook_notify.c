@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
-#include "agent/json_line.h"
+#include "common/err.h"
+#include "common/json_line.h"
 #include "agent/libvirt_hook_notify.h"
 
 struct json_object *libvirt_hook_notify_json(const struct libvirt_hook_event *ev)
@@ -32,7 +32,7 @@ int libvirt_hook_notify(const char *sock, const struct libvirt_hook_event *ev,
 
 	extra = libvirt_hook_notify_json(ev);
 	if (!extra)
-		return agent_err(err, errlen, -ENOMEM, "out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 	fd = json_line_connect(sock, timeout_ms, err, errlen);
 	if (fd < 0) {
 		rc = fd;
@@ -40,11 +40,11 @@ int libvirt_hook_notify(const char *sock, const struct libvirt_hook_event *ev,
 	}
 	r = malloc(sizeof(*r));
 	if (!r) {
-		rc = agent_err(err, errlen, -ENOMEM, "out of memory");
+		rc = kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 		goto err_close;
 	}
 	json_line_reader_init(r, fd);
-	rc = json_line_call(fd, r, LIBVIRT_HOOK_CMD, extra, 1, timeout_ms, NULL, NULL, &ret,
+	rc = json_line_call(fd, r, LIBVIRT_HOOK_CMD, json_object_get(extra), 1, timeout_ms, NULL, NULL, &ret,
 			    err, errlen);
 	json_object_put(ret);
 	free(r);

@@ -2,8 +2,8 @@
 /*
  * The hook's one message to the agent, over the agent's socket:
  *
- *   -> {"cmd":"libvirt-event","id":1,"domain":"web1","uuid":"...",
- *       "op":"started","sub":"begin","extra":"-"}
+ *   -> {"cmd":"libvirt-event","id":1,"args":{"domain":"web1","uuid":"...",
+ *       "op":"started","sub":"begin","extra":"-"}}
  *   <- {"ok":true,...,"id":1}
  *
  * One connection per hook call, all of it bounded by timeout_ms, so an
@@ -21,7 +21,7 @@ struct json_object;
 
 #define LIBVIRT_HOOK_CMD	"libvirt-event"
 
-/* The request's keys besides cmd and id (a new object), NULL on ENOMEM. */
+/* The request's "args" (a new object), NULL on ENOMEM. */
 struct json_object *libvirt_hook_notify_json(const struct libvirt_hook_event *ev);
 
 /* Send ev to the agent at sock and wait for its answer. 0 or -errno. */

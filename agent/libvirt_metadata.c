@@ -8,7 +8,7 @@
 #include <libxml/tree.h>
 #include <string.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/libvirt_metadata.h"
 
 xmlDocPtr libvirt_xml_parse(const char *text, size_t len, char *err, size_t errlen)
@@ -21,24 +21,24 @@ xmlDocPtr libvirt_xml_parse(const char *text, size_t len, char *err, size_t errl
 	xmlDocPtr doc;
 
 	if (len > LIBVIRT_XML_MAX) {
-		agent_err(err, errlen, -EMSGSIZE, "XML of %zu bytes, more than %d", len,
+		kvmlu_err(err, errlen, -EMSGSIZE, "XML of %zu bytes, more than %d", len,
 			  LIBVIRT_XML_MAX);
 		return NULL;
 	}
 	if (memchr(text, '\0', len)) {
-		agent_err(err, errlen, -EINVAL, "XML holds a NUL byte");
+		kvmlu_err(err, errlen, -EINVAL, "XML holds a NUL byte");
 		return NULL;
 	}
 	doc = xmlReadMemory(text, (int)len, "domain.xml", "UTF-8", opts);
 	if (!doc) {
 		const xmlError *e = xmlGetLastError();
 
-		agent_err(err, errlen, -EINVAL, "XML does not parse (line %d: %.80s)",
+		kvmlu_err(err, errlen, -EINVAL, "XML does not parse (line %d: %.80s)",
 			  e ? e->line : 0, e && e->message ? e->message : "?");
 		return NULL;
 	}
 	if (doc->intSubset || doc->extSubset) {
-		agent_err(err, errlen, -EINVAL, "XML with a DOCTYPE refused");
+		kvmlu_err(err, errlen, -EINVAL, "XML with a DOCTYPE refused");
 		xmlFreeDoc(doc);
 		return NULL;
 	}
@@ -62,7 +62,7 @@ static int config_optout(xmlNodePtr cfg, bool *optout, char *err, size_t errlen)
 	else if (!strcmp((const char *)v, "yes"))
 		*optout = true;
 	else
-		ret = agent_err(err, errlen, -EINVAL,
+		ret = kvmlu_err(err, errlen, -EINVAL,
 				"kvmlu:config optout=\"%.32s\": want yes or no", (const char *)v);
 	xmlFree(v);
 	return ret;
@@ -80,7 +80,7 @@ int libvirt_metadata_optout_node(xmlNodePtr metadata, bool *optout, char *err, s
 			continue;
 		/* Two answers to one question: refuse rather than pick one. */
 		if (found)
-			return agent_err(err, errlen, -EINVAL, "more than one kvmlu:config element");
+			return kvmlu_err(err, errlen, -EINVAL, "more than one kvmlu:config element");
 		found = n;
 	}
 	return found ? config_optout(found, optout, err, errlen) : 0;
@@ -106,7 +106,7 @@ int libvirt_metadata_optout_text(const char *text, bool *optout, char *err, size
 	if (!root || root->type != XML_ELEMENT_NODE ||
 	    strcmp((const char *)root->name, LIBVIRT_METADATA_ELEM) ||
 	    (root->ns && !is_kvmlu_config(root)))
-		ret = agent_err(err, errlen, -EINVAL, "metadata is not a kvmlu:config element");
+		ret = kvmlu_err(err, errlen, -EINVAL, "metadata is not a kvmlu:config element");
 	else
 		ret = config_optout(root, optout, err, errlen);
 	xmlFreeDoc(doc);

@@ -11,7 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/libvirt_tracked.h"
 
 struct tracked_domain {
@@ -30,7 +30,7 @@ static struct tracked_domain tracked[LIBVIRT_TRACKED_MAX];
 static const char *const event_keys[] = { "domain", "uuid", "op", "sub", "extra" };
 #define NR_EVENT_KEYS (sizeof(event_keys) / sizeof(event_keys[0]))
 
-int libvirt_tracked_parse(struct json_object *req, struct libvirt_hook_event *ev,
+int libvirt_tracked_parse(struct json_object *args, struct libvirt_hook_event *ev,
 			  char *err, size_t errlen)
 {
 	const char *val[NR_EVENT_KEYS];
@@ -39,29 +39,29 @@ int libvirt_tracked_parse(struct json_object *req, struct libvirt_hook_event *ev
 	struct json_object *v;
 	int ret;
 
-	if (!json_object_is_type(req, json_type_object))
-		return agent_err(err, errlen, -EINVAL, "libvirt-event: not an object");
-	json_object_object_foreach(req, key, jv) {
-		bool known = !strcmp(key, "cmd") || !strcmp(key, "id");
+	if (!json_object_is_type(args, json_type_object))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: no \"args\" object");
+	json_object_object_foreach(args, key, jv) {
+		bool known = false;
 
 		(void)jv;
 		for (size_t i = 0; i < NR_EVENT_KEYS && !known; i++)
 			known = !strcmp(key, event_keys[i]);
 		if (!known)
-			return agent_err(err, errlen, -EINVAL, "libvirt-event: unknown key \"%.32s\"",
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: unknown key \"%.32s\"",
 					 key);
 	}
 	for (size_t i = 0; i < NR_EVENT_KEYS; i++) {
-		if (!json_object_object_get_ex(req, event_keys[i], &v))
-			return agent_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" missing",
+		if (!json_object_object_get_ex(args, event_keys[i], &v))
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" missing",
 					 event_keys[i]);
 		if (!json_object_is_type(v, json_type_string))
-			return agent_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" is not a string",
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" is not a string",
 					 event_keys[i]);
 		val[i] = json_object_get_string(v);
 		/* An embedded NUL would let the checks below see another string. */
 		if (strlen(val[i]) != (size_t)json_object_get_string_len(v))
-			return agent_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" contains NUL",
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: \"%s\" contains NUL",
 					 event_keys[i]);
 	}
 	/* argv as the hook got it: program, domain, op, sub, extra. */
@@ -74,10 +74,10 @@ int libvirt_tracked_parse(struct json_object *req, struct libvirt_hook_event *ev
 	if (ret)
 		return ret;
 	if (!libvirt_hook_uuid_ok(val[1]))
-		return agent_err(err, errlen, -EINVAL, "libvirt-event: uuid \"%.40s\" is not a UUID",
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: uuid \"%.40s\" is not a UUID",
 				 val[1]);
 	if (!libvirt_hook_op_reported(e.op))
-		return agent_err(err, errlen, -EINVAL, "libvirt-event: operation %s is not tracked",
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt-event: operation %s is not tracked",
 				 libvirt_hook_op_name(e.op));
 	snprintf(e.uuid, sizeof(e.uuid), "%s", val[1]);
 	*ev = e;
@@ -123,7 +123,7 @@ int libvirt_tracked_record(const struct libvirt_hook_event *ev, int64_t now_ns,
 		d = old;
 	}
 	if (!d) {
-		ret = agent_err(err, errlen, -ENOSPC,
+		ret = kvmlu_err(err, errlen, -ENOSPC,
 				"libvirt-event: %d domains tracked, none stopped", LIBVIRT_TRACKED_MAX);
 		goto out;
 	}

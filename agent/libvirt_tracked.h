@@ -27,11 +27,11 @@ struct json_object;
 #define LIBVIRT_TRACKED_MAX	LIBVIRT_DOMAINS_MAX
 
 /*
- * The request's keys (besides cmd and id) checked: exactly domain, uuid,
- * op, sub, extra, all strings, the same rules as the hook applies to its
- * argv and XML. ev is written only on success.
+ * The request's "args" checked: exactly domain, uuid, op, sub, extra, all
+ * strings, the same rules as the hook applies to its argv and XML. ev is
+ * written only on success.
  */
-int libvirt_tracked_parse(struct json_object *req, struct libvirt_hook_event *ev,
+int libvirt_tracked_parse(struct json_object *args, struct libvirt_hook_event *ev,
 			  char *err, size_t errlen);
 
 /* Record ev at now_ns. -ENOSPC when full with every domain running. */

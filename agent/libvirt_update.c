@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/libvirt_update.h"
 
 int libvirt_update_init(struct libvirt_update *u, const char *uri, const char *state_file,
@@ -22,7 +22,7 @@ int libvirt_update_init(struct libvirt_update *u, const char *uri, const char *s
 	memset(u, 0, sizeof(*u));
 	if ((uri && strlen(uri) >= sizeof(u->uri)) ||
 	    (state_file && strlen(state_file) >= sizeof(u->state_file)))
-		return agent_err(err, errlen, -ENAMETOOLONG, "libvirt URI or state file too long");
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "libvirt URI or state file too long");
 	snprintf(u->uri, sizeof(u->uri), "%s", uri ? uri : LIBVIRT_DEFAULT_URI);
 	u->required = uri != NULL;
 	snprintf(u->state_file, sizeof(u->state_file), "%s",
@@ -50,26 +50,26 @@ static int save_state(struct libvirt_update *u, char *err, size_t errlen)
 	if (slash && slash != tmp) {
 		*slash = '\0';
 		if (mkdir(tmp, 0700) && errno != EEXIST)
-			return agent_err(err, errlen, -errno, "libvirt state dir %s: %s", tmp,
+			return kvmlu_err(err, errlen, -errno, "libvirt state dir %s: %s", tmp,
 					 strerror(errno));
 	}
 	arr = libvirt_domains_to_json(&u->set);
 	if (!arr)
-		return agent_err(err, errlen, -ENOMEM, "out of memory");
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 	text = json_object_to_json_string_ext(arr, JSON_C_TO_STRING_PLAIN);
 	snprintf(tmp, sizeof(tmp), "%s.new", u->state_file);
 	f = fopen(tmp, "w");
 	if (!f) {
-		ret = agent_err(err, errlen, -errno, "libvirt state %s: %s", tmp, strerror(errno));
+		ret = kvmlu_err(err, errlen, -errno, "libvirt state %s: %s", tmp, strerror(errno));
 		goto out_put;
 	}
 	/* On disk before the kexec: fsync, like the managed save images. */
 	if (fputs(text, f) < 0 || fflush(f) || fsync(fileno(f)))
-		ret = agent_err(err, errlen, -EIO, "libvirt state %s: write failed", tmp);
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt state %s: write failed", tmp);
 	if (fclose(f) && !ret)
-		ret = agent_err(err, errlen, -EIO, "libvirt state %s: close failed", tmp);
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt state %s: close failed", tmp);
 	if (!ret && rename(tmp, u->state_file))
-		ret = agent_err(err, errlen, -errno, "libvirt state rename to %s: %s",
+		ret = kvmlu_err(err, errlen, -errno, "libvirt state rename to %s: %s",
 				u->state_file, strerror(errno));
 	if (ret)
 		unlink(tmp);
@@ -88,11 +88,11 @@ static int load_state(struct libvirt_update *u, char *err, size_t errlen)
 	arr = json_object_from_file(u->state_file);
 	if (!arr)
 		return access(u->state_file, F_OK) ? -ENOENT :
-		       agent_err(err, errlen, -EINVAL, "libvirt state %s is not JSON", u->state_file);
+		       kvmlu_err(err, errlen, -EINVAL, "libvirt state %s is not JSON", u->state_file);
 	ret = libvirt_domains_from_json(arr, &u->set, why, sizeof(why));
 	json_object_put(arr);
 	if (ret)
-		return agent_err(err, errlen, ret, "libvirt state %s: %s", u->state_file, why);
+		return kvmlu_err(err, errlen, ret, "libvirt state %s: %s", u->state_file, why);
 	return 0;
 }
 
@@ -111,7 +111,7 @@ int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errle
 	ret = libvirt_domains_open(&u->set, u->uri, why, sizeof(why));
 	if (ret) {
 		if (u->required)
-			return agent_err(err, errlen, ret, "%s", why);
+			return kvmlu_err(err, errlen, ret, "%s", why);
 		journal_note(j, "libvirt: %.200s: no libvirt domains handled", why);
 		return 0;
 	}
@@ -167,7 +167,7 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 		usleep(500 * 1000);
 	}
 	if (ret)
-		return agent_err(err, errlen, ret, "%s (after %u ms)", why, u->connect_wait_ms);
+		return kvmlu_err(err, errlen, ret, "%s (after %u ms)", why, u->connect_wait_ms);
 	ret = libvirt_domains_restore(&u->set, err, errlen);
 	record(j, &u->set);
 	libvirt_domains_close(&u->set);

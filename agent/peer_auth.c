@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/socket.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/peer_auth.h"
 
 #define PEER_MAX_GROUPS 256
@@ -33,14 +33,14 @@ int peer_auth_check(int fd, bool have_group, gid_t allowed, char *err, size_t er
 	size_t n = 0;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
-		return agent_err(err, errlen, -errno, "SO_PEERCRED: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "SO_PEERCRED: %s", strerror(errno));
 	len = sizeof(groups);
 	/* An ERANGE (too many groups) just leaves the supplementary list out. */
 	if (!getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
 		n = len / sizeof(gid_t);
 	if (peer_auth_allowed(cred.uid, cred.gid, groups, n, have_group, allowed))
 		return 0;
-	return agent_err(err, errlen, -EACCES,
+	return kvmlu_err(err, errlen, -EACCES,
 			 "uid %u gid %u (pid %d) is not root and not in the agent's group",
 			 (unsigned int)cred.uid, (unsigned int)cred.gid, (int)cred.pid);
 }

@@ -16,34 +16,31 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent/agent_err.h"
+#include "common/clock.h"
+#include "common/err.h"
 #include "agent/host_facts.h"
 #include "agent/journal_store.h"
 #include "agent/kexec_image.h"
 #include "agent/update_ops_host.h"
 #include "agent/vmm_client.h"
+#include "kvmlu/control_wire.h"
 #include "kvmlu/unix_addr.h"
+
+/*
+ * A VMM that sends its durations as integer ns (the exact form) is read
+ * first; one that sends ms numbers is read from their decimal text.
+ */
+#ifndef KVMLU_KEY_PREPARE_NS
+#define KVMLU_KEY_PREPARE_NS	"prepare_ns"
+#define KVMLU_KEY_RESTORE_NS	"restore_ns"
+#endif
 
 #define RESTORE_POLL_US 50000
 
-static const char *const KEYS_STATE[] = { "state", NULL };
-static const char *const KEYS_MEMORY[] = { "memory_bytes", "memory", "ram_bytes", NULL };
-static const char *const KEYS_BACKEND[] = { "memory_backend", "backend", NULL };
-static const char *const KEYS_SESSION[] = { "session", NULL };
-static const char *const KEYS_CHECKSUM[] = { "checksum", NULL };
-static const char *const KEYS_PAUSED_AT[] = { "paused_at_ns", NULL };
-static const char *const KEYS_RESUMED_AT[] = { "resumed_at_ns", NULL };
-static const char *const KEYS_SUM_NOW[] = { "checksum_now", NULL };
-static const char *const KEYS_LU_PHASE[] = { "phase", NULL };
-static const char *const KEYS_REASON[] = { "reason", NULL };
-
 static int64_t host_now(void *ctx)
 {
-	struct timespec ts;
-
 	(void)ctx;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	return (int64_t)kvmlu_wall_ns();
 }
 
 static int host_facts_op(void *ctx, const struct journal *j, struct host_facts *h,
@@ -64,13 +61,13 @@ static void vm_facts_op(void *vctx, const struct journal_vm *vm, struct vm_facts
 			    vf->why, sizeof(vf->why)))
 		return;
 	vf->answered = true;
-	s = vmm_client_reply_str(ret, KEYS_STATE);
+	s = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 	snprintf(vf->state, sizeof(vf->state), "%s", s ? s : "unknown");
-	mem = vmm_client_reply_int(ret, KEYS_MEMORY);
+	mem = vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
 	vf->memory_bytes = mem > 0 ? (uint64_t)mem : 0;
-	s = vmm_client_reply_str(ret, KEYS_BACKEND);
+	s = vmm_client_reply_str(ret, KVMLU_KEY_BACKEND);
 	snprintf(vf->backend, sizeof(vf->backend), "%s", s ? s : "memfd");
-	if (json_object_object_get_ex(ret, "preservable", &v) &&
+	if (json_object_object_get_ex(ret, KVMLU_KEY_PRESERVABLE, &v) &&
 	    json_object_is_type(v, json_type_boolean)) {
 		vf->preservable = json_object_get_boolean(v);
 		snprintf(vf->why, sizeof(vf->why), "its VMM says so (backend %s)", vf->backend);
@@ -126,25 +123,25 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 			     &ret, err, errlen);
 	if (rc)
 		return rc;
-	session = vmm_client_reply_str(ret, KEYS_SESSION);
-	sum = vmm_client_reply_str(ret, KEYS_CHECKSUM);
+	session = vmm_client_reply_str(ret, KVMLU_KEY_SESSION);
+	sum = vmm_client_reply_str(ret, KVMLU_KEY_CHECKSUM);
 	/* Still recorded as preparing: the rollback will send abort-update. */
 	if (!session || strcmp(session, want))
-		rc = agent_err(err, errlen, -EPROTO, "ready with session \"%s\", expected \"%s\"",
+		rc = kvmlu_err(err, errlen, -EPROTO, "ready with session \"%s\", expected \"%s\"",
 			       session ? session : "(none)", want);
 	else if (!sum || strlen(sum) != JOURNAL_CHECKSUM_LEN ||
 		 strspn(sum, "0123456789abcdef") != JOURNAL_CHECKSUM_LEN)
-		rc = agent_err(err, errlen, -EPROTO, "ready without a 32-hex-digit checksum (%s)",
+		rc = kvmlu_err(err, errlen, -EPROTO, "ready without a 32-hex-digit checksum (%s)",
 			       sum ? sum : "none");
 	if (!rc) {
 		snprintf(vm->session, sizeof(vm->session), "%s", session);
 		memcpy(vm->checksum, sum, JOURNAL_CHECKSUM_LEN + 1);
 		/* The VMM's own pause time is closer to the truth than ours. */
-		if (vmm_client_reply_int(ret, KEYS_PAUSED_AT) > 0)
-			vm->paused_ns = (int64_t)vmm_client_reply_int(ret, KEYS_PAUSED_AT);
-		if (vmm_client_reply_int(ret, KEYS_MEMORY) > 0)
-			vm->memory_bytes = (uint64_t)vmm_client_reply_int(ret, KEYS_MEMORY);
-		vm->vmm_prepare_ns = vmm_client_reply_ms_as_ns(ret, "prepare_ms");
+		if (vmm_client_reply_int(ret, KVMLU_KEY_PAUSED_AT) > 0)
+			vm->paused_ns = (int64_t)vmm_client_reply_int(ret, KVMLU_KEY_PAUSED_AT);
+		if (vmm_client_reply_int(ret, KVMLU_KEY_MEMORY) > 0)
+			vm->memory_bytes = (uint64_t)vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
+		vm->vmm_prepare_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_NS, KVMLU_KEY_PREPARE_MS);
 	}
 	json_object_put(ret);
 	return rc;
@@ -168,14 +165,14 @@ static int vm_abort_op(void *vctx, struct journal_vm *vm, char *err, size_t errl
 	 */
 	rc = vmm_client_call(vm->control, "status", t, &ret, swhy, sizeof(swhy));
 	if (rc)
-		return agent_err(err, errlen, rc, "abort-update: %.100s; status: %.100s", why, swhy);
-	state = vmm_client_reply_str(ret, KEYS_STATE);
+		return kvmlu_err(err, errlen, rc, "abort-update: %.100s; status: %.100s", why, swhy);
+	state = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 	if (state && !strcmp(state, "running"))
 		rc = 0;
 	else if (state && !strcmp(state, "paused"))
 		rc = vmm_client_call(vm->control, "resume", t, NULL, err, errlen);
 	else
-		rc = agent_err(err, errlen, -EPROTO, "abort-update: %s; state %s", why,
+		rc = kvmlu_err(err, errlen, -EPROTO, "abort-update: %s; state %s", why,
 			       state ? state : "unknown");
 	json_object_put(ret);
 	return rc;
@@ -215,36 +212,32 @@ static int kexec_jump_op(void *ctx, char *err, size_t errlen)
 /*
  * What the restored VMM says about its restore: the memory checksum it
  * computed before resuming (checksum_now), whether it matched, when it
- * resumed. Found in a "live_update" object of status, or as the reply of
- * "update-status" for VMMs that keep it apart.
+ * resumed: the reply of its "update-status".
  */
 static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *vm,
-			 struct json_object *status, char *err, size_t errlen)
+			 char *err, size_t errlen)
 {
-	struct json_object *lu = NULL, *own = NULL, *v;
+	struct json_object *lu = NULL, *v;
 	const char *sum, *phase;
 	int rc = 0;
 
-	if (!json_object_object_get_ex(status, "live_update", &lu) &&
-	    !vmm_client_call(vm->control, "update-status", (int)ctx->cfg->vmm_timeout_ms,
-			     &own, NULL, 0))
-		lu = own;
-	if (!lu || !json_object_is_type(lu, json_type_object))
+	if (vmm_client_call(vm->control, "update-status", (int)ctx->cfg->vmm_timeout_ms,
+			    &lu, NULL, 0) || !json_object_is_type(lu, json_type_object))
 		goto out;
-	sum = vmm_client_reply_str(lu, KEYS_SUM_NOW);
+	sum = vmm_client_reply_str(lu, KVMLU_KEY_SUM_NOW);
 	if (sum && strlen(sum) == JOURNAL_CHECKSUM_LEN)
 		memcpy(vm->checksum_after, sum, JOURNAL_CHECKSUM_LEN + 1);
-	if (vmm_client_reply_int(lu, KEYS_RESUMED_AT) > 0)
-		vm->resumed_ns = (int64_t)vmm_client_reply_int(lu, KEYS_RESUMED_AT);
-	vm->vmm_restore_ns = vmm_client_reply_ms_as_ns(lu, "restore_ms");
-	phase = vmm_client_reply_str(lu, KEYS_LU_PHASE);
-	if ((json_object_object_get_ex(lu, "memory_verified", &v) &&
+	if (vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT) > 0)
+		vm->resumed_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT);
+	vm->vmm_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RESTORE_NS, KVMLU_KEY_RESTORE_MS);
+	phase = vmm_client_reply_str(lu, KVMLU_KEY_PHASE);
+	if ((json_object_object_get_ex(lu, KVMLU_KEY_VERIFIED, &v) &&
 	     json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) ||
 	    (phase && !strcmp(phase, "checksum-mismatch")))
-		rc = agent_err(err, errlen, -EIO, "the VMM found guest memory changed (checksum %s)",
+		rc = kvmlu_err(err, errlen, -EIO, "the VMM found guest memory changed (checksum %s)",
 			       sum ? sum : "unknown");
 out:
-	json_object_put(own);
+	json_object_put(lu);
 	return rc;
 }
 
@@ -257,11 +250,11 @@ static pid_t spawn_restore(const struct update_host_ctx *ctx, const struct journ
 	snprintf(log, loglen, "%s/%s.restore.log", ctx->cfg->state_dir, vm->name);
 	fd = open(log, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
 	if (fd < 0)
-		return agent_err(err, errlen, -errno, "restore log %s: %s", log, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "restore log %s: %s", log, strerror(errno));
 	pid = fork();
 	if (pid < 0) {
 		close(fd);
-		return agent_err(err, errlen, -errno, "fork: %s", strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "fork: %s", strerror(errno));
 	}
 	if (pid == 0) {
 		/* Its own session: the VMM must outlive this restoring agent. */
@@ -294,7 +287,7 @@ static int vm_restore_start_op(void *vctx, struct journal_vm *vm, char *err, siz
 	pid_t pid;
 
 	if (n >= JOURNAL_MAX_VMS)
-		return agent_err(err, errlen, -ENOSPC, "more than %d restores", JOURNAL_MAX_VMS);
+		return kvmlu_err(err, errlen, -ENOSPC, "more than %d restores", JOURNAL_MAX_VMS);
 	pid = spawn_restore(ctx, vm, ctx->restores[n].log, sizeof(ctx->restores[n].log),
 			    err, errlen);
 	if (pid < 0)
@@ -357,39 +350,39 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 			log = ctx->restores[i].log;
 		}
 	if (pid < 0)
-		return agent_err(err, errlen, -ESRCH, "no kvmlu-vmm restore was started");
+		return kvmlu_err(err, errlen, -ESRCH, "no kvmlu-vmm restore was started");
 	while (host_now(NULL) < deadline) {
 		if (waitpid(pid, &status, WNOHANG) == pid) {
 			log_last_line(log, last, sizeof(last));
 			/* Exit 3: it checked before taking the session, which stays in the kernel. */
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 3) {
-				agent_err(err, errlen, -EAGAIN,
+				kvmlu_err(err, errlen, -EAGAIN,
 					  "session %s not taken, still in the kernel: %s; fix it, then run kvmlu-vmm restore --session %s --control %s",
 					  vm->session, last, vm->session, vm->control);
 				return UPDATE_VM_HELD;
 			}
-			return agent_err(err, errlen, -ECHILD,
+			return kvmlu_err(err, errlen, -ECHILD,
 					 "kvmlu-vmm restore exited with %s %d: %s (log %s)",
 					 WIFEXITED(status) ? "status" : "signal",
 					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 					 last, log);
 		}
 		if (!restore_status(vm, &ret, where, sizeof(where), why, sizeof(why))) {
-			state = vmm_client_reply_str(ret, KEYS_STATE);
+			state = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 			if (state && !strcmp(state, "running")) {
 				int rc;
 
 				vm->resumed_ns = host_now(NULL);
-				rc = restore_facts(ctx, vm, ret, err, errlen);
+				rc = restore_facts(ctx, vm, err, errlen);
 				json_object_put(ret);
 				return rc;
 			}
 			/* Paused and kept by its VMM, which says why: not lost. */
 			if (state && !strcmp(state, "held")) {
-				const char *reason = vmm_client_reply_str(ret, KEYS_REASON);
-				const char *phase = vmm_client_reply_str(ret, KEYS_LU_PHASE);
+				const char *reason = vmm_client_reply_str(ret, KVMLU_KEY_REASON);
+				const char *phase = vmm_client_reply_str(ret, KVMLU_KEY_PHASE);
 
-				agent_err(err, errlen, -EAGAIN, "held by kvmlu-vmm pid %d (%s): %s; control socket %s",
+				kvmlu_err(err, errlen, -EAGAIN, "held by kvmlu-vmm pid %d (%s): %s; control socket %s",
 					  (int)pid, phase ? phase : "held", reason ? reason : "no reason given",
 					  where);
 				json_object_put(ret);
@@ -402,7 +395,7 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 		usleep(RESTORE_POLL_US);
 	}
 	/* Left running: a VM that is slow to restore is not killed with its files. */
-	return agent_err(err, errlen, -ETIMEDOUT, "not running after %u ms (last: %s, log %s)",
+	return kvmlu_err(err, errlen, -ETIMEDOUT, "not running after %u ms (last: %s, log %s)",
 			 ctx->cfg->restore_timeout_ms, why, log);
 }
 
@@ -424,12 +417,12 @@ static int vm_verify_op(void *vctx, struct journal_vm *vm, char *err, size_t err
 			     err, errlen);
 	if (rc)
 		return rc;
-	state = vmm_client_reply_str(ret, KEYS_STATE);
+	state = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 	if (!state || strcmp(state, "running"))
-		rc = agent_err(err, errlen, -EPROTO, "state %s, not running",
+		rc = kvmlu_err(err, errlen, -EPROTO, "state %s, not running",
 			       state ? state : "unknown");
 	else if (!vm->checksum_after[0])
-		rc = restore_facts(ctx, vm, ret, err, errlen);
+		rc = restore_facts(ctx, vm, err, errlen);
 	json_object_put(ret);
 	return rc;
 }

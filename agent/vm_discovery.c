@@ -7,7 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "agent/agent_err.h"
+#include "common/err.h"
 #include "agent/vm_discovery.h"
 
 static int cmp_names(const void *a, const void *b)
@@ -28,7 +28,7 @@ int vm_discovery_scan(const char *run_dir, struct journal *j, char *err, size_t 
 		/* No directory yet: no VMM was ever started. */
 		if (errno == ENOENT)
 			return 0;
-		return agent_err(err, errlen, -errno, "run_dir %s: %s", run_dir, strerror(errno));
+		return kvmlu_err(err, errlen, -errno, "run_dir %s: %s", run_dir, strerror(errno));
 	}
 	while ((de = readdir(d))) {
 		size_t len = strlen(de->d_name);
@@ -42,13 +42,13 @@ int vm_discovery_scan(const char *run_dir, struct journal *j, char *err, size_t 
 		if (lstat(path, &st) || !S_ISSOCK(st.st_mode))
 			continue;
 		if (n > JOURNAL_MAX_VMS) {
-			ret = agent_err(err, errlen, -ENOSPC, "run_dir %s: more than %d VMs",
+			ret = kvmlu_err(err, errlen, -ENOSPC, "run_dir %s: more than %d VMs",
 					run_dir, JOURNAL_MAX_VMS);
 			break;
 		}
 		names[n] = strndup(de->d_name, len - 5);
 		if (!names[n]) {
-			ret = agent_err(err, errlen, -ENOMEM, "out of memory");
+			ret = kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 			break;
 		}
 		n++;

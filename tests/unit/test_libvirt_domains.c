@@ -85,18 +85,19 @@ static void quiet(void *arg, virErrorPtr e)
 	(void)e;
 }
 
-/* ---- fake agent: records every libvirt-event line, answers ok ---- */
+/* ---- fake agent: records every libvirt-event line's args, answers ok ---- */
 
 static void record(const char *line)
 {
-	struct json_object *o = json_tokener_parse(line), *v;
+	struct json_object *o = json_tokener_parse(line), *v, *args = NULL;
 	const char *f[4] = { "?", "?", "?", "?" };
 	static const char *const keys[4] = { "op", "sub", "domain", "uuid" };
 
 	if (!o)
 		return;
+	json_object_object_get_ex(o, "args", &args);
 	for (int i = 0; i < 4; i++)
-		if (json_object_object_get_ex(o, keys[i], &v))
+		if (args && json_object_object_get_ex(args, keys[i], &v))
 			f[i] = json_object_get_string(v);
 	pthread_mutex_lock(&L.lock);
 	if (L.nr_events < MAX_EVENTS)

@@ -55,10 +55,8 @@ static void test_libvirt_tracked_accepts_the_hooks_own_message(void **state)
 	snprintf(in.uuid, sizeof(in.uuid), UUID);
 	snprintf(in.sub, sizeof(in.sub), "begin");
 	snprintf(in.extra, sizeof(in.extra), "-");
-	/* What libvirt_hook_notify() sends, with cmd and id around it. */
+	/* What libvirt_hook_notify() sends under "args". */
 	o = libvirt_hook_notify_json(&in);
-	json_object_object_add(o, "cmd", json_object_new_string(LIBVIRT_HOOK_CMD));
-	json_object_object_add(o, "id", json_object_new_int(1));
 	assert_int_equal(libvirt_tracked_parse(o, &out, err, sizeof(err)), 0);
 	json_object_put(o);
 	assert_string_equal(out.domain, "web 1");
@@ -71,9 +69,9 @@ static void test_libvirt_tracked_accepts_the_hooks_own_message(void **state)
 static void test_libvirt_tracked_refuses_bad_messages_whole(void **state)
 {
 	static const char *const bad[][2] = {
-		{ "{\"cmd\":\"libvirt-event\",\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\"}",
+		{ "{\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\"}",
 		  "\"extra\" missing" },
-		{ "{\"cmd\":\"libvirt-event\",\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\",\"extra\":\"-\",\"xml\":\"\"}",
+		{ "{\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\",\"extra\":\"-\",\"xml\":\"\"}",
 		  "unknown key \"xml\"" },
 		{ "{\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\",\"extra\":1}",
 		  "\"extra\" is not a string" },
