@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/journal.h"
+#include "agent/journal/journal_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/libvirt_hook_event.h"
-#include "agent/libvirt_metadata.h"
+#include "agent/libvirt/libvirt_hook_event.h"
+#include "agent/libvirt/libvirt_metadata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
