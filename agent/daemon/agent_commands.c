@@ -6,7 +6,6 @@
  * table kvmlu-agent registers (agent/libvirt/libvirt_tracked.h).
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -20,6 +19,7 @@
 #include "agent/daemon/vmm_client.h"
 #include "agent/journal/journal_json.h"
 #include "agent/journal/journal_store.h"
+#include "agent/update/host_facts.h"
 #include "agent/update/update_machine.h"
 #include "agent/update/update_ops_host.h"
 #include "common/clock.h"
@@ -241,23 +241,6 @@ static void emit_to_client(void *arg, struct json_object *ev)
 		t->gone = true;
 }
 
-static int read_cmdline(char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
-		n--;
-	buf[n] = 0;
-	return 0;
-}
-
 static int get_path(const struct json_line_request *rq, const char *key, char *out, size_t len,
 		    bool required, char *err, size_t errlen)
 {
@@ -333,7 +316,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	}
 	/* No --append: the next kernel boots with this one's command line. */
 	if (!arg(rq, "append") &&
-	    read_cmdline(j->cmdline, sizeof(j->cmdline))) {
+	    host_facts_cmdline("", j->cmdline, sizeof(j->cmdline))) {
 		reply = json_line_reply_error(KVMLU_ERR_FAILED, "cannot read /proc/cmdline", rq->id);
 		goto out_free;
 	}

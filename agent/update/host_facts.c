@@ -29,6 +29,19 @@ static int read_text(const char *root, const char *path, char *buf, size_t len)
 	return 0;
 }
 
+int host_facts_cmdline(const char *root, char *buf, size_t len)
+{
+	int ret = read_text(root, "/proc/cmdline", buf, len);
+	size_t n;
+
+	if (ret)
+		return ret;
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = 0;
+	return 0;
+}
+
 static bool exists(const char *root, const char *path)
 {
 	char full[512];
@@ -107,7 +120,7 @@ int host_facts_read(const char *root, const struct journal *j, struct host_facts
 		if (!read_text(root, "/sys/kernel/debug/kho/out/scratch_len", text, sizeof(text)) &&
 		    !host_facts_parse_scratch(text, &sum))
 			h->scratch_bytes = sum;
-	} else if (!read_text(root, "/proc/cmdline", text, sizeof(text)) &&
+	} else if (!host_facts_cmdline(root, text, sizeof(text)) &&
 		   preflight_cmdline_has(text, "kho")) {
 		/* debugfs may just not be mounted: trust the boot parameter. */
 		h->kho_enabled = true;

@@ -20,6 +20,12 @@
 int host_facts_read(const char *root, const struct journal *j, struct host_facts *h,
 		    char *err, size_t errlen);
 
+/*
+ * The kernel command line this host booted with (<root>/proc/cmdline),
+ * without its trailing newline. 0 or -errno.
+ */
+int host_facts_cmdline(const char *root, char *buf, size_t len);
+
 /* Sum of the hex sizes, one a line, in a kho/out/scratch_len text. */
 int host_facts_parse_scratch(const char *text, unsigned long long *sum);
 

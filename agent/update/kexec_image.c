@@ -10,6 +10,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "agent/update/host_facts.h"
 #include "agent/update/kexec_image.h"
 #include "agent/update/preflight.h"
 #include "common/err.h"
@@ -85,21 +86,12 @@ bool kexec_image_is_loaded(void)
 int kexec_image_jump_allowed(bool config_allows, char *err, size_t errlen)
 {
 	char cmdline[4096];
-	ssize_t n = -1;
-	int fd;
 
 	if (config_allows)
 		return 0;
-	fd = open("/proc/cmdline", O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		n = read(fd, cmdline, sizeof(cmdline) - 1);
-		close(fd);
-	}
-	if (n > 0) {
-		cmdline[n] = 0;
-		if (preflight_cmdline_has(cmdline, "kvmlu.harness"))
-			return 0;
-	}
+	if (!host_facts_cmdline("", cmdline, sizeof(cmdline)) &&
+	    preflight_cmdline_has(cmdline, "kvmlu.harness"))
+		return 0;
 	return kvmlu_err(err, errlen, -EPERM,
 			 "kexec not allowed on this host: set \"allow_kexec\": true in the "
 			 "agent configuration (or boot the host with kvmlu.harness=1)");
