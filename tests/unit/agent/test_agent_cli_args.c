@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the `kvmlu` command line parser (agent/cli_args.c). */
+/* Unit tests of the `kvmlu` command line parser (agent/cli/cli_args.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the agent configuration parser (agent/agent_config.c). */
+/* Unit tests of the agent configuration parser (agent/daemon/agent_config.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the update journal (agent/journal.c): the round trip
+ * Unit tests of the update journal (agent/journal/journal.c): the round trip
  * through the checksummed envelope, and refusal of journals that were cut,
  * changed or made up.
  */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the agent's peer credential rule (agent/peer_auth.c). */
+/* Unit tests of the agent's peer credential rule (agent/daemon/peer_auth.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

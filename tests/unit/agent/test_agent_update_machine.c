@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the host-update state machine (agent/update_machine.c)
- * and its preflight rules (agent/preflight.c), with every VMM, kernel and
+ * Unit tests of the host-update state machine (agent/update/update_machine.c)
+ * and its preflight rules (agent/update/preflight.c), with every VMM, kernel and
  * LUO operation faked behind struct update_ops.
  */
 #include <setjmp.h>

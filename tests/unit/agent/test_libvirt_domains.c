@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * agent/libvirt_domains.c and the hook against a REAL libvirt daemon: the
+ * agent/libvirt/libvirt_domains.c and the hook against a REAL libvirt daemon: the
  * test starts its own libvirtd in session mode (as nobody when run as
  * root) with every directory in a temp dir, so neither the system daemon
  * nor its socket is touched, and runs a tiny QEMU/TCG domain (32 MiB, no

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the libvirt hook's input checks (agent/libvirt_hook_event.c,
- * agent/libvirt_metadata.c) and its message (libvirt_hook_notify.c): good
+ * Unit tests of the libvirt hook's input checks (agent/libvirt/libvirt_hook_event.c,
+ * agent/libvirt/libvirt_metadata.c) and its message (libvirt_hook_notify.c): good
  * calls decode, odd argv and malformed or hostile XML are refused whole.
  */
 #include <setjmp.h>

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of the agent's libvirt-event handling (agent/libvirt_tracked.c):
+ * Unit tests of the agent's libvirt-event handling (agent/libvirt/libvirt_tracked.c):
  * the hook's own message is accepted, anything else is refused whole, and
  * the table follows each domain by UUID, making room only from stopped ones.
  */
