@@ -1,11 +1,21 @@
-# agent/: libagent (everything but the two mains), the daemon kvmlu-agent
-# and the CLI kvmlu. Both link libguestmem for the LUO session layer.
-AGENT_MAINS := agent/agent_main.c agent/kvmlu_main.c agent/kvmlu_libvirt_hook.c
-# libvirt_*.c (issue 7) use libvirt's C API and libxml2 (headers in /usr/include/libxml2).
+# agent/: the host side of a host update.
+#   libagent          daemon/, update/, journal/, cli/ (all but the mains):
+#                     no libvirt code, links json-c, xxhash and libcommon
+#   libagent_libvirt  libvirt/ (all but its main): the only objects built
+#                     with libvirt's and libxml2's flags
+# Programs: kvmlu-agent (the daemon) and kvmlu-libvirt-hook use libvirt;
+# the CLI kvmlu does not, and does not link it.
+AGENT_MAINS := agent/daemon/agent_main.c agent/cli/kvmlu_main.c \
+	agent/libvirt/kvmlu_libvirt_hook.c
+AGENT_SRCS := $(wildcard $(addprefix agent/,$(addsuffix /*.c,daemon update journal cli)))
+$(eval $(call kvmlu_lib,agent,$(filter-out $(AGENT_MAINS),$(AGENT_SRCS))))
+LIB_agent_LDLIBS := -lxxhash
+
 LIBVIRT_PKGS := libvirt libxml-2.0
-$(foreach b,rel san fuzz,$(eval CFLAGS_$(b) += $(shell pkg-config --cflags $(LIBVIRT_PKGS))))
-$(eval $(call kvmlu_lib,agent,$(filter-out $(AGENT_MAINS),$(wildcard agent/*.c))))
-LIB_agent_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS)) -lxxhash
-$(eval $(call kvmlu_prog,kvmlu-agent,agent/agent_main.c,agent guestmem common))
-$(eval $(call kvmlu_prog,kvmlu,agent/kvmlu_main.c,agent guestmem common))
-$(eval $(call kvmlu_prog,kvmlu-libvirt-hook,agent/kvmlu_libvirt_hook.c,agent guestmem common))
+$(call kvmlu_folder_cflags,agent/libvirt,$(shell pkg-config --cflags $(LIBVIRT_PKGS)))
+$(eval $(call kvmlu_lib,agent_libvirt,$(filter-out $(AGENT_MAINS),$(wildcard agent/libvirt/*.c))))
+LIB_agent_libvirt_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS))
+
+$(eval $(call kvmlu_prog,kvmlu-agent,agent/daemon/agent_main.c,agent_libvirt agent common))
+$(eval $(call kvmlu_prog,kvmlu,agent/cli/kvmlu_main.c,agent common))
+$(eval $(call kvmlu_prog,kvmlu-libvirt-hook,agent/libvirt/kvmlu_libvirt_hook.c,agent_libvirt agent common))

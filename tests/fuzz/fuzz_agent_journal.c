@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * libFuzzer target: the agent's journal parser (agent/journal.c), which
+ * libFuzzer target: the agent's journal parser (agent/journal/journal_json.c), which
  * after a kexec reads whatever the LUO session or state_dir holds. It must
  * refuse or accept without crashing, and what it accepts must serialize
  * and parse back to the same journal.
@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/journal.h"
+#include "agent/journal/journal_json.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

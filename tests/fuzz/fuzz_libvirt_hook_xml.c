@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * libFuzzer target: the libvirt hook's domain XML check
- * (agent/libvirt_hook_event.c, agent/libvirt_metadata.c), which reads
+ * (agent/libvirt/libvirt_hook_event.c, agent/libvirt/libvirt_metadata.c), which reads
  * whatever arrives on the hook's stdin. It must refuse or accept without
  * crashing or leaking, leave the event untouched when it refuses, and
  * what it accepts must be a well-formed UUID of the domain argv named.
@@ -10,8 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/libvirt_hook_event.h"
-#include "agent/libvirt_metadata.h"
+#include "agent/libvirt/libvirt_hook_event.h"
+#include "agent/libvirt/libvirt_metadata.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

@@ -4,7 +4,7 @@
 # then lists the libvirt domain beside a kvmlu-vmm VM in `kvmlu vms`
 # (kind column) and counts it in `kvmlu status`; a later "stopped" event
 # moves the same domain (same UUID) to stopped; a hostile libvirt-event
-# sent straight to the socket is refused with BadRequest and changes
+# sent straight to the socket is refused with InvalidRequest and changes
 # nothing; an opted-out domain never shows up.
 . "$(dirname "$0")/agent_lib.sh"
 hook=${KVMLU_LIBVIRT_HOOK:-$AG_BIN/kvmlu-libvirt-hook}
@@ -63,16 +63,17 @@ run_hook "$(xml quiet 0a1c0b2a-1111-4222-8333-944455556666 "<kvmlu:config xmlns:
 [ "$(lv_state quiet)" = "count=0" ] || ag_fail "opted-out domain listed"
 n=0
 for msg in \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"started","sub":"begin"}' \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"started","sub":"begin","extra":"-","x":1}' \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"not-a-uuid","op":"started","sub":"begin","extra":"-"}' \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"rm -rf","sub":"begin","extra":"-"}' \
-	'{"cmd":"libvirt-event","domain":"ev/il","uuid":"'$uuid'","op":"started","sub":"begin","extra":"-"}' \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"migrate","sub":"begin","extra":"-"}' \
-	'{"cmd":"libvirt-event","domain":7,"uuid":"'$uuid'","op":"started","sub":"begin","extra":"-"}' \
-	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"started","sub":"$(id)","extra":"-"}'; do
+	'{"cmd":"libvirt-event","domain":"evil","uuid":"'$uuid'","op":"started","sub":"begin","extra":"-"}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"'$uuid'","op":"started","sub":"begin"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"'$uuid'","op":"started","sub":"begin","extra":"-","x":1}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"not-a-uuid","op":"started","sub":"begin","extra":"-"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"'$uuid'","op":"rm -rf","sub":"begin","extra":"-"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"ev/il","uuid":"'$uuid'","op":"started","sub":"begin","extra":"-"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"'$uuid'","op":"migrate","sub":"begin","extra":"-"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":7,"uuid":"'$uuid'","op":"started","sub":"begin","extra":"-"}}' \
+	'{"cmd":"libvirt-event","args":{"domain":"evil","uuid":"'$uuid'","op":"started","sub":"$(id)","extra":"-"}}'; do
 	cls=$("$AG_CTL" -t 5 "$AG_SOCK" "$msg" | jq -r .error.class)
-	[ "$cls" = BadRequest ] || ag_fail "not refused with BadRequest (got $cls): $msg"
+	[ "$cls" = InvalidRequest ] || ag_fail "not refused with InvalidRequest (got $cls): $msg"
 	n=$((n + 1))
 done
 [ "$(lv_state web1)" = running ] || ag_fail "web1 changed by refused messages"

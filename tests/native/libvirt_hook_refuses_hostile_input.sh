@@ -81,8 +81,9 @@ run_hook "$dir/good.xml" web1 started begin -
 python3 - "$dir/received" "$uuid" <<'PY' || fail "message does not carry the event"
 import json, sys
 m = json.loads(open(sys.argv[1]).readline())
-assert m["cmd"] == "libvirt-event" and m["domain"] == "web1", m
-assert m["uuid"] == sys.argv[2] and m["op"] == "started" and m["sub"] == "begin", m
+a = m["args"]
+assert m["cmd"] == "libvirt-event" and a["domain"] == "web1", m
+assert a["uuid"] == sys.argv[2] and a["op"] == "started" and a["sub"] == "begin", m
 PY
 
 log "stage 2: hostile or malformed input sends nothing and is logged"

@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Parsing of the agent configuration (see agent_config.h). The whole file
+ * is parsed into a copy first so a refused file changes nothing.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/daemon/agent_config.h"
+#include "agent/journal/journal.h"
+#include "common/err.h"
+
+/* The journal and its store keep these paths in sizes of their own. */
+_Static_assert(AGENT_PATH_MAX == JOURNAL_PATH_MAX, "kernel, initrd, state and history dirs");
+_Static_assert(AGENT_SOCK_PATH_MAX == JOURNAL_SOCK_PATH_MAX, "VM control sockets");
+
+#define CONFIG_MAX_BYTES (64 * 1024)
+
+void agent_config_defaults(struct agent_config *c)
+{
+	memset(c, 0, sizeof(*c));
+	snprintf(c->socket_path, sizeof(c->socket_path), "%s", AGENT_DEFAULT_SOCKET);
+	snprintf(c->group, sizeof(c->group), "kvmlu");
+	snprintf(c->run_dir, sizeof(c->run_dir), "/run/kvmlu/vms");
+	snprintf(c->history_dir, sizeof(c->history_dir), "/var/lib/kvmlu/history");
+	snprintf(c->state_dir, sizeof(c->state_dir), "/run/kvmlu/agent");
+	snprintf(c->vmm_binary, sizeof(c->vmm_binary), "/usr/local/bin/kvmlu-vmm");
+	snprintf(c->libvirt_state_file, sizeof(c->libvirt_state_file), "%s",
+		 AGENT_DEFAULT_LIBVIRT_STATE);
+	c->vmm_timeout_ms = 5000;
+	c->prepare_timeout_ms = 30000;
+	c->restore_timeout_ms = 60000;
+	c->history_keep = 20;
+	c->prepare_parallel = 8;
+	c->min_free_bytes = 64ULL << 20;
+	c->allow_kexec = false;
+}
+
+static int get_string(struct json_object *v, const char *key, char *out,
+		      size_t outlen, char *err, size_t errlen)
+{
+	const char *s;
+
+	if (!json_object_is_type(v, json_type_string))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
+	s = json_object_get_string(v);
+	if (!s[0] || strlen(s) >= outlen)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "config key \"%s\": length %zu not in 1..%zu",
+				 key, strlen(s), outlen - 1);
+	if (s[0] != '/' && strcmp(key, "group"))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "config key \"%s\": \"%s\" is not an absolute path", key, s);
+	memcpy(out, s, strlen(s) + 1);
+	return 0;
+}
+
+/*
+ * A libvirt connection URI: "driver[+transport]://[host]/path[?params]"
+ * in printable ASCII without spaces (virConnectOpen parses the rest).
+ */
+static int get_uri(struct json_object *v, const char *key, char *out, size_t outlen,
+		   char *err, size_t errlen)
+{
+	const char *s, *sep;
+	size_t n;
+
+	if (!json_object_is_type(v, json_type_string))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not a string", key);
+	s = json_object_get_string(v);
+	n = (size_t)json_object_get_string_len(v);
+	if (!n || n >= outlen || strlen(s) != n)
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": length %zu not in 1..%zu",
+				 key, n, outlen - 1);
+	for (size_t i = 0; i < n; i++)
+		if (s[i] <= ' ' || s[i] >= 0x7f)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "config key \"%s\": byte %zu (0x%02x) is not printable ASCII",
+					 key, i, (unsigned char)s[i]);
+	sep = strstr(s, "://");
+	if (!sep || sep == s || strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789+") != (size_t)(sep - s))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "config key \"%s\": \"%s\" is not a libvirt URI (driver://...)",
+				 key, s);
+	memcpy(out, s, n + 1);
+	return 0;
+}
+
+static int get_uint(struct json_object *v, const char *key, uint64_t min,
+		    uint64_t max, uint64_t *out, char *err, size_t errlen)
+{
+	int64_t n;
+
+	if (!json_object_is_type(v, json_type_int))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"%s\": not an integer", key);
+	n = json_object_get_int64(v);
+	if (n < 0 || (uint64_t)n < min || (uint64_t)n > max)
+		return kvmlu_err(err, errlen, -ERANGE,
+				 "config key \"%s\": %lld not in %llu..%llu", key,
+				 (long long)n, (unsigned long long)min,
+				 (unsigned long long)max);
+	*out = (uint64_t)n;
+	return 0;
+}
+
+static int parse_timeouts(struct json_object *obj, struct agent_config *c,
+			  char *err, size_t errlen)
+{
+	uint64_t n;
+	int ret;
+
+	if (!json_object_is_type(obj, json_type_object))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"timeouts\": not an object");
+	json_object_object_foreach(obj, key, v) {
+		unsigned int *dst;
+
+		if (!strcmp(key, "vmm_ms"))
+			dst = &c->vmm_timeout_ms;
+		else if (!strcmp(key, "prepare_ms"))
+			dst = &c->prepare_timeout_ms;
+		else if (!strcmp(key, "restore_ms"))
+			dst = &c->restore_timeout_ms;
+		else
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "config: unknown key \"timeouts.%s\"", key);
+		ret = get_uint(v, key, 10, 3600000, &n, err, errlen);
+		if (ret)
+			return ret;
+		*dst = (unsigned int)n;
+	}
+	return 0;
+}
+
+static int parse_key(const char *key, struct json_object *v,
+		     struct agent_config *c, char *err, size_t errlen)
+{
+	uint64_t n;
+	int ret;
+
+	if (!strcmp(key, "socket"))
+		return get_string(v, key, c->socket_path, sizeof(c->socket_path), err, errlen);
+	if (!strcmp(key, "group"))
+		return get_string(v, key, c->group, sizeof(c->group), err, errlen);
+	if (!strcmp(key, "run_dir"))
+		return get_string(v, key, c->run_dir, sizeof(c->run_dir), err, errlen);
+	if (!strcmp(key, "history_dir"))
+		return get_string(v, key, c->history_dir, sizeof(c->history_dir), err, errlen);
+	if (!strcmp(key, "state_dir"))
+		return get_string(v, key, c->state_dir, sizeof(c->state_dir), err, errlen);
+	if (!strcmp(key, "vmm_binary"))
+		return get_string(v, key, c->vmm_binary, sizeof(c->vmm_binary), err, errlen);
+	if (!strcmp(key, "serial_dir"))
+		return get_string(v, key, c->serial_dir, sizeof(c->serial_dir), err, errlen);
+	if (!strcmp(key, "libvirt_uri"))
+		return get_uri(v, key, c->libvirt_uri, sizeof(c->libvirt_uri), err, errlen);
+	if (!strcmp(key, "libvirt_state_file"))
+		return get_string(v, key, c->libvirt_state_file, sizeof(c->libvirt_state_file),
+				  err, errlen);
+	if (!strcmp(key, "timeouts"))
+		return parse_timeouts(v, c, err, errlen);
+	if (!strcmp(key, "history_keep")) {
+		ret = get_uint(v, key, 1, 10000, &n, err, errlen);
+		if (!ret)
+			c->history_keep = (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "prepare_parallel")) {
+		ret = get_uint(v, key, 1, AGENT_PREPARE_PARALLEL_MAX, &n, err, errlen);
+		if (!ret)
+			c->prepare_parallel = (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "min_free_mb")) {
+		ret = get_uint(v, key, 0, 1 << 24, &n, err, errlen);
+		if (!ret)
+			c->min_free_bytes = n << 20;
+		return ret;
+	}
+	if (!strcmp(key, "allow_kexec")) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "config key \"allow_kexec\": not true/false");
+		c->allow_kexec = json_object_get_boolean(v);
+		return 0;
+	}
+	/* "//" keys are comments: JSON has none and the example needs them. */
+	if (!strncmp(key, "//", 2))
+		return 0;
+	return kvmlu_err(err, errlen, -EINVAL, "config: unknown key \"%s\"", key);
+}
+
+int agent_config_parse(const char *text, struct agent_config *c,
+		       char *err, size_t errlen)
+{
+	struct json_tokener *tok;
+	struct json_object *root;
+	struct agent_config tmp = *c;
+	int ret = 0;
+
+	tok = json_tokener_new();
+	if (!tok)
+		return kvmlu_err(err, errlen, -ENOMEM, "config: out of memory");
+	root = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
+	    text[json_tokener_get_parse_end(tok) + strspn(text + json_tokener_get_parse_end(tok), " \t\r\n")]) {
+		ret = kvmlu_err(err, errlen, -EINVAL, "config: not one JSON object (%s)",
+				json_tokener_error_desc(json_tokener_get_error(tok)));
+		goto out;
+	}
+	if (!json_object_is_type(root, json_type_object)) {
+		ret = kvmlu_err(err, errlen, -EINVAL, "config: top level is not an object");
+		goto out;
+	}
+	json_object_object_foreach(root, key, v) {
+		ret = parse_key(key, v, &tmp, err, errlen);
+		if (ret)
+			goto out;
+	}
+	*c = tmp;
+out:
+	json_object_put(root);
+	json_tokener_free(tok);
+	return ret;
+}
+
+int agent_config_load(const char *path, struct agent_config *c,
+		      char *err, size_t errlen)
+{
+	char *buf;
+	ssize_t n;
+	size_t len = 0;
+	int fd, ret;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "config %s: %s", path, strerror(errno));
+	buf = malloc(CONFIG_MAX_BYTES + 1);
+	if (!buf) {
+		ret = kvmlu_err(err, errlen, -ENOMEM, "config %s: out of memory", path);
+		goto err_close;
+	}
+	while ((n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len)) > 0) {
+		len += (size_t)n;
+		if (len > CONFIG_MAX_BYTES) {
+			ret = kvmlu_err(err, errlen, -EFBIG, "config %s: larger than %d bytes",
+					path, CONFIG_MAX_BYTES);
+			goto err_free;
+		}
+	}
+	if (n < 0) {
+		ret = kvmlu_err(err, errlen, -errno, "config %s: read: %s", path, strerror(errno));
+		goto err_free;
+	}
+	buf[len] = 0;
+	if (strlen(buf) != len) {
+		ret = kvmlu_err(err, errlen, -EINVAL, "config %s: contains a NUL byte", path);
+		goto err_free;
+	}
+	ret = agent_config_parse(buf, c, err, errlen);
+	if (ret) {
+		char inner[256];
+
+		snprintf(inner, sizeof(inner), "%s", err ? err : "");
+		kvmlu_err(err, errlen, ret, "%s: %s", path, inner);
+	}
+err_free:
+	free(buf);
+err_close:
+	close(fd);
+	return ret;
+}

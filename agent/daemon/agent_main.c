@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * kvmlu-agent: the host daemon behind `kvmlu`.
+ *
+ *   kvmlu-agent [--config FILE]            serve the socket (kvmlu-agent.service)
+ *   kvmlu-agent [--config FILE] --restore  after a kexec: bring back the VMs
+ *                                          of the journal in LUO, then exit
+ *                                          (kvmlu-restore.service, at boot)
+ *
+ * At start the daemon first finishes an update a previous agent left in
+ * state_dir (rollback: every VM it may have paused is resumed).
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent/cli/report.h"
+#include "agent/daemon/agent_commands.h"
+#include "agent/daemon/agent_config.h"
+#include "agent/daemon/agent_dirs.h"
+#include "agent/daemon/agent_server.h"
+#include "agent/journal/journal_store.h"
+#include "agent/libvirt/libvirt_tracked.h"
+#include "agent/libvirt/libvirt_update.h"
+#include "agent/update/update_machine.h"
+#include "agent/update/update_ops_host.h"
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kvmlu-agent [--config FILE] [--restore]\n"
+		"  --config FILE  configuration (default %s; built-in defaults if absent)\n"
+		"  --restore      after a kexec: restore the VMs of the LUO journal, exit\n",
+		AGENT_CONFIG_DEFAULT_PATH);
+}
+
+static int restore(const struct agent_config *cfg)
+{
+	struct update_host_ctx ctx;
+	struct update_ops ops;
+	struct journal *j;
+	char err[512];
+	int ret;
+
+	if (access("/dev/liveupdate", F_OK)) {
+		printf("kvmlu-agent: no /dev/liveupdate: nothing to restore\n");
+		return 0;
+	}
+	j = calloc(1, sizeof(*j));
+	if (!j)
+		return 1;
+	update_ops_host_init(&ops, &ctx, cfg);
+	ret = journal_store_retrieve(&ctx.journal_in, j, err, sizeof(err));
+	if (ret == -ENOENT) {
+		printf("kvmlu-agent: no update journal in LUO: nothing to restore\n");
+		ret = 0;
+		goto out;
+	}
+	if (ret) {
+		/*
+		 * No VM is touched: their sessions stay in the kernel, and each
+		 * can still be brought back by hand with `kvmlu-vmm restore`.
+		 */
+		fprintf(stderr, "kvmlu-agent: restore: %s\n", err);
+		ret = 1;
+		goto out;
+	}
+	ret = update_machine_resume(j, &ops) ? 1 : 0;
+	if (journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
+	journal_store_remove(cfg->state_dir);
+	report_format_text(j, stdout);
+out:
+	update_ops_host_fini(&ctx);
+	free(j);
+	return ret;
+}
+
+int main(int argc, char **argv)
+{
+	const char *config = NULL;
+	struct agent_config cfg;
+	bool do_restore = false;
+	char err[512];
+	int lfd;
+
+	for (int i = 1; i < argc; i++) {
+		if (!strcmp(argv[i], "--config") && i + 1 < argc) {
+			config = argv[++i];
+		} else if (!strcmp(argv[i], "--restore")) {
+			do_restore = true;
+		} else if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+			usage(stdout);
+			return 0;
+		} else {
+			fprintf(stderr, "kvmlu-agent: unknown argument \"%s\"\n", argv[i]);
+			usage(stderr);
+			return 2;
+		}
+	}
+	agent_config_defaults(&cfg);
+	if (config || !access(AGENT_CONFIG_DEFAULT_PATH, F_OK)) {
+		if (agent_config_load(config ? config : AGENT_CONFIG_DEFAULT_PATH, &cfg, err,
+				      sizeof(err))) {
+			fprintf(stderr, "kvmlu-agent: %s\n", err);
+			return 2;
+		}
+	}
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	signal(SIGPIPE, SIG_IGN);
+	/* libvirt domains: this program links agent/libvirt/, the library does not. */
+	update_ops_host_set_domains(&libvirt_update_provider);
+	if (agent_dirs_make(&cfg, err, sizeof(err))) {
+		/* A restore goes on: a VMM that cannot bind its socket still holds its VM. */
+		fprintf(stderr, "kvmlu-agent: %s%s\n", err,
+			do_restore ? " (restoring anyway)" : "");
+		if (!do_restore)
+			return 1;
+	}
+	if (do_restore)
+		return restore(&cfg);
+
+	agent_commands_set_domains(&libvirt_tracked_table);
+	agent_commands_recover(&cfg);
+	lfd = agent_server_listen(&cfg, err, sizeof(err));
+	if (lfd < 0) {
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
+		return 1;
+	}
+	fprintf(stderr, "kvmlu-agent: listening on %s, VMs in %s\n", cfg.socket_path, cfg.run_dir);
+	return agent_server_run(lfd, &cfg) ? 1 : 0;
+}

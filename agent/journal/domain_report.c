@@ -1,0 +1,243 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The libvirt domain reports (see domain_report.h): their names and
+ * times, and their JSON form, written into the journal before the kexec
+ * and into the report, read back by the next kernel's agent.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "agent/journal/domain_report.h"
+#include "common/err.h"
+#include "common/json_line.h"
+
+static const char *const state_names[LIBVIRT_DOMAIN_NR_STATES] = {
+	[LIBVIRT_DOMAIN_LISTED] = "listed",
+	[LIBVIRT_DOMAIN_OPTED_OUT] = "opted-out",
+	[LIBVIRT_DOMAIN_SUSPENDED] = "suspended",
+	[LIBVIRT_DOMAIN_SAVED] = "saved",
+	[LIBVIRT_DOMAIN_RESUMED] = "resumed",
+	[LIBVIRT_DOMAIN_RESTORED] = "restored",
+	[LIBVIRT_DOMAIN_FAILED] = "failed",
+};
+
+const char *libvirt_domain_state_name(enum libvirt_domain_state s)
+{
+	return (unsigned int)s < LIBVIRT_DOMAIN_NR_STATES ? state_names[s] : "?";
+}
+
+bool domain_report_uuid_ok(const char *s)
+{
+	if (strlen(s) != DOMAIN_UUID_LEN)
+		return false;
+	for (int i = 0; i < DOMAIN_UUID_LEN; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+		char c = s[i];
+
+		if (dash ? c != '-' : !((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+					(c >= 'A' && c <= 'F')))
+			return false;
+	}
+	return true;
+}
+
+int64_t libvirt_domain_downtime_ns(const struct libvirt_domain_report *d)
+{
+	if (!d->suspended_ns || !d->resumed_ns)
+		return -1;
+	return d->resumed_ns - d->suspended_ns;
+}
+
+static void add_time(struct json_object *o, const char *key, int64_t ns)
+{
+	if (ns)
+		json_object_object_add(o, key, json_object_new_int64(ns));
+}
+
+const char *libvirt_domain_action(const struct libvirt_domain_report *d)
+{
+	if (d->state == LIBVIRT_DOMAIN_OPTED_OUT)
+		return "left-alone";
+	if (d->saved_ns)
+		return "managed-save";
+	if (d->suspended_ns)
+		return "suspend";
+	return "none";
+}
+
+const char *libvirt_domain_result(const struct libvirt_domain_report *d)
+{
+	switch (d->state) {
+	case LIBVIRT_DOMAIN_RESUMED:
+	case LIBVIRT_DOMAIN_RESTORED:
+	case LIBVIRT_DOMAIN_OPTED_OUT:
+		return "ok";
+	case LIBVIRT_DOMAIN_FAILED:
+		return "failed";
+	default:
+		return "pending";	/* suspended or saved: the update is under way */
+	}
+}
+
+struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
+						   unsigned int nr)
+{
+	struct json_object *arr = json_object_new_array();
+
+	for (unsigned int i = 0; arr && i < nr; i++) {
+		struct json_object *o = json_object_new_object();
+		int64_t down = libvirt_domain_downtime_ns(&d[i]);
+
+		if (!o) {
+			json_object_put(arr);
+			return NULL;
+		}
+		json_object_object_add(o, "name", json_object_new_string(d[i].name));
+		json_object_object_add(o, "uuid", json_object_new_string(d[i].uuid));
+		json_object_object_add(o, "state",
+				       json_object_new_string(libvirt_domain_state_name(d[i].state)));
+		json_object_object_add(o, "was_paused", json_object_new_boolean(d[i].was_paused));
+		add_time(o, "suspended_ns", d[i].suspended_ns);
+		add_time(o, "saved_ns", d[i].saved_ns);
+		add_time(o, "resumed_ns", d[i].resumed_ns);
+		/* Written for the reader of the report; checked for type, not used, when read back. */
+		json_object_object_add(o, "action", json_object_new_string(libvirt_domain_action(&d[i])));
+		json_object_object_add(o, "result", json_object_new_string(libvirt_domain_result(&d[i])));
+		if (down >= 0) {
+			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
+			json_object_object_add(o, "downtime_ms", json_line_new_ms((double)down / 1e6));
+		}
+		if (d[i].error[0])
+			json_object_object_add(o, "error", json_object_new_string(d[i].error));
+		json_object_array_add(arr, o);
+	}
+	return arr;
+}
+
+static int get_str(struct json_object *o, const char *key, bool required, char *buf,
+		   size_t len, char *err, size_t errlen)
+{
+	struct json_object *v;
+	const char *s;
+
+	if (!json_object_object_get_ex(o, key, &v)) {
+		if (required)
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain without \"%s\"", key);
+		buf[0] = '\0';
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_string))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a string", key);
+	s = json_object_get_string(v);
+	if (strlen(s) >= len)
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" longer than %zu",
+				 key, len - 1);
+	snprintf(buf, len, "%s", s);
+	return 0;
+}
+
+static int get_time(struct json_object *o, const char *key, int64_t *out, char *err,
+		    size_t errlen)
+{
+	struct json_object *v;
+
+	*out = 0;
+	if (!json_object_object_get_ex(o, key, &v))
+		return 0;
+	if (!json_object_is_type(v, json_type_int) || json_object_get_int64(v) < 0)
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" is not a time", key);
+	*out = json_object_get_int64(v);
+	return 0;
+}
+
+static int entry_from_json(struct json_object *o, struct libvirt_domain_report *d,
+			   char *err, size_t errlen)
+{
+	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
+		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
+		"action", "result", "error", NULL };
+	struct json_object *v;
+	char state[24];
+	unsigned int st;
+	int ret;
+
+	if (!json_object_is_type(o, json_type_object))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain entry is not an object");
+	json_object_object_foreach(o, key, val) {
+		unsigned int k;
+
+		(void)val;
+		for (k = 0; keys[k] && strcmp(keys[k], key); k++)
+			;
+		if (!keys[k])
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain key \"%.32s\" unknown",
+					 key);
+	}
+	memset(d, 0, sizeof(*d));
+	if ((ret = get_str(o, "name", true, d->name, sizeof(d->name), err, errlen)) ||
+	    (ret = get_str(o, "uuid", true, d->uuid, sizeof(d->uuid), err, errlen)) ||
+	    (ret = get_str(o, "state", true, state, sizeof(state), err, errlen)) ||
+	    (ret = get_str(o, "error", false, d->error, sizeof(d->error), err, errlen)) ||
+	    (ret = get_time(o, "suspended_ns", &d->suspended_ns, err, errlen)) ||
+	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
+	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))
+		return ret;
+	if ((json_object_object_get_ex(o, "action", &v) && !json_object_is_type(v, json_type_string)) ||
+	    (json_object_object_get_ex(o, "result", &v) && !json_object_is_type(v, json_type_string)) ||
+	    (json_object_object_get_ex(o, "downtime_ms", &v) &&
+	     !json_object_is_type(v, json_type_double) && !json_object_is_type(v, json_type_int)) ||
+	    (json_object_object_get_ex(o, "downtime_ns", &v) && !json_object_is_type(v, json_type_int)))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "libvirt domain action, result or downtime of the wrong type");
+	if (!domain_report_uuid_ok(d->uuid))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain uuid \"%s\" is not a UUID",
+				 d->uuid);
+	for (st = 0; st < LIBVIRT_DOMAIN_NR_STATES; st++)
+		if (!strcmp(state, libvirt_domain_state_name(st)))
+			break;
+	if (st == LIBVIRT_DOMAIN_NR_STATES)
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain state \"%s\" unknown", state);
+	d->state = (enum libvirt_domain_state)st;
+	if (json_object_object_get_ex(o, "was_paused", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
+		d->was_paused = json_object_get_boolean(v);
+	}
+	return 0;
+}
+
+int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_domain_report *d,
+				     unsigned int *nr, char *err, size_t errlen)
+{
+	struct libvirt_domain_report *tmp;
+	size_t n;
+	int ret = 0;
+
+	if (!json_object_is_type(arr, json_type_array))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domains is not an array");
+	n = json_object_array_length(arr);
+	if (n > DOMAIN_REPORTS_MAX)
+		return kvmlu_err(err, errlen, -E2BIG, "%zu libvirt domains, at most %d", n,
+				 DOMAIN_REPORTS_MAX);
+	/* Parsed aside first, so a bad entry leaves d as it was. */
+	tmp = calloc(n ? n : 1, sizeof(*tmp));
+	if (!tmp)
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
+	for (size_t i = 0; i < n && !ret; i++)
+		ret = entry_from_json(json_object_array_get_idx(arr, i), &tmp[i], err, errlen);
+	for (size_t i = 0; i < n && !ret; i++)
+		for (size_t k = 0; k < i && !ret; k++)
+			if (!strcasecmp(tmp[i].uuid, tmp[k].uuid))
+				ret = kvmlu_err(err, errlen, -EINVAL,
+						"libvirt domain uuid %s listed twice", tmp[i].uuid);
+	if (!ret) {
+		memcpy(d, tmp, n * sizeof(*tmp));
+		*nr = (unsigned int)n;
+	}
+	free(tmp);
+	return ret;
+}

@@ -1,0 +1,340 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * libvirt domains suspended, saved and restored around a host update
+ * (see libvirt_domains.h for the lifecycle). Each libvirt call is made
+ * once here, and its error names the call, the domain and libvirt's text.
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "agent/libvirt/libvirt_domains.h"
+#include "agent/libvirt/libvirt_metadata.h"
+#include "common/clock.h"
+#include "common/err.h"
+
+static const char *lv_error(void)
+{
+	const char *m = virGetLastErrorMessage();
+
+	return m ? m : "unknown libvirt error";
+}
+
+/* libvirt prints every error to stderr by default; the agent reports them. */
+static void lv_quiet(void *arg, virErrorPtr e)
+{
+	(void)arg;
+	(void)e;
+}
+
+static int lv_connect(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	virSetErrorFunc(NULL, lv_quiet);
+	s->conn = virConnectOpen(s->uri);
+	if (!s->conn)
+		return kvmlu_err(err, errlen, -ECONNREFUSED, "virConnectOpen %s: %s", s->uri,
+				 lv_error());
+	return 0;
+}
+
+int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, size_t errlen)
+{
+	memset(s, 0, sizeof(*s));
+	if (!uri)
+		uri = LIBVIRT_DEFAULT_URI;
+	if (strlen(uri) >= sizeof(s->uri))
+		return kvmlu_err(err, errlen, -ENAMETOOLONG, "libvirt URI %.64s... too long", uri);
+	snprintf(s->uri, sizeof(s->uri), "%s", uri);
+	return lv_connect(s, err, errlen);
+}
+
+int libvirt_domains_reconnect(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	if (s->conn)
+		virConnectClose(s->conn);
+	s->conn = NULL;
+	return lv_connect(s, err, errlen);
+}
+
+void libvirt_domains_close(struct libvirt_domains *s)
+{
+	if (s->conn)
+		virConnectClose(s->conn);
+	s->conn = NULL;
+}
+
+static int fail(struct libvirt_domain_report *d, char *err, size_t errlen, int ret,
+		const char *what)
+{
+	snprintf(d->error, sizeof(d->error), "%s: %s", what, lv_error());
+	d->state = LIBVIRT_DOMAIN_FAILED;
+	return kvmlu_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
+}
+
+static int domain_optout(virDomainPtr dom, struct libvirt_domain_report *d, bool *optout,
+			 char *err, size_t errlen)
+{
+	char *text, why[256];
+	int ret;
+
+	*optout = false;
+	text = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, LIBVIRT_METADATA_NS,
+				    VIR_DOMAIN_AFFECT_LIVE);
+	if (!text) {
+		virErrorPtr e = virGetLastError();
+
+		if (e && e->code == VIR_ERR_NO_DOMAIN_METADATA)
+			return 0;
+		return fail(d, err, errlen, -EIO, "virDomainGetMetadata");
+	}
+	ret = libvirt_metadata_optout_text(text, optout, why, sizeof(why));
+	free(text);
+	if (ret) {
+		snprintf(d->error, sizeof(d->error), "metadata: %.200s", why);
+		d->state = LIBVIRT_DOMAIN_FAILED;
+		return kvmlu_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
+	}
+	return 0;
+}
+
+/* One report per active domain, opted-out ones marked; nothing touched. */
+static int list_domains(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	virDomainPtr *doms = NULL;
+	int n, ret = 0;
+
+	n = virConnectListAllDomains(s->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+	if (n < 0)
+		return kvmlu_err(err, errlen, -EIO, "virConnectListAllDomains %s: %s", s->uri,
+				 lv_error());
+	if (n > LIBVIRT_DOMAINS_MAX) {
+		ret = kvmlu_err(err, errlen, -E2BIG, "%d libvirt domains running, at most %d handled",
+				n, LIBVIRT_DOMAINS_MAX);
+		goto out_free;
+	}
+	s->nr = 0;
+	for (int i = 0; i < n && !ret; i++) {
+		struct libvirt_domain_report *d = &s->d[s->nr++];
+		const char *name = virDomainGetName(doms[i]);
+		bool optout;
+		int st, reason;
+
+		memset(d, 0, sizeof(*d));
+		snprintf(d->name, sizeof(d->name), "%s", name ? name : "?");
+		if (virDomainGetUUIDString(doms[i], d->uuid) < 0) {
+			ret = fail(d, err, errlen, -EIO, "virDomainGetUUIDString");
+			break;
+		}
+		if (virDomainGetState(doms[i], &st, &reason, 0) < 0) {
+			ret = fail(d, err, errlen, -EIO, "virDomainGetState");
+			break;
+		}
+		d->was_paused = st == VIR_DOMAIN_PAUSED;
+		ret = domain_optout(doms[i], d, &optout, err, errlen);
+		if (!ret)
+			d->state = optout ? LIBVIRT_DOMAIN_OPTED_OUT : LIBVIRT_DOMAIN_LISTED;
+	}
+out_free:
+	for (int i = 0; i < n; i++)
+		virDomainFree(doms[i]);
+	free(doms);
+	return ret;
+}
+
+static virDomainPtr lookup(struct libvirt_domains *s, struct libvirt_domain_report *d,
+			   char *err, size_t errlen)
+{
+	virDomainPtr dom = virDomainLookupByUUIDString(s->conn, d->uuid);
+	const char *name;
+
+	if (!dom) {
+		fail(d, err, errlen, -ENOENT, "virDomainLookupByUUIDString");
+		return NULL;
+	}
+	/* The UUID is the identity; a renamed domain is still the same one. */
+	name = virDomainGetName(dom);
+	if (name && strcmp(name, d->name))
+		snprintf(d->name, sizeof(d->name), "%s", name);
+	return dom;
+}
+
+static int resume(virDomainPtr dom, struct libvirt_domain_report *d, char *err, size_t errlen)
+{
+	int st, reason;
+
+	/* A failed managed save may already have let the domain run again. */
+	if (!d->was_paused && virDomainGetState(dom, &st, &reason, 0) == 0 &&
+	    st == VIR_DOMAIN_RUNNING)
+		goto resumed;
+	if (!d->was_paused && virDomainResume(dom) < 0)
+		return fail(d, err, errlen, -EIO, "virDomainResume");
+resumed:
+	d->state = LIBVIRT_DOMAIN_RESUMED;
+	d->resumed_ns = (int64_t)kvmlu_wall_ns();
+	return 0;
+}
+
+static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *d,
+		       bool dry_run, char *err, size_t errlen)
+{
+	/* Restored in the state it had: a paused domain is not unpaused. */
+	unsigned int flags = d->was_paused ? VIR_DOMAIN_SAVE_PAUSED : VIR_DOMAIN_SAVE_RUNNING;
+	virDomainPtr dom = lookup(s, d, err, errlen);
+	int ret = 0;
+
+	if (!dom)
+		return -ENOENT;
+	d->suspended_ns = (int64_t)kvmlu_wall_ns();
+	if (!d->was_paused && virDomainSuspend(dom) < 0) {
+		d->suspended_ns = 0;
+		ret = fail(d, err, errlen, -EIO, "virDomainSuspend");
+		goto out_free;
+	}
+	d->state = LIBVIRT_DOMAIN_SUSPENDED;
+	if (dry_run) {
+		ret = resume(dom, d, err, errlen);
+		goto out_free;
+	}
+	if (virDomainManagedSave(dom, flags) < 0) {
+		char why[sizeof(d->error)];
+
+		snprintf(why, sizeof(why), "virDomainManagedSave: %s", lv_error());
+		/* The save failed, the domain is still there: let it run again. */
+		if (!resume(dom, d, err, errlen))
+			d->state = LIBVIRT_DOMAIN_FAILED;
+		memcpy(d->error, why, sizeof(d->error));
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
+		goto out_free;
+	}
+	d->state = LIBVIRT_DOMAIN_SAVED;
+	d->saved_ns = (int64_t)kvmlu_wall_ns();
+out_free:
+	virDomainFree(dom);
+	return ret;
+}
+
+int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen)
+{
+	char why[64];
+	int ret;
+
+	ret = list_domains(s, err, errlen);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < s->nr; i++) {
+		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
+			continue;
+		ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
+		if (ret) {
+			/* err keeps the first failure; the rollback's own is secondary. */
+			libvirt_domains_rollback(s, why, sizeof(why));
+			return ret;
+		}
+	}
+	return 0;
+}
+
+static int start_from_save(struct libvirt_domains *s, struct libvirt_domain_report *d,
+			   char *err, size_t errlen)
+{
+	virDomainPtr dom = lookup(s, d, err, errlen);
+	int has, st, reason, want, ret = 0;
+
+	if (!dom)
+		return -ENOENT;
+	has = virDomainHasManagedSaveImage(dom, 0);
+	if (has < 0) {
+		ret = fail(d, err, errlen, -EIO, "virDomainHasManagedSaveImage");
+		goto out_free;
+	}
+	/* Without the image virDomainCreate would cold-boot: the guest's state is lost. */
+	if (!has) {
+		snprintf(d->error, sizeof(d->error), "no managed save image: not cold-booting it");
+		d->state = LIBVIRT_DOMAIN_FAILED;
+		ret = kvmlu_err(err, errlen, -ENOENT, "libvirt domain %s: %s", d->name, d->error);
+		goto out_free;
+	}
+	if (virDomainCreate(dom) < 0) {
+		ret = fail(d, err, errlen, -EIO, "virDomainCreate from managed save");
+		goto out_free;
+	}
+	if (virDomainGetState(dom, &st, &reason, 0) < 0) {
+		ret = fail(d, err, errlen, -EIO, "virDomainGetState");
+		goto out_free;
+	}
+	want = d->was_paused ? VIR_DOMAIN_PAUSED : VIR_DOMAIN_RUNNING;
+	if (st != want) {
+		snprintf(d->error, sizeof(d->error),
+			 "started from managed save but in state %d (reason %d), want %d", st,
+			 reason, want);
+		d->state = LIBVIRT_DOMAIN_FAILED;
+		ret = kvmlu_err(err, errlen, -EIO, "libvirt domain %s: %s", d->name, d->error);
+		goto out_free;
+	}
+	d->resumed_ns = (int64_t)kvmlu_wall_ns();
+out_free:
+	virDomainFree(dom);
+	return ret;
+}
+
+int libvirt_domains_rollback(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	int first = 0;
+
+	for (unsigned int i = s->nr; i-- > 0;) {
+		struct libvirt_domain_report *d = &s->d[i];
+		/* err keeps the first failure; later ones are in their reports. */
+		char *e = first ? NULL : err;
+		size_t el = first ? 0 : errlen;
+		virDomainPtr dom;
+		int ret = 0;
+
+		if (d->state == LIBVIRT_DOMAIN_SAVED) {
+			ret = start_from_save(s, d, e, el);
+			if (!ret)
+				d->state = LIBVIRT_DOMAIN_RESUMED;
+		} else if (d->state == LIBVIRT_DOMAIN_SUSPENDED) {
+			dom = lookup(s, d, e, el);
+			ret = dom ? resume(dom, d, e, el) : -ENOENT;
+			if (dom)
+				virDomainFree(dom);
+		}
+		if (ret)
+			first = -EIO;
+	}
+	return first;
+}
+
+int libvirt_domains_restore(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	int first = 0;
+
+	for (unsigned int i = 0; i < s->nr; i++) {
+		struct libvirt_domain_report *d = &s->d[i];
+
+		if (d->state != LIBVIRT_DOMAIN_SAVED)
+			continue;
+		if (start_from_save(s, d, first ? NULL : err, first ? 0 : errlen)) {
+			first = -EIO;
+			continue;	/* the others still get their chance */
+		}
+		d->state = LIBVIRT_DOMAIN_RESTORED;
+	}
+	return first;
+}
+
+struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s)
+{
+	return libvirt_domain_reports_to_json(s->d, s->nr);
+}
+
+int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s,
+			      char *err, size_t errlen)
+{
+	return libvirt_domain_reports_from_json(arr, s->d, &s->nr, err, errlen);
+}

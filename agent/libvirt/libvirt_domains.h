@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * libvirt-managed domains in a host update, through libvirt's C API.
+ * A QEMU domain survives a kernel change only with its RAM on disk, so:
+ *
+ *   prepare   (before the kexec) every running domain that is not opted
+ *             out (libvirt_metadata.h) is suspended, then saved with
+ *             virDomainManagedSave; its downtime starts at the suspend.
+ *             Dry run: suspended and resumed at once, nothing saved.
+ *   rollback  (the update stopped before the kexec) saved domains start
+ *             again from their managed save, suspended ones resume.
+ *   restore   (after the kexec, libvirtd running again) each saved domain,
+ *             found by UUID, starts from its managed save (virDomainCreate)
+ *             and must be running (or paused, if it was paused before).
+ *
+ * A domain that fails to suspend or save is resumed, prepare rolls back
+ * every domain it touched and returns the error: the update must stop
+ * before the kexec. The set (names, UUIDs, states, times) goes into the
+ * journal as JSON, so the next kernel's agent knows what to restore.
+ */
+#ifndef KVMLU_LIBVIRT_DOMAINS_H
+#define KVMLU_LIBVIRT_DOMAINS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/journal/domain_report.h"
+#include "agent/libvirt/libvirt_hook_event.h"
+
+struct json_object;
+
+#define LIBVIRT_DOMAINS_MAX	DOMAIN_REPORTS_MAX
+#define LIBVIRT_URI_MAX		256
+#define LIBVIRT_DEFAULT_URI	"qemu:///system"
+
+/* A report holds any name and UUID the hook accepts. */
+_Static_assert(DOMAIN_NAME_MAX == LIBVIRT_HOOK_NAME_MAX, "domain names");
+_Static_assert(DOMAIN_UUID_LEN == LIBVIRT_UUID_LEN, "domain UUIDs");
+
+struct libvirt_domains {
+	void *conn;			/* virConnectPtr, NULL when closed */
+	char uri[LIBVIRT_URI_MAX];
+	unsigned int nr;
+	struct libvirt_domain_report d[LIBVIRT_DOMAINS_MAX];
+};
+
+/* Connect to uri (NULL: LIBVIRT_DEFAULT_URI). s is zeroed first. */
+int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, size_t errlen);
+/* Connect again after a daemon restart or a kexec, keeping the reports. */
+int libvirt_domains_reconnect(struct libvirt_domains *s, char *err, size_t errlen);
+void libvirt_domains_close(struct libvirt_domains *s);
+
+int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen);
+/* 0 if every touched domain runs again; -EIO (first failure in err) else. */
+int libvirt_domains_rollback(struct libvirt_domains *s, char *err, size_t errlen);
+/* 0 if every saved domain runs again; -EIO (first failure in err) else. */
+int libvirt_domains_restore(struct libvirt_domains *s, char *err, size_t errlen);
+
+/* The reports as a JSON array for the journal and report (a new object). */
+struct json_object *libvirt_domains_to_json(const struct libvirt_domains *s);
+/* Back from the journal, every field checked; s's reports unchanged on error. */
+int libvirt_domains_from_json(struct json_object *arr, struct libvirt_domains *s,
+			      char *err, size_t errlen);
+
+#endif /* KVMLU_LIBVIRT_DOMAINS_H */

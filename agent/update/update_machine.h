@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The host-update state machine. Every side effect (VMM requests, kexec,
+ * LUO, clocks, progress output) goes through struct update_ops, so the
+ * same machine runs in the agent (update_ops_host.c) and against fakes in
+ * the unit tests.
+ */
+#ifndef KVMLU_UPDATE_MACHINE_H
+#define KVMLU_UPDATE_MACHINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "agent/daemon/agent_config.h"
+#include "agent/journal/journal.h"
+#include "agent/update/preflight.h"
+
+enum update_event {
+	UPDATE_EV_PHASE_START,
+	UPDATE_EV_PHASE_END,
+	UPDATE_EV_PHASE_FAILED,
+	UPDATE_EV_VM,		/* one VM done within the phase (vm set) */
+};
+
+/* What vm_restore and vm_restore_wait return for a held VM. */
+#define UPDATE_VM_HELD	1
+
+/* Each op returns 0 or -errno with the message in err. */
+struct update_ops {
+	void *ctx;
+	const struct agent_config *cfg;	/* limits preflight applies */
+	int64_t (*now_ns)(void *ctx);	/* CLOCK_REALTIME */
+	int (*host_facts)(void *ctx, const struct journal *j, struct host_facts *h,
+			  char *err, size_t errlen);
+	/* `status` of one VMM; fills vf, returns 0 even if it did not answer. */
+	void (*vm_facts)(void *ctx, const struct journal_vm *vm, struct vm_facts *vf);
+	/* Belt and braces: may this agent ever jump? (update_guard.h) */
+	int (*kexec_allowed)(void *ctx, char *err, size_t errlen);
+	int (*kexec_load)(void *ctx, const struct journal *j, char *err, size_t errlen);
+	int (*kexec_unload)(void *ctx, char *err, size_t errlen);
+	/* Is a kexec kernel loaded now (/sys/kernel/kexec_loaded)? */
+	bool (*kexec_is_loaded)(void *ctx);
+	/*
+	 * prepare-update: fills vm->session and vm->checksum. Called from
+	 * several threads at once, each with its own vm (a copy).
+	 */
+	int (*vm_prepare)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	int (*vm_abort)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	/* Copy in state_dir, after every change; failure is reported, not fatal. */
+	int (*journal_save)(void *ctx, const struct journal *j);
+	int (*journal_preserve)(void *ctx, const struct journal *j, char *err, size_t errlen);
+	void (*journal_discard)(void *ctx);
+	/* Returns only if the jump failed. */
+	int (*kexec_jump)(void *ctx, char *err, size_t errlen);
+	/*
+	 * New kernel: start `kvmlu-vmm restore`, wait until it answers.
+	 * UPDATE_VM_HELD (> 0): the VM is not running but not lost (held by
+	 * its VMM, or its session still in the kernel); err says why.
+	 */
+	int (*vm_restore)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	/*
+	 * The same in two halves (both or neither; NULL: vm_restore is used):
+	 * every VM's restore is started before the first is waited for, so
+	 * no VM's blackout includes another's restore.
+	 */
+	int (*vm_restore_start)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	int (*vm_restore_wait)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	/* New kernel: running, checksum_after filled. */
+	int (*vm_verify)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
+	/* New kernel: release the agent's own journal session. */
+	void (*journal_finish)(void *ctx);
+	/*
+	 * libvirt domains (agent/libvirt_update.h), with their own context;
+	 * NULL: none. prepare runs before the VMs' (a dry run: suspend and
+	 * resume at the end of preflight), rollback after the VMs' aborts,
+	 * restore after the VMs' restores (and in recover).
+	 */
+	void *domains_ctx;
+	int (*domains_prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
+	int (*domains_rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
+	int (*domains_restore)(void *dctx, struct journal *j, char *err, size_t errlen);
+	/*
+	 * Progress; done counts the VM events of this phase so far (the VMs
+	 * finish in any order when they are prepared in parallel).
+	 */
+	void (*event)(void *ctx, const struct journal *j, enum update_event ev,
+		      enum update_phase phase, const struct journal_vm *vm, unsigned int done);
+};
+
+/*
+ * Before the kexec: preflight → prepare → load-kernel → store-journal →
+ * kexec. j holds the plan (kernel, initrd, cmdline, dry_run, VMs). Returns
+ * 0 when the jump was made (in the agent it does not return then) or when
+ * a dry run passed; -errno when refused or rolled back, with j->outcome,
+ * j->failed_phase and j->error saying what happened.
+ */
+int update_machine_run(struct journal *j, const struct update_ops *ops);
+
+/*
+ * After the kexec, with the journal from the LUO session: restore →
+ * verify. 0 if every VM came back verified, else -EIO (outcome partial).
+ */
+int update_machine_resume(struct journal *j, const struct update_ops *ops);
+
+/*
+ * An agent that died mid-update before the kexec found j in state_dir:
+ * abort every VM that may be paused. Outcome rolled-back.
+ */
+int update_machine_recover(struct journal *j, const struct update_ops *ops);
+
+#endif /* KVMLU_UPDATE_MACHINE_H */

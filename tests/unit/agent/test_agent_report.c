@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Unit tests of the report text (agent/cli/report.c). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+
+#include "agent/cli/report.h"
+
+#define T0 1764763200000000000LL
+#define MS 1000000LL
+
+static char *format(const struct journal *j, bool summary)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	if (summary)
+		report_format_summary(j, f);
+	else
+		report_format_text(j, f);
+	fclose(f);
+	return buf;
+}
+
+static void assert_contains(const char *text, const char *needle)
+{
+	if (!strstr(text, needle))
+		fail_msg("report lacks \"%s\":\n%s", needle, text);
+}
+
+static void test_report_duration_units(void **state)
+{
+	char b[32];
+
+	(void)state;
+	report_duration(12345678, b, sizeof(b));
+	assert_string_equal(b, "12.3 ms");
+	report_duration(2500 * MS, b, sizeof(b));
+	assert_string_equal(b, "2.50 s");
+	report_duration(-1, b, sizeof(b));
+	assert_string_equal(b, "-");
+}
+
+static void test_report_shows_done_update_with_phases_and_blackout(void **state)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	char err[128], *text;
+
+	(void)state;
+	journal_init(j, T0);
+	snprintf(j->kernel, sizeof(j->kernel), "/boot/vmlinuz");
+	assert_int_equal(journal_add_vm(j, "vm1", "/r/vm1.sock", err, sizeof(err)), 0);
+	j->outcome = UPDATE_DONE;
+	j->phases[UPDATE_PREPARE].start_ns = T0 + 10 * MS;
+	j->phases[UPDATE_PREPARE].end_ns = T0 + 55 * MS;
+	j->phases[UPDATE_KEXEC].start_ns = T0 + 60 * MS;
+	j->phases[UPDATE_KEXEC].end_ns = T0 + 4060 * MS;
+	j->finished_ns = T0 + 5000 * MS;
+	j->vms[0].state = JOURNAL_VM_VERIFIED;
+	j->vms[0].paused_ns = T0 + 10 * MS;
+	j->vms[0].resumed_ns = T0 + 4310 * MS;
+	memset(j->vms[0].checksum, 'a', 32);
+	memset(j->vms[0].checksum_after, 'a', 32);
+	text = format(j, false);
+	assert_contains(text, ": done");
+	assert_contains(text, "prepare             45.0 ms");
+	assert_contains(text, "kexec                4.00 s");
+	assert_contains(text, "total                5.00 s");
+	assert_contains(text, "verified");
+	assert_contains(text, "4.30 s");
+	assert_contains(text, "equal");
+	assert_null(strstr(text, "failed in"));
+	assert_null(strstr(text, "libvirt domain"));
+	free(text);
+	/* A libvirt domain gets its own row: action, downtime, result. */
+	j->nr_domains = 1;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "web1");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_RESTORED;
+	j->domains[0].suspended_ns = T0 + 5 * MS;
+	j->domains[0].saved_ns = T0 + 900 * MS;
+	j->domains[0].resumed_ns = T0 + 6505 * MS;
+	text = format(j, false);
+	assert_contains(text, "libvirt domain   action           downtime  result");
+	assert_contains(text, "web1             managed-save       6.50 s  ok       3f1c0b2a-1111-4222-8333-944455556666");
+	free(text);
+	text = format(j, true);
+	assert_contains(text, j->update_id);
+	assert_contains(text, "done");
+	assert_contains(text, "1 VM(s) 1 libvirt");
+	free(text);
+	free(j);
+}
+
+static void test_report_says_what_failed_and_mismatches(void **state)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	char err[128], *text;
+
+	(void)state;
+	journal_init(j, T0);
+	assert_int_equal(journal_add_vm(j, "vm1", "/r/vm1.sock", err, sizeof(err)), 0);
+	j->outcome = UPDATE_ROLLED_BACK;
+	snprintf(j->failed_phase, sizeof(j->failed_phase), "prepare");
+	snprintf(j->error, sizeof(j->error), "VM vm1: prepare-update failed: Timeout");
+	j->phases[UPDATE_PREPARE].start_ns = T0 + 1;
+	j->phases[UPDATE_PREPARE].end_ns = T0 + 2;
+	j->phases[UPDATE_PREPARE].failed = true;
+	j->vms[0].state = JOURNAL_VM_ABORTED;
+	memset(j->vms[0].checksum, 'a', 32);
+	memset(j->vms[0].checksum_after, 'b', 32);
+	snprintf(j->vms[0].error, sizeof(j->vms[0].error), "prepare-update: Timeout");
+	journal_note(j, "scratch note");
+	j->nr_domains = 1;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "db");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_FAILED;
+	j->domains[0].suspended_ns = T0 + 5 * MS;
+	snprintf(j->domains[0].error, sizeof(j->domains[0].error), "virDomainManagedSave: no space");
+	text = format(j, false);
+	assert_contains(text, "db               suspend                 -  failed");
+	assert_contains(text, "error: virDomainManagedSave: no space");
+	assert_contains(text, "rolled-back");
+	assert_contains(text, "failed in prepare: VM vm1: prepare-update failed: Timeout");
+	assert_contains(text, "FAILED");
+	assert_contains(text, "MISMATCH");
+	assert_contains(text, "error: prepare-update: Timeout");
+	assert_contains(text, "note: scratch note");
+	free(text);
+	free(j);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_report_duration_units),
+		cmocka_unit_test(test_report_shows_done_update_with_phases_and_blackout),
+		cmocka_unit_test(test_report_says_what_failed_and_mismatches),
+	};
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
