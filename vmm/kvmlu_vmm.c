@@ -51,8 +51,7 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 	int serial_fd = -1, rc, status = 1;
 	struct vm vm;
 
-	memset(&server, 0, sizeof(server));
-	server.listen_fd = server.wake_fd = -1;
+	control_server_init(&server);
 	if (o->serial) {
 		serial_fd = open(o->serial, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 		if (serial_fd < 0) {

@@ -34,7 +34,7 @@ kv_log "stage 2: oversized line, then a good request, on one connection"
 big=$KV_DIR/big.txt
 {
 	printf '{"cmd":"status","pad":"'
-	head -c 100000 /dev/zero | tr '\0' a
+	head -c 300000 /dev/zero | tr '\0' a
 	printf '"}\n{"cmd":"status","id":"after"}\n'
 } >"$big"
 out=$("$KV_CTL" -t 20 -n 2 "$KV_SOCK" <"$big") || kv_fail "no replies to the oversized line"

@@ -95,23 +95,29 @@ kv_start() {
 	kv_fail "control socket $KV_SOCK did not answer within 30 s"
 }
 
-# kv_ctl JSON [timeout]: one request; the reply in $KV_REPLY (and stdout).
-kv_ctl() {
+# kv_request JSON [timeout]: one request; the reply in $KV_REPLY. (Not
+# through kv_ctl >/dev/null: that would hide kv_fail's FAIL line.)
+kv_request() {
 	KV_REPLY=$("$KV_CTL" -t "${2:-20}" "$KV_SOCK" "$1") ||
-		kv_fail "no reply to $1"
+		kv_fail "no reply to $1 within ${2:-20} s"
+}
+
+# kv_ctl JSON [timeout]: kv_request, and the reply on stdout too.
+kv_ctl() {
+	kv_request "$@"
 	echo "$KV_REPLY"
 }
 
 # kv_ok JSON: the request must succeed; the reply in $KV_REPLY.
 kv_ok() {
-	kv_ctl "$@" >/dev/null
+	kv_request "$@"
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = true ] || kv_fail "$1 -> $KV_REPLY"
 	kv_log "$1 -> $KV_REPLY"
 }
 
 # kv_err JSON CLASS: the request must fail with that error class.
 kv_err() {
-	kv_ctl "$1" >/dev/null
+	kv_request "$1"
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$1 should fail, got $KV_REPLY"
 	[ "$(jq -r .error.class <<<"$KV_REPLY")" = "$2" ] ||
 		kv_fail "$1: expected class $2, got $KV_REPLY"

@@ -30,7 +30,7 @@ up_upgrade() {
 	fi
 	KV_PID=$UP_NEW_PID
 	kill -0 "$KV_PID" 2>/dev/null || kv_fail "new kvmlu-vmm $KV_PID not running"
-	kv_ctl '{"cmd":"status"}' >/dev/null
+	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$KV_PID" ] || kv_fail "socket answered by pid $(kv_ret pid), not $KV_PID"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM is $(kv_ret state) after upgrade"
 }
@@ -184,7 +184,7 @@ up_twenty_upgrades() {
 		grep -q 'witness FATAL' "$KV_SERIAL" && kv_fail "round $round: guest reported FATAL"
 		# UP_VERIFY_EVERY=N: the guest checks all its memory every N rounds.
 		if [ -n "${UP_VERIFY_EVERY:-}" ] && [ $((round % UP_VERIFY_EVERY)) = 0 ]; then
-			kv_ctl '{"cmd":"guest-verify","args":{"timeout_ms":300000}}' 320 >/dev/null
+			kv_request '{"cmd":"guest-verify","args":{"timeout_ms":300000}}' 320
 			[ "$(kv_ret verified)" = true ] || kv_fail "guest-verify after round $round: $KV_REPLY"
 			kv_log "round $round: guest-verify ok"
 		fi

@@ -32,14 +32,14 @@ refuse() {
 	local count1 tick1
 	count1=$(up_tick_count 1)
 	tick1=$(up_last_tick 1)
-	kv_ctl "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$1\"}}" 60 >/dev/null
+	kv_request "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$1\"}}" 60
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$(basename "$1") accepted: $KV_REPLY"
 	jq -r .error.desc <<<"$KV_REPLY" | grep -qF -- "$2" ||
 		kv_fail "$(basename "$1"): error does not say '$2': $KV_REPLY"
 	jq -r .error.desc <<<"$KV_REPLY" | grep -q 'VM running here' ||
 		kv_fail "$(basename "$1"): VM not resumed: $KV_REPLY"
 	kv_log "$(basename "$1") refused: $(jq -r .error.desc <<<"$KV_REPLY")"
-	kv_ctl '{"cmd":"status"}' >/dev/null
+	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "VM moved to pid $(kv_ret pid)"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM $(kv_ret state) after a refused state"
 	up_wait_ticks 1 "$count1"
@@ -56,10 +56,10 @@ refuse "$corpus/good/two_vcpus.dtb" "state has 2 memory regions, VM 1"
 refuse "$KV_DIR/s.dtb" "differs from"
 
 kv_err '{"cmd":"upgrade","args":{"binary":"/nonexistent/kvmlu-vmm"}}' InvalidRequest
-kv_ctl '{"cmd":"upgrade","args":{"binary":"/bin/true","timeout_ms":5000}}' 30 >/dev/null
+kv_request '{"cmd":"upgrade","args":{"binary":"/bin/true","timeout_ms":5000}}' 30
 jq -r .error.desc <<<"$KV_REPLY" | grep -q 'exited' || kv_fail "/bin/true as new VMM: $KV_REPLY"
 kv_log "/bin/true -> $(jq -r .error.desc <<<"$KV_REPLY")"
-kv_ctl '{"cmd":"status"}' >/dev/null
+kv_request '{"cmd":"status"}'
 [ "$(kv_ret state)" = running ] || kv_fail "VM $(kv_ret state) after a bad binary"
 [ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
 

@@ -40,7 +40,7 @@ kill_at() {
 	jq -r .error.desc <<<"$KV_REPLY" | grep -q "exited before resuming the VM; VM running here" ||
 		kv_fail "error does not say the new process died and the VM resumed: $KV_REPLY"
 	kill -0 "$child" 2>/dev/null && kv_fail "killed child $child still there"
-	kv_ctl '{"cmd":"status"}' >/dev/null
+	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "socket now answered by pid $(kv_ret pid)"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after failed upgrade"
 	for c in 0 1; do up_check_continues $c "${count[$c]}" "${tick[$c]}" "${up[$c]}" "${seen[$c]}"; done
@@ -52,20 +52,20 @@ kill_at restore
 kill_at resume
 
 # Silent past the timeout: the old process kills it itself.
-kv_ctl '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1500}}' 30 >/dev/null
+kv_request '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1500}}' 30
 [ "$(jq -r .error.class <<<"$KV_REPLY")" = Timeout ] || kv_fail "expected Timeout: $KV_REPLY"
 kv_log "timeout -> $KV_REPLY"
 child=$(jq -r .error.desc <<<"$KV_REPLY" | grep -oE 'pid [0-9]+' | grep -oE '[0-9]+')
 [ -n "$child" ] || kv_fail "timeout error does not name the new process"
 kill -0 "$child" 2>/dev/null && kv_fail "new kvmlu-vmm $child still alive after the timeout"
-kv_ctl '{"cmd":"status"}' >/dev/null
+kv_request '{"cmd":"status"}'
 [ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after timeout"
 
 # Paused before the upgrade: a failed upgrade leaves it paused, not running.
 kv_ok '{"cmd":"pause"}'
-kv_ctl '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1000}}' 30 >/dev/null
+kv_request '{"cmd":"upgrade","args":{"stop_at":"restore","timeout_ms":1000}}' 30
 jq -r .error.desc <<<"$KV_REPLY" | grep -q 'still paused' || kv_fail "paused VM: $KV_REPLY"
-kv_ctl '{"cmd":"status"}' >/dev/null
+kv_request '{"cmd":"status"}'
 [ "$(kv_ret state)" = paused ] || kv_fail "paused VM is $(kv_ret state) after failed upgrade"
 kv_ok '{"cmd":"resume"}'
 

@@ -38,6 +38,7 @@ struct control_client {
 	int fd;
 	size_t len;		/* bytes in buf */
 	bool discarding;	/* inside an oversized line */
+	bool eof;		/* peer done sending; closed once its long reply is out */
 	char buf[KVMLU_WIRE_LINE_MAX + 1];
 };
 
@@ -188,6 +189,7 @@ static void control_accept(struct control_server *s)
 	s->clients[i]->fd = fd;
 	s->clients[i]->len = 0;
 	s->clients[i]->discarding = false;
+	s->clients[i]->eof = false;
 }
 
 static void *control_worker(void *arg)
@@ -228,26 +230,35 @@ static int control_work_start(struct control_server *s, struct control_client *c
 	return 0;
 }
 
-/* The worker is done: join it and hand its reply to the client, if still there. */
-static void control_work_done(struct control_server *s)
+/* The worker is done (or about to be): join it, hand its reply to its client if still there. */
+static void control_work_finish(struct control_server *s)
 {
 	struct control_work *w = s->work;
-	uint64_t n;
 
 	if (!w)
 		return;
-	if (read(s->done_fd, &n, sizeof(n)) < 0) {
-		/* nothing to read: spurious */
-	}
 	pthread_join(w->thread, NULL);
-	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++)
-		if (s->clients[i] && s->clients[i]->id == w->client && w->reply &&
-		    control_send(s->clients[i]->fd, w->reply, w->reply_len))
+	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		if (!s->clients[i] || s->clients[i]->id != w->client)
+			continue;
+		if ((w->reply && control_send(s->clients[i]->fd, w->reply, w->reply_len)) ||
+		    s->clients[i]->eof)
 			control_client_close(s, i);
+	}
 	free(w->reply);
 	free(w->line);
 	free(w);
 	s->work = NULL;
+}
+
+static void control_work_done(struct control_server *s)
+{
+	uint64_t n;
+
+	if (read(s->done_fd, &n, sizeof(n)) < 0) {
+		/* nothing to read: spurious */
+	}
+	control_work_finish(s);
 }
 
 static int control_handle(struct control_server *s, struct control_client *c,
@@ -328,6 +339,11 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 	if (n <= 0) {
 		if (n == 0 && c->len && !c->discarding)
 			(void)control_handle(s, c, c->buf, c->len);
+		/* A client that sent its request and shut down writing still gets the reply. */
+		if (n == 0 && s->work && s->work->client == c->id) {
+			c->eof = true;
+			return;
+		}
 		control_client_close(s, idx);
 		return;
 	}
@@ -355,17 +371,19 @@ static void *control_server_thread(void *arg)
 			if (!s->clients[i])
 				continue;
 			map[n - 3] = i;
-			pfd[n++] = (struct pollfd){ .fd = s->clients[i]->fd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = s->clients[i]->eof ? -1 : s->clients[i]->fd,
+						    .events = POLLIN };
 		}
 		if (poll(pfd, n, -1) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
-		if (pfd[0].revents)
-			break;
+		/* A reply that is ready goes out even when the server is told to stop. */
 		if (pfd[1].revents)
 			control_work_done(s);
+		if (pfd[0].revents)
+			break;
 		/* Upgraded: the new VMM serves the socket now; accept nothing more. */
 		if (s->ctx && s->ctx->handed_off && !s->work)
 			break;
@@ -378,13 +396,18 @@ static void *control_server_thread(void *arg)
 	return NULL;
 }
 
+void control_server_init(struct control_server *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->listen_fd = s->wake_fd = s->done_fd = -1;
+}
+
 int control_server_start(struct control_server *s, const char *path,
 			 struct control_ctx *ctx, char *err, size_t errlen)
 {
 	int rc;
 
-	memset(s, 0, sizeof(*s));
-	s->listen_fd = s->wake_fd = s->done_fd = -1;
+	control_server_init(s);
 	s->ctx = ctx;
 	s->owner = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -424,8 +447,7 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 	struct stat st;
 	int rc;
 
-	memset(s, 0, sizeof(*s));
-	s->listen_fd = s->wake_fd = s->done_fd = -1;
+	control_server_init(s);
 	s->ctx = ctx;
 	s->owner = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
@@ -471,14 +493,12 @@ void control_server_stop(struct control_server *s)
 		pthread_join(s->thread, NULL);
 		s->started = false;
 	}
-	/* A long command still running finishes first: it may touch the VM. */
-	if (s->work) {
-		pthread_join(s->work->thread, NULL);
-		free(s->work->reply);
-		free(s->work->line);
-		free(s->work);
-		s->work = NULL;
-	}
+	/*
+	 * A long command still running finishes first (it may touch the VM),
+	 * and its client gets the reply: an upgrade's old process is stopped
+	 * by the very command whose answer is still to be sent.
+	 */
+	control_work_finish(s);
 	for (i = 0; i < CONTROL_MAX_CLIENTS; i++)
 		if (s->clients[i])
 			control_client_close(s, i);

@@ -47,6 +47,9 @@ struct control_server {
 	int done_fd;		/* eventfd: the worker has its reply */
 };
 
+/* A server that holds nothing: control_server_stop() on it does nothing. */
+void control_server_init(struct control_server *s);
+
 int control_server_start(struct control_server *s, const char *path,
 			 struct control_ctx *ctx, char *err, size_t errlen);
 /*

@@ -79,6 +79,15 @@ static void hold_kick(struct live_update_hold *h)
 		return;
 }
 
+/* The VM is given up: a resume waiting on the control worker must not wait on. */
+static void hold_give_up(struct live_update_hold *h)
+{
+	pthread_mutex_lock(&h->lock);
+	h->release_asked = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+}
+
 enum live_update_hold_wake live_update_hold_wait(struct live_update_hold *h, int sig_fd)
 {
 	struct signalfd_siginfo si;
@@ -92,10 +101,13 @@ enum live_update_hold_wake live_update_hold_wait(struct live_update_hold *h, int
 		if (poll(pfd, 2, -1) < 0) {
 			if (errno == EINTR)
 				continue;
+			hold_give_up(h);
 			return LIVE_UPDATE_HOLD_ERROR;
 		}
-		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si))
+		if (pfd[1].revents && read(sig_fd, &si, sizeof(si)) == sizeof(si)) {
+			hold_give_up(h);
 			return LIVE_UPDATE_HOLD_SIGNAL;
+		}
 		if (!pfd[0].revents || read(h->efd, &n, sizeof(n)) != sizeof(n))
 			continue;
 		pthread_mutex_lock(&h->lock);

@@ -52,6 +52,7 @@ bool live_update_prepared(void);
 struct live_update_restore {
 	struct luo_session session;	/* retrieved; open until finished */
 	char vm_name[STATE_NAME_MAX + 1];
+	int state_fd;			/* retrieved, not read yet; -1 */
 	void *state_blob;		/* the state memfd's FDT, as taken */
 	size_t state_size;
 	int ram_fds[GUESTMEM_MAX_REGIONS];	/* retrieved RAM files, -1 past nr_ram */
@@ -83,12 +84,15 @@ struct live_update_restore {
 void live_update_restore_init(struct live_update_restore *lu);
 
 /*
- * After a kexec: retrieve the session and take its state and RAM files
- * into lu (restore.c). Once lu->session.fd >= 0 this process
- * holds the only copy of the VM, even when this returns an error.
+ * After a kexec: retrieve the session (live_update_restore.c). Once
+ * lu->session.fd >= 0 this process holds the only copy of the VM.
  */
 int live_update_restore_take(const char *session_name, struct live_update_restore *lu,
 			     char *err, size_t errlen);
+
+/* Then its state and RAM files; may be called again after a failure. */
+int live_update_restore_take_files(struct live_update_restore *lu, char *err, size_t errlen);
+bool live_update_restore_have_files(const struct live_update_restore *lu);
 
 /*
  * Build vm from what lu took. 0: vm is created and, if lu->memory_verified,

@@ -5,10 +5,12 @@
  * be retried without losing the first:
  *
  * live_update_restore_take(): retrieve the session (once per boot: after
- *   this the process holds the only copy of the VM) -> the state memfd
- *   (token 1), kept as a blob and checked by state_fdt_load(), the same
- *   parse and validation as live upgrade -> the RAM files by the tokens
- *   the state names. Nothing of it reaches KVM yet.
+ *   this the process holds the only copy of the VM).
+ * live_update_restore_take_files(): the state memfd (token 1), kept as a
+ *   blob and checked by state_fdt_load(), the same parse and validation as
+ *   live upgrade -> the RAM files by the tokens the state names. Each file
+ *   can be retrieved once, so what was got is kept and a retry asks only
+ *   for the rest. Nothing of it reaches KVM yet.
  *
  * live_update_restore_build(): a VM from what was taken -> vm_create()
  *   on the RAM files (memfd: the VM adopts duplicates, so the taken fds
@@ -77,6 +79,7 @@ void live_update_restore_init(struct live_update_restore *lu)
 {
 	memset(lu, 0, sizeof(*lu));
 	luo_session_init(&lu->session);
+	lu->state_fd = -1;
 	for (unsigned int i = 0; i < GUESTMEM_MAX_REGIONS; i++)
 		lu->ram_fds[i] = -1;
 }
@@ -84,11 +87,7 @@ void live_update_restore_init(struct live_update_restore *lu)
 int live_update_restore_take(const char *session_name, struct live_update_restore *lu,
 			     char *err, size_t errlen)
 {
-	struct state_vm s = { 0 };
-	char msg[512] = "", what[32];
 	const char *vm_name;
-	uint64_t t0;
-	int fd = -1, ret;
 
 	lu->started_wall_ns = kvmlu_wall_ns();
 	vm_name = luo_session_vm_name(session_name);
@@ -97,19 +96,41 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 		return -EINVAL;
 	}
 	snprintf(lu->vm_name, sizeof(lu->vm_name), "%s", vm_name);
-	ret = luo_session_retrieve(&lu->session, session_name, err, errlen);
-	if (ret)
-		return ret;
-	/* From here on this process holds the only copy of the VM. */
-	ret = luo_session_retrieve_fd(&lu->session, LUO_TOKEN_STATE, "state memfd", &fd,
-				      err, errlen);
-	if (ret)
-		return ret;
-	ret = state_memfd_read(fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
-			       &lu->state_size, msg, sizeof(msg));
-	close(fd);
-	if (ret)
-		return kvmlu_err(err, errlen, ret, "session '%s': %s", lu->session.name, msg);
+	return luo_session_retrieve(&lu->session, session_name, err, errlen);
+}
+
+bool live_update_restore_have_files(const struct live_update_restore *lu)
+{
+	if (!lu->state_blob || !lu->nr_ram)
+		return false;
+	for (uint32_t i = 0; i < lu->nr_ram; i++)
+		if (lu->ram_fds[i] < 0)
+			return false;
+	return true;
+}
+
+int live_update_restore_take_files(struct live_update_restore *lu, char *err, size_t errlen)
+{
+	struct state_vm s = { 0 };
+	char msg[512] = "", what[32];
+	uint64_t t0;
+	int ret;
+
+	/* Each file can be retrieved once: what was got is kept for a retry. */
+	if (lu->state_fd < 0 && !lu->state_blob) {
+		ret = luo_session_retrieve_fd(&lu->session, LUO_TOKEN_STATE, "state memfd",
+					      &lu->state_fd, err, errlen);
+		if (ret)
+			return ret;
+	}
+	if (!lu->state_blob) {
+		ret = state_memfd_read(lu->state_fd, STATE_FDT_MAX_SIZE, &lu->state_blob,
+				       &lu->state_size, msg, sizeof(msg));
+		if (ret)
+			return kvmlu_err(err, errlen, ret, "session '%s': %s", lu->session.name, msg);
+		close(lu->state_fd);
+		lu->state_fd = -1;
+	}
 	ret = restore_parse_state(lu, &s, err, errlen);
 	if (ret)
 		goto out;
@@ -118,13 +139,15 @@ int live_update_restore_take(const char *session_name, struct live_update_restor
 	lu->nr_ram = s.nr_regions;
 	t0 = kvmlu_mono_ns();
 	for (uint32_t i = 0; i < s.nr_regions; i++) {
+		if (lu->ram_fds[i] >= 0)
+			continue;
 		snprintf(what, sizeof(what), "RAM region %u", i);
 		ret = luo_session_retrieve_fd(&lu->session, LUO_TOKEN_RAM(i), what,
 					      &lu->ram_fds[i], err, errlen);
 		if (ret)
 			goto out;
 	}
-	lu->retrieve_ns = kvmlu_mono_ns() - t0;
+	lu->retrieve_ns += kvmlu_mono_ns() - t0;
 out:
 	state_vm_free(&s);
 	return ret;
@@ -284,6 +307,9 @@ void live_update_restore_release(struct live_update_restore *lu)
 			close(lu->ram_fds[i]);
 		lu->ram_fds[i] = -1;
 	}
+	if (lu->state_fd >= 0)
+		close(lu->state_fd);
+	lu->state_fd = -1;
 	free(lu->state_blob);
 	lu->state_blob = NULL;
 	luo_session_close(&lu->session);

@@ -20,9 +20,10 @@
  *     directory, say) is found before the take; the socket then listens
  *     on the abstract name KVMLU_HELD_SOCKET_FMT instead, and the VM is
  *     held until `resume` finds the path bindable. A --serial file that
- *     cannot be opened, a VM that cannot be built or started: the same.
- *     A state that cannot be read, or memory that differs from what was
- *     paused (checksum mismatch): held too, but not resumable.
+ *     cannot be opened, a VM that cannot be built or started, a state or
+ *     RAM file that cannot be retrieved or read: the same (a retry asks
+ *     only for the files still missing). Memory that differs from what
+ *     was paused (checksum mismatch): held too, but never resumed.
  *  4. A held VM is given up only by `shutdown` or SIGTERM/SIGINT: exit 2
  *     after a checksum mismatch, else 1. Closing the session lets the
  *     kernel free its memory.
@@ -33,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,7 +61,6 @@ struct restore_run {
 	struct vm vm;
 	bool built;
 	int serial_fd;
-	char take_err[512];		/* the take failed: nothing to build from */
 };
 
 /* What can fail before the take without anything being lost: say so and exit. */
@@ -82,6 +83,40 @@ static int restore_precheck(const char *session, char *err, size_t errlen)
 }
 
 /*
+ * Test hook: KVMLU_TEST_RESTORE_FAIL=step[,step...] makes each named step
+ * (files, serial, control, build, start) fail once, as its real causes
+ * would, so that a test can hold a VM at every step and resume it. Never
+ * set by the agent or the units.
+ */
+static bool restore_fault_at(const char *step, bool consume, char *why, size_t whylen)
+{
+	static char failed[128];
+	const char *want = getenv("KVMLU_TEST_RESTORE_FAIL");
+	char item[40];
+
+	if (!want)
+		return false;
+	snprintf(item, sizeof(item), ",%s,", step);
+	/* Match whole names in ",a,b," forms of the list and of those done. */
+	{
+		char list[160];
+
+		snprintf(list, sizeof(list), ",%s,", want);
+		if (!strstr(list, item) || strstr(failed, item))
+			return false;
+	}
+	if (consume)
+		snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), "%s", item);
+	snprintf(why, whylen, "%s: failure injected by KVMLU_TEST_RESTORE_FAIL", step);
+	return true;
+}
+
+static bool restore_fault(const char *step, char *why, size_t whylen)
+{
+	return restore_fault_at(step, true, why, whylen);
+}
+
+/*
  * The asked --control path if it binds now; else (or with no --control)
  * the held name, which needs no directory, so a held VM is always
  * reachable. Only when neither listens does the restore not start.
@@ -92,7 +127,9 @@ static int restore_listen(struct restore_run *r, char *err, size_t errlen)
 	int rc;
 
 	if (r->control) {
-		rc = control_server_start(&r->server, r->control, &r->ctx, msg, sizeof(msg));
+		/* Injected here and again at the first attempt, as a path in the way would. */
+		rc = restore_fault_at("control", false, msg, sizeof(msg)) ? -EIO :
+		     control_server_start(&r->server, r->control, &r->ctx, msg, sizeof(msg));
 		if (!rc) {
 			r->ctx.listen_fd = r->server.listen_fd;
 			r->ctx.control_path = r->control;
@@ -119,23 +156,32 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 
 	*state = "held";
 	*resumable = true;
-	if (r->take_err[0]) {
-		*resumable = false;
-		return snprintf(why, whylen, "%s", r->take_err), -EINVAL;
+	if (!live_update_restore_have_files(&r->lu)) {
+		if (restore_fault("files", why, whylen))
+			return -EIO;
+		rc = live_update_restore_take_files(&r->lu, err, sizeof(err));
+		if (rc)
+			return snprintf(why, whylen, "%s", err), rc;
 	}
 	if (r->serial && r->serial_fd < 0) {
+		if (restore_fault("serial", why, whylen))
+			return -EIO;
 		r->serial_fd = open(r->serial, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
 		if (r->serial_fd < 0)
 			return snprintf(why, whylen, "--serial %s: %s", r->serial,
 					strerror(errno)), -errno;
 	}
 	if (r->control && !r->server.started) {
+		if (restore_fault("control", why, whylen))
+			return -EIO;
 		rc = control_server_start(&r->server, r->control, &r->ctx, err, sizeof(err));
 		if (rc)
 			return snprintf(why, whylen, "control socket: %.400s", err), rc;
 		live_update_hold_reachable(&r->hold, r->control);
 	}
 	if (!r->built) {
+		if (restore_fault("build", why, whylen))
+			return -EIO;
 		rc = live_update_restore_build(&r->lu, r->serial ? r->serial_fd : STDOUT_FILENO,
 					       &r->vm, err, sizeof(err));
 		if (rc)
@@ -150,7 +196,7 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 				r->lu.has_recorded ? r->lu.checksum_recorded : "(none)",
 				r->lu.checksum_now), -EIO;
 	}
-	rc = vm_start(&r->vm, err, sizeof(err));
+	rc = restore_fault("start", err, sizeof(err)) ? -EIO : vm_start(&r->vm, err, sizeof(err));
 	if (rc) {
 		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "start failed");
 		vm_join(&r->vm);
@@ -223,8 +269,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 
 	memset(&r.vm, 0, sizeof(r.vm));
 	r.vm.kvm_fd = r.vm.vm_fd = r.vm.stop_efd = -1;
-	r.server.listen_fd = r.server.wake_fd = -1;
-	r.fallback.listen_fd = r.fallback.wake_fd = -1;
+	control_server_init(&r.server);
+	control_server_init(&r.fallback);
 	live_update_restore_init(&r.lu);
 	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
@@ -254,13 +300,11 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	r.lu.phase = "restoring";
 	live_update_restore_publish(&r.lu);
 	rc = live_update_restore_take(session, &r.lu, err, sizeof(err));
-	if (rc && r.lu.session.fd < 0) {
+	if (rc) {
 		fprintf(stderr, "kvmlu-vmm: restore %s: %s\n", session, err);
 		status = 1;
 		goto out_servers;
 	}
-	if (rc)
-		snprintf(r.take_err, sizeof(r.take_err), "%s", err);
 
 	if (!restore_until_running(&r, sig_fd, &status))
 		goto out_vm;

@@ -397,8 +397,7 @@ int vmm_incoming_main(int argc, char **argv)
 
 	memset(&vm, 0, sizeof(vm));
 	vm.kvm_fd = vm.vm_fd = vm.stop_efd = -1;
-	memset(&server, 0, sizeof(server));
-	server.listen_fd = server.wake_fd = -1;
+	control_server_init(&server);
 	if (argc != 4 || strcmp(argv[2], "--fd")) {
 		fprintf(stderr, "kvmlu-vmm incoming: internal subcommand, usage: incoming --fd N\n");
 		return 64;
