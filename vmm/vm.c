@@ -2,8 +2,9 @@
 /*
  * Building and tearing down a VM (see vm.h for the lifecycle). Order of
  * creation, and why:
- *   1. KVM_CREATE_VM, then the TSS and identity-map addresses: both must
- *      be set before the first vCPU exists.
+ *   1. KVM_CREATE_VM, then the TSS and identity-map addresses and the
+ *      vCPUs' TSC rate (vm_set_tsc_rate): all must be set before the
+ *      first vCPU exists.
  *   2. KVM_CREATE_IRQCHIP then KVM_CREATE_PIT2: the PIT needs the irqchip,
  *      and vCPUs created afterwards get an in-kernel LAPIC.
  *   3. Guest RAM (libguestmem): guest_memfd is created from the VM fd.
@@ -61,9 +62,46 @@ int vm_irq_line(void *ctx, unsigned int irq, int level)
 	return 0;
 }
 
+/*
+ * The TSC rate KVM gives each vCPU it creates, and must be able to run.
+ * KVM's default is the host rate it measured when it started; on a host
+ * without a constant TSC (the QEMU TCG hosts of the tests) that is the
+ * early calibration, which the kernel's refined one may put beyond KVM's
+ * 250 ppm tolerance from it (seen: 2092.743 MHz early, 2096.026 refined,
+ * in about 3 boots of 10). Without TSC scaling KVM then cannot give a new
+ * vCPU its default (below the host rate it refuses it, "user requested
+ * TSC rate below hardware speed"; above it, it would catch up) and never
+ * sets the vCPU's TSC multiplier, which stays 0: KVM's own reckoning of
+ * the guest TSC (kvm_read_l1_tsc) stands still at the offset while the
+ * real one runs at the host rate.
+ * kvmclock's tsc_timestamp is then that constant, so the guest's clock is
+ * off by the host TSC's count, and it jumps whenever KVM rewrites the
+ * clock page from a new master clock: at every live upgrade or restore
+ * (seen: a Linux guest's uptime +20 s to +64 s across a 50 ms blackout).
+ * Without scaling a vCPU's TSC runs at the host rate whatever KVM is told,
+ * so tell it that: KVM_SET_TSC_KHZ 0 on the VM is the host's tsc_khz, a
+ * rate KVM always accepts. With scaling any default works; leave it.
+ */
+static int vm_set_tsc_rate(struct vm *vm, char *err, size_t errlen)
+{
+	/* KVM_CAP_TSC_CONTROL (and KVM_CAP_VM_TSC_CONTROL) say: TSC scaling. */
+	if (ioctl(vm->vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_TSC_CONTROL) > 0)
+		return 0;
+	/*
+	 * ENOTTY: a KVM older than 5.19 has no per-VM default to set; EINVAL:
+	 * this KVM will not take one (e.g. a guest with a protected TSC).
+	 * Either way its own default stays, as before.
+	 */
+	if (ioctl(vm->vm_fd, KVM_SET_TSC_KHZ, 0UL) < 0 && errno != ENOTTY && errno != EINVAL)
+		return kvmlu_err(err, errlen, -errno, "KVM_SET_TSC_KHZ 0 (the host's rate) on the VM: %s",
+			       strerror(errno));
+	return 0;
+}
+
 static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
 {
 	struct kvm_pit_config pit = { .flags = 0 };
+	int rc;
 
 	vm->vm_fd = ioctl(vm->kvm_fd, KVM_CREATE_VM, 0UL);
 	if (vm->vm_fd < 0) {
@@ -80,6 +118,9 @@ static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
 			return kvmlu_err(err, errlen, -errno, "KVM_SET_IDENTITY_MAP_ADDR %#llx: %s",
 				       VM_IDENTITY_MAP_ADDR, strerror(errno));
 	}
+	rc = vm_set_tsc_rate(vm, err, errlen);
+	if (rc)
+		return rc;
 	if (ioctl(vm->vm_fd, KVM_CREATE_IRQCHIP, 0) < 0)
 		return kvmlu_err(err, errlen, -errno, "KVM_CREATE_IRQCHIP: %s", strerror(errno));
 	if (ioctl(vm->vm_fd, KVM_CREATE_PIT2, &pit) < 0)

@@ -14,20 +14,24 @@
  * the host TSC read with each, freq the guest TSC rate. Runs once per
  * restore, after state_vm_restore() and before any vCPU runs.
  *
- * The rate itself: the new kernel calibrates the host TSC again and may
- * find it a few hundred ppm off the old figure. KVM runs a vCPU at
- * another rate only with TSC scaling; without it (nested SVM under TCG
- * here) KVM_SET_TSC_KHZ of the saved rate is EINVAL. Refusing the restore
+ * The rate itself (live_update_tsc_rate_fit, before the state is
+ * restored, after a kexec and at a live upgrade alike): the new kernel
+ * calibrates the host TSC again and may find it a few hundred ppm off the
+ * old figure, and a VMM before vm_set_tsc_rate() (vmm/vm.c) saved KVM's
+ * early-calibration default, a rate its vCPU never ran at. KVM runs a
+ * vCPU at another rate only with TSC scaling; without it (nested SVM under
+ * TCG here) KVM_SET_TSC_KHZ of such a rate is EINVAL. Refusing the restore
  * for that would lose the VM over a calibration difference, so the vCPU
  * keeps this host's rate and the restore reports both figures. A refused
- * KVM_SET_TSC_KHZ still leaves the requested rate in what KVM_GET_TSC_KHZ
- * reports (x86.c sets virtual_tsc_khz before it finds it cannot scale), so
- * the vCPU's first rate is set back explicitly: otherwise the next live
- * upgrade would save a rate the vCPU never ran at and its new VMM be
- * refused it. That first rate is KVM's default, taken when KVM started,
- * before the host's TSC calibration was refined; setting it can be refused
- * just as it was when KVM created the vCPU, which leaves the vCPU exactly
- * as it was created, so only what KVM_GET_TSC_KHZ reports afterwards counts.
+ * KVM_SET_TSC_KHZ is not harmless: KVM has already set the requested
+ * rate as the vCPU's (what KVM_GET_TSC_KHZ reports) but not the TSC
+ * multiplier that goes with it, which stays 0 in a vCPU whose creation
+ * was refused its rate too; KVM's reckoning of the guest TSC then stands
+ * still and kvmclock breaks (vm.c says how). So after a refusal the vCPU
+ * is given a rate KVM accepts: its first one (the VM's default, the
+ * host's own rate since vm_set_tsc_rate()), else the host's own
+ * (KVM_SET_TSC_KHZ 0). Whatever KVM_GET_TSC_KHZ reports afterwards is
+ * what the state and the next live upgrade carry.
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -69,19 +73,23 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		if (!c->tsc_khz || (uint32_t)khz == c->tsc_khz)
 			continue;
 		int first = khz;
-		bool refused = false;
 
 		if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)c->tsc_khz) < 0) {
 			if (errno != EINVAL)
 				return kvmlu_err(err, errlen, -errno,
 					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ %u: %s",
 					       vm->name, i, c->tsc_khz, strerror(errno));
-			refused = true;
-			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)first) < 0 &&
-			    errno != EINVAL)
-				return kvmlu_err(err, errlen, -errno,
-					       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to %d: %s",
-					       vm->name, i, first, strerror(errno));
+			/* Refused: a rate KVM accepts, so that its multiplier is set. */
+			if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, (unsigned long)first) < 0) {
+				if (errno != EINVAL)
+					return kvmlu_err(err, errlen, -errno,
+						       "restore %s: vCPU %u: KVM_SET_TSC_KHZ back to %d: %s",
+						       vm->name, i, first, strerror(errno));
+				if (ioctl(vm->vcpus[i].fd, KVM_SET_TSC_KHZ, 0UL) < 0)
+					return kvmlu_err(err, errlen, -errno,
+						       "restore %s: vCPU %u: KVM refused TSC rates %u and %d kHz, and the host's own (KVM_SET_TSC_KHZ 0): %s",
+						       vm->name, i, c->tsc_khz, first, strerror(errno));
+			}
 		}
 		/*
 		 * Whatever KVM made of the request (scaled, refused, or kept the
@@ -92,10 +100,6 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 		if (khz <= 0)
 			return kvmlu_err(err, errlen, khz < 0 ? -errno : -EINVAL,
 				       "restore %s: vCPU %u: KVM_GET_TSC_KHZ returned %d", vm->name, i, khz);
-		if (refused && khz != first)
-			return kvmlu_err(err, errlen, -EIO,
-				       "restore %s: vCPU %u: TSC rate %d kHz, not back to %d after KVM refused %u",
-				       vm->name, i, khz, first, c->tsc_khz);
 		c->tsc_khz = (uint32_t)khz;
 		*now_khz = (uint32_t)khz;
 	}

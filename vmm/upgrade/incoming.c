@@ -11,9 +11,10 @@
  * state (the guest is paused now), read and validate it (before KVM sees
  * any of it) and check it describes the VM we built; guest_memfd without
  * the link: fill the new files from the old ones;
- * compare the memory checksum if the state has one; restore vCPUs and
- * devices; serve the inherited control socket; start the vCPUs; say
- * "resumed"; then run the VM like `kvmlu-vmm run` until it stops.
+ * compare the memory checksum if the state has one; fit the TSC rate
+ * (live_update_tsc.c); restore vCPUs and devices; serve the inherited
+ * control socket; start the vCPUs; say "resumed"; then run the VM like
+ * `kvmlu-vmm run` until it stops.
  *
  * Unhappy paths before "resumed": say "error" with the reason if we can
  * and exit 1; the old process still has the VM and resumes it. Nothing
@@ -39,6 +40,7 @@
 #include "common/json_line.h"
 #include "guestmem/gmem_link.h"
 #include "vmm/control/server.h"
+#include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
@@ -322,6 +324,7 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 {
 	int fds[UPGRADE_WIRE_MAX_FDS], state_fd;
 	unsigned int nfds = 0;
+	uint32_t saved_khz, now_khz;
 	json_object *o, *v;
 	void *blob = NULL;
 	size_t size;
@@ -362,6 +365,17 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	if (ret)
 		return ret;
 	maybe_stop_at(h, "restore");
+	/*
+	 * Before state_vm_restore(): a state saved by a VMM before
+	 * vm_set_tsc_rate() carries KVM's early-calibration TSC rate, which
+	 * this KVM may refuse; the vCPUs keep a rate KVM runs them at.
+	 */
+	ret = live_update_tsc_rate_fit(vm, s, &saved_khz, &now_khz, err, errlen);
+	if (ret)
+		return ret;
+	if (saved_khz != now_khz)
+		fprintf(stderr, "kvmlu-vmm incoming: %s: guest TSC rate %u kHz in the state, %u kHz now\n",
+			vm->name, saved_khz, now_khz);
 	ret = state_vm_restore(vm, s, err, errlen);
 	if (ret)
 		return ret;
