@@ -2,6 +2,7 @@
 # vmm/control/), one line each, linked with libvmm and the libraries
 # below it only.
 $(eval $(call kvmlu_unit_test,tests/unit/vmm/test_control_protocol.c,vmm guestmem common))
+$(eval $(call kvmlu_unit_test,tests/unit/vmm/test_control_server.c,vmm guestmem common))
 $(eval $(call kvmlu_unit_test,tests/unit/vmm/test_linux_boot.c,vmm guestmem common))
 $(eval $(call kvmlu_unit_test,tests/unit/vmm/test_linux_boot_debian_kernel.c,vmm guestmem common))
 $(eval $(call kvmlu_unit_test,tests/unit/vmm/test_linux_boot_i8042.c,vmm guestmem common))
