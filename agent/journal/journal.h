@@ -60,6 +60,12 @@ enum journal_vm_state {
 	 * says why and what to do.
 	 */
 	JOURNAL_VM_HELD,
+	/*
+	 * Its VMM died holding it: killed during prepare-update (the kernel
+	 * closed its session), or its restore exited after the kexec. The VM
+	 * is gone; error says how.
+	 */
+	JOURNAL_VM_LOST,
 	JOURNAL_VM_NR_STATES,
 };
 

@@ -346,6 +346,7 @@ static int step_kexec(struct run *r)
 static void rollback(struct run *r)
 {
 	char why[JOURNAL_TEXT_MAX];
+	int rc;
 
 	phase_start(r, UPDATE_ROLLBACK);
 	for (unsigned int i = r->j->nr_vms; i-- > 0;) {
@@ -353,7 +354,11 @@ static void rollback(struct run *r)
 
 		if (vm->state != JOURNAL_VM_PREPARING && vm->state != JOURNAL_VM_PREPARED)
 			continue;
-		if (r->ops->vm_abort(r->ops->ctx, vm, why, sizeof(why))) {
+		rc = r->ops->vm_abort(r->ops->ctx, vm, why, sizeof(why));
+		if (rc == -ECONNREFUSED || rc == -ENOENT) {
+			vm->state = JOURNAL_VM_LOST;
+			snprintf(vm->error, sizeof(vm->error), "its VMM is gone: %.200s", why);
+		} else if (rc) {
 			vm->state = JOURNAL_VM_FAILED;
 			snprintf(vm->error, sizeof(vm->error), "abort-update failed: %.200s", why);
 		} else {
@@ -376,7 +381,7 @@ static void rollback(struct run *r)
 static bool any_vm_failed(const struct journal *j)
 {
 	for (unsigned int i = 0; i < j->nr_vms; i++)
-		if (j->vms[i].state == JOURNAL_VM_FAILED)
+		if (j->vms[i].state == JOURNAL_VM_FAILED || j->vms[i].state == JOURNAL_VM_LOST)
 			return true;
 	return false;
 }
@@ -465,7 +470,11 @@ static int step_restore(struct run *r)
 		rc = r->ops->vm_restore_wait ?
 		     r->ops->vm_restore_wait(r->ops->ctx, vm, why, sizeof(why)) :
 		     r->ops->vm_restore(r->ops->ctx, vm, why, sizeof(why));
-		if (rc == UPDATE_VM_HELD) {
+		if (rc == UPDATE_VM_LOST) {
+			vm->state = JOURNAL_VM_LOST;
+			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
+			failed++;
+		} else if (rc == UPDATE_VM_HELD) {
 			vm->state = JOURNAL_VM_HELD;
 			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
 			failed++;

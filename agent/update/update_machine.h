@@ -22,8 +22,10 @@ enum update_event {
 	UPDATE_EV_VM,		/* one VM done within the phase (vm set) */
 };
 
-/* What vm_restore and vm_restore_wait return for a held VM. */
+/* What vm_restore and vm_restore_wait return for a held VM, and for one
+ * whose restoring VMM died (the VM is gone). */
 #define UPDATE_VM_HELD	1
+#define UPDATE_VM_LOST	2
 
 /* Each op returns 0 or -errno with the message in err. */
 struct update_ops {
@@ -50,6 +52,10 @@ struct update_ops {
 	int (*journal_save)(void *ctx, const struct journal *j);
 	int (*journal_preserve)(void *ctx, const struct journal *j, char *err, size_t errlen);
 	void (*journal_discard)(void *ctx);
+	/*
+	 * vm_abort: -ECONNREFUSED or -ENOENT means the VMM is gone (killed
+	 * mid-prepare: the kernel dropped its session with it): reported lost.
+	 */
 	/* Returns only if the jump failed. */
 	int (*kexec_jump)(void *ctx, char *err, size_t errlen);
 	/*

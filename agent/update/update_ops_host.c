@@ -367,11 +367,13 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 					  vm->session, last, vm->session, vm->control);
 				return UPDATE_VM_HELD;
 			}
-			return kvmlu_err(err, errlen, -ECHILD,
+			/* It took the session, or there was none: either way the VM is gone. */
+			kvmlu_err(err, errlen, -ECHILD,
 					 "kvmlu-vmm restore exited with %s %d: %s (log %s)",
 					 WIFEXITED(status) ? "status" : "signal",
 					 WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
 					 last, log);
+			return UPDATE_VM_LOST;
 		}
 		if (!restore_status(vm, &ret, where, sizeof(where), why, sizeof(why))) {
 			state = vmm_client_reply_str(ret, KVMLU_KEY_STATE);

@@ -30,7 +30,7 @@ struct fake {
 	uint64_t resident[NVM];		/* status memory_resident */
 	bool resident_unknown[NVM];	/* a VMM that does not report it */
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
-	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at;
+	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at, gone_at, lost_at;
 	bool bad_sum_after[NVM];
 	int loads, unloads, preserves, discards, jumps, finishes;
 	int prepared[NVM], aborts[NVM], restores[NVM];
@@ -199,8 +199,12 @@ static int f_abort(void *c, struct journal_vm *vm, char *err, size_t len)
 	logf_(f, "abort:%s ", vm->name);
 	f->aborts[i]++;
 	if (i == f->abort_fail_at) {
-		snprintf(err, len, "connect: No such file or directory");
-		return -ENOENT;
+		snprintf(err, len, "Failed: resume: vCPU 0 did not start");
+		return -EREMOTEIO;
+	}
+	if (i == f->gone_at) {
+		snprintf(err, len, "connect /run/vm.sock: Connection refused");
+		return -ECONNREFUSED;
 	}
 	return 0;
 }
@@ -255,6 +259,10 @@ static int f_restore_wait(void *c, struct journal_vm *vm, char *err, size_t len)
 	struct fake *f = c;
 
 	logf_(f, "wait:%s ", vm->name);
+	if (idx(f, vm) == f->lost_at) {
+		snprintf(err, len, "kvmlu-vmm restore exited with signal 9: (log x)");
+		return UPDATE_VM_LOST;
+	}
 	if (idx(f, vm) == f->held_at) {
 		snprintf(err, len, "held by kvmlu-vmm pid 42 (held): --serial /x/y: No such file");
 		return UPDATE_VM_HELD;
@@ -340,6 +348,7 @@ static int setup(void **state)
 	pthread_mutex_init(&t->f.lock, NULL);
 	pthread_cond_init(&t->f.entered_cond, NULL);
 	t->f.prepare_fail_at = t->f.restore_fail_at = t->f.abort_fail_at = t->f.held_at = -1;
+	t->f.gone_at = t->f.lost_at = -1;
 	t->f.host = (struct host_facts){
 		.liveupdate_dev = true, .kho_enabled = true, .scratch_bytes = 4096 * MIB,
 		.mem_total = 8192 * MIB, .mem_available = 4096 * MIB,
@@ -745,6 +754,24 @@ static void test_rollback_reports_vm_that_did_not_resume(void **state)
 	assert_contains(t->j.notes[t->j.nr_notes - 1], "not every VM resumed");
 }
 
+/* A VMM killed mid-prepare took its VM with it: lost, and the others run on. */
+static void test_rollback_reports_killed_vmm_lost(void **state)
+{
+	struct tcase *t = *state;
+
+	t->f.unloaded_behind = true;
+	t->f.load_err_real = -ENOMEM;
+	t->f.gone_at = 1;
+	update_machine_run(&t->j, &t->ops);
+	assert_int_equal(t->j.outcome, UPDATE_ROLLED_BACK);
+	assert_int_equal(t->j.vms[1].state, JOURNAL_VM_LOST);
+	assert_string_equal(journal_vm_state_name(t->j.vms[1].state), "lost");
+	assert_contains(t->j.vms[1].error, "its VMM is gone");
+	assert_int_equal(t->j.vms[0].state, JOURNAL_VM_ABORTED);
+	assert_int_equal(t->j.vms[2].state, JOURNAL_VM_ABORTED);
+	assert_contains(t->j.notes[t->j.nr_notes - 1], "not every VM resumed");
+}
+
 static void test_recover_aborts_vms_a_dead_agent_paused(void **state)
 {
 	struct tcase *t = *state;
@@ -872,6 +899,21 @@ static void test_resume_reports_held_vm_as_held_not_failed(void **state)
 	assert_true(noted);
 }
 
+/* A restore that died after the kexec: that VM lost, the others verified. */
+static void test_resume_reports_dead_restore_lost(void **state)
+{
+	struct tcase *t = *state;
+
+	run_to_jump(t);
+	t->f.lost_at = 2;
+	assert_int_equal(update_machine_resume(&t->j, &t->ops), -EIO);
+	assert_int_equal(t->j.outcome, UPDATE_PARTIAL);
+	assert_int_equal(t->j.vms[2].state, JOURNAL_VM_LOST);
+	assert_contains(t->j.vms[2].error, "restore: kvmlu-vmm restore exited with signal 9");
+	assert_int_equal(t->j.vms[0].state, JOURNAL_VM_VERIFIED);
+	assert_int_equal(t->j.vms[1].state, JOURNAL_VM_VERIFIED);
+}
+
 static void test_resume_refuses_journal_not_across_a_kexec(void **state)
 {
 	struct tcase *t = *state;
@@ -921,6 +963,8 @@ int main(void)
 		T(test_journal_failure_rolls_back_and_unloads),
 		T(test_failed_jump_rolls_back_everything),
 		T(test_rollback_reports_vm_that_did_not_resume),
+		T(test_rollback_reports_killed_vmm_lost),
+		T(test_resume_reports_dead_restore_lost),
 		T(test_recover_aborts_vms_a_dead_agent_paused),
 		T(test_recover_leaves_finished_updates_alone),
 		T(test_resume_restores_and_verifies_every_vm),
