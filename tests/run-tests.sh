@@ -72,7 +72,7 @@ run_case() { # run_case suite script timeout
 		# Without /dev/kvm a native test runs in the QEMU host instead.
 		if [ "$1" = native ] && [ ! -c /dev/kvm ] && want harness &&
 			grep -q 'no /dev/kvm on this machine' "$log"; then
-			echo "MOVED: $name: no /dev/kvm here; runs as harness/native_on_nested_kvm/${name#native/}"
+			echo "MOVED: $name: no /dev/kvm here; runs in the QEMU host as harness/native_*/${name#native/}"
 		else
 			result SKIP "$name" "$(tail -n 1 "$log")"
 		fi ;;

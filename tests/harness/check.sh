@@ -73,7 +73,7 @@ if ! kernel/selftests/build.sh "$kdir/headers/include" build/kernel-selftests \
 fi
 
 initrd=$work/initramfs.cpio
-# KVMLU_NATIVE_FILTER=regex: only those native tests in native_on_nested_kvm.
+# KVMLU_NATIVE_FILTER=regex: only those native tests in the harness/native_* cases.
 rm -f "$work/native-filter"
 [ -n "${KVMLU_NATIVE_FILTER:-}" ] && echo "$KVMLU_NATIVE_FILTER" >"$work/native-filter"
 if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
