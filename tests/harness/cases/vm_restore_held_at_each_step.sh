@@ -43,7 +43,7 @@ stage2() {
 			i=$((i + 1))
 		done
 		st=$($VM_CTL -t 5 "$sock" '{"cmd":"status"}')
-		echo "$st" | grep -q "\"reason\":\"$s: failure injected" || fail "$vm: held for another reason: $st"
+		echo "$st" | grep -q "\"reason\":\"[^\"]*$s: failure injected" || fail "$vm: held for another reason: $st"
 		grep -q 'tick=' "/tmp/$vm.serial" 2>/dev/null && fail "$vm: the guest ran while held"
 		r=$($VM_CTL -t 300 "$sock" '{"cmd":"resume"}')
 		echo "$r" | grep -q '"state":"running"' || fail "$vm: resume after the failed $s step: $r"
