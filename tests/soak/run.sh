@@ -3,8 +3,9 @@
 #  1. native: KVMLU_SOAK_UPGRADES (300) live upgrades of a 4-vCPU witness,
 #     guest-verify every 25 (tests/soak/native_upgrades.sh), on this
 #     machine's /dev/kvm or, without one, inside the QEMU host;
-#  2. harness: every VM-survival and agent case, KVMLU_SOAK_ROUNDS (20)
-#     rounds, retries off.
+#  2. harness: every VM-survival and agent case, and the native tests in
+#     the QEMU host (harness/native_*), KVMLU_SOAK_ROUNDS (20) rounds,
+#     retries off.
 # Prints each failure and ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -35,9 +36,9 @@ else
 fi
 
 for r in $(seq 1 "$rounds"); do
-	KVMLU_HARNESS_RETRIES=0 KVMLU_HARNESS_FLAKY=1 KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_large)' \
+	KVMLU_HARNESS_RETRIES=0 KVMLU_HARNESS_FLAKY=1 KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_)' \
 		tests/harness/check.sh >"$logs/round-$r.log" 2>&1
-	p=$(grep -cE '^PASS: harness/(vm|agent|native_large)_[a-z_]+$' "$logs/round-$r.log")
+	p=$(grep -cE '^PASS: harness/(vm|agent|native)_[a-z_]+$' "$logs/round-$r.log")
 	f=$(grep -cE '^FAIL: ' "$logs/round-$r.log")
 	pass=$((pass + p)) fail=$((fail + f))
 	echo "soak: round $r of $rounds: $p cases passed, $f failed"
