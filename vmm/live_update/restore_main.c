@@ -92,19 +92,15 @@ static bool restore_fault_at(const char *step, bool consume, char *why, size_t w
 {
 	static char failed[128];
 	const char *want = getenv("KVMLU_TEST_RESTORE_FAIL");
-	char item[40];
+	char item[40], list[160];
 
 	if (!want)
 		return false;
-	snprintf(item, sizeof(item), ",%s,", step);
 	/* Match whole names in ",a,b," forms of the list and of those done. */
-	{
-		char list[160];
-
-		snprintf(list, sizeof(list), ",%s,", want);
-		if (!strstr(list, item) || strstr(failed, item))
-			return false;
-	}
+	snprintf(item, sizeof(item), ",%s,", step);
+	snprintf(list, sizeof(list), ",%s,", want);
+	if (!strstr(list, item) || strstr(failed, item))
+		return false;
 	if (consume)
 		snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), "%s", item);
 	snprintf(why, whylen, "%s: failure injected by KVMLU_TEST_RESTORE_FAIL", step);
