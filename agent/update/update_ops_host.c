@@ -23,6 +23,7 @@
 #include "agent/update/update_ops_host.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/test_stop.h"
 #include "kvmlu/control_wire.h"
 #include "kvmlu/unix_addr.h"
 
@@ -212,6 +213,7 @@ static void journal_discard_op(void *vctx)
 static int kexec_jump_op(void *ctx, char *err, size_t errlen)
 {
 	(void)ctx;
+	test_stop_at("kvmlu-agent", "kexec");
 	return kexec_image_jump(err, errlen);
 }
 

@@ -37,6 +37,7 @@
 
 #include "common/clock.h"
 #include "common/json_line.h"
+#include "common/test_stop.h"
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
@@ -232,6 +233,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	close(state_fd);
 	if (rc)
 		goto err_resume;
+	test_stop_at(vm->name, "prepare-preserved");
 
 	pthread_mutex_lock(&prepared_lock);
 	prepared.active = true;

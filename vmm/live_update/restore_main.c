@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
+#include "common/test_stop.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
 #include "vmm/live_update/hold.h"
@@ -301,6 +302,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		status = 1;
 		goto out_servers;
 	}
+	test_stop_at(r.hold.vm_name, "restore-taken");
 
 	if (!restore_until_running(&r, sig_fd, &status))
 		goto out_vm;
