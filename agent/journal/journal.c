@@ -25,6 +25,7 @@ static const char *const vm_state_names[JOURNAL_VM_NR_STATES] = {
 	[JOURNAL_VM_FAILED] = "failed",
 	[JOURNAL_VM_HELD] = "held",
 	[JOURNAL_VM_LOST] = "lost",
+	[JOURNAL_VM_MISSING] = "missing",
 };
 
 const char *journal_vm_state_name(enum journal_vm_state s)

@@ -66,6 +66,14 @@ enum journal_vm_state {
 	 * is gone; error says how.
 	 */
 	JOURNAL_VM_LOST,
+	/*
+	 * After kexec: the session the journal names is not in this kernel
+	 * (kvmlu-vmm restore found none of that name). Nothing was restored
+	 * and nothing started in its place; why it is not there (its VMM
+	 * gone before the kexec, a kernel that did not keep it) is not known
+	 * here, so none is claimed. error names the session.
+	 */
+	JOURNAL_VM_MISSING,
 	JOURNAL_VM_NR_STATES,
 };
 

@@ -36,7 +36,10 @@
  *   3. the agent dies before the jump: the next agent finds the journal in
  *      state_dir and runs update_machine_recover(), the same rollback.
  *   4. after the kexec a VM does not restore or verify: it is reported
- *      failed (its VMM keeps its files), the others go on; outcome partial.
+ *      held (its VMM keeps it paused), lost (its VMM died with it), missing
+ *      (its session is not in this kernel: nothing is started in its
+ *      place, no cause is claimed) or failed; the others go on; outcome
+ *      partial.
  *
  * The journal is saved after every change, so at any moment it says which
  * VMs may be paused.
@@ -441,6 +444,23 @@ int update_machine_recover(struct journal *j, const struct update_ops *ops)
 
 /* ---- after the kexec ---- */
 
+/* What a VM is after vm_restore(_wait) returned rc. */
+static enum journal_vm_state restored_state(int rc)
+{
+	switch (rc) {
+	case 0:
+		return JOURNAL_VM_RESTORED;
+	case UPDATE_VM_HELD:
+		return JOURNAL_VM_HELD;
+	case UPDATE_VM_LOST:
+		return JOURNAL_VM_LOST;
+	case UPDATE_VM_MISSING:
+		return JOURNAL_VM_MISSING;
+	default:
+		return JOURNAL_VM_FAILED;
+	}
+}
+
 static int step_restore(struct run *r)
 {
 	char why[JOURNAL_TEXT_MAX];
@@ -470,22 +490,12 @@ static int step_restore(struct run *r)
 		rc = r->ops->vm_restore_wait ?
 		     r->ops->vm_restore_wait(r->ops->ctx, vm, why, sizeof(why)) :
 		     r->ops->vm_restore(r->ops->ctx, vm, why, sizeof(why));
-		if (rc == UPDATE_VM_LOST) {
-			vm->state = JOURNAL_VM_LOST;
+		vm->state = restored_state(rc);
+		if (rc) {
 			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
 			failed++;
-		} else if (rc == UPDATE_VM_HELD) {
-			vm->state = JOURNAL_VM_HELD;
-			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
-			failed++;
-		} else if (rc) {
-			vm->state = JOURNAL_VM_FAILED;
-			snprintf(vm->error, sizeof(vm->error), "restore: %.200s", why);
-			failed++;
-		} else {
-			vm->state = JOURNAL_VM_RESTORED;
-			if (!vm->resumed_ns)
-				vm->resumed_ns = now(r);
+		} else if (!vm->resumed_ns) {
+			vm->resumed_ns = now(r);
 		}
 		save(r);
 		event(r, UPDATE_EV_VM, UPDATE_RESTORE, vm);
@@ -530,7 +540,7 @@ static int step_verify(struct run *r)
 int update_machine_resume(struct journal *j, const struct update_ops *ops)
 {
 	struct run r = { .j = j, .ops = ops };
-	unsigned int bad = 0, held = 0;
+	unsigned int bad = 0, held = 0, missing = 0;
 	bool restore_failed = false;
 
 	if (j->phase != UPDATE_KEXEC || j->outcome != UPDATE_RUNNING) {
@@ -547,6 +557,7 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 	for (unsigned int i = 0; i < j->nr_vms; i++)
 		if (j->vms[i].state != JOURNAL_VM_VERIFIED) {
 			held += j->vms[i].state == JOURNAL_VM_HELD;
+			missing += j->vms[i].state == JOURNAL_VM_MISSING;
 			if (!bad)
 				snprintf(j->error, sizeof(j->error), "VM %s: %s", j->vms[i].name,
 					 j->vms[i].error[0] ? j->vms[i].error :
@@ -561,6 +572,9 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 		if (held)
 			journal_note(j, "%u VM(s) held, not lost: paused, memory kept; fix the cause named, then resume them",
 				     held);
+		if (missing)
+			journal_note(j, "%u VM(s) missing: the session the journal names was not in this kernel; nothing was restored or started in its place",
+				     missing);
 		j->phases[UPDATE_VERIFY].failed = true;
 		finish(&r, UPDATE_PARTIAL);
 		return -EIO;

@@ -22,10 +22,12 @@ enum update_event {
 	UPDATE_EV_VM,		/* one VM done within the phase (vm set) */
 };
 
-/* What vm_restore and vm_restore_wait return for a held VM, and for one
- * whose restoring VMM died (the VM is gone). */
-#define UPDATE_VM_HELD	1
-#define UPDATE_VM_LOST	2
+/* What vm_restore and vm_restore_wait return for a held VM, for one
+ * whose restoring VMM died (the VM is gone), and for one whose session
+ * is not in this kernel (nothing was taken). */
+#define UPDATE_VM_HELD		1
+#define UPDATE_VM_LOST		2
+#define UPDATE_VM_MISSING	3
 
 /* Each op returns 0 or -errno with the message in err. */
 struct update_ops {
@@ -61,7 +63,9 @@ struct update_ops {
 	/*
 	 * New kernel: start `kvmlu-vmm restore`, wait until it answers.
 	 * UPDATE_VM_HELD (> 0): the VM is not running but not lost (held by
-	 * its VMM, or its session still in the kernel); err says why.
+	 * its VMM, or its session still in the kernel); UPDATE_VM_LOST, its
+	 * restoring VMM died; UPDATE_VM_MISSING, no session of that name in
+	 * this kernel. err says why.
 	 */
 	int (*vm_restore)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
 	/*

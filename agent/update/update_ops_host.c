@@ -37,6 +37,8 @@
 #endif
 
 #define RESTORE_POLL_US 50000
+/* kvmlu-vmm restore's exit status when the kernel has no session of that name. */
+#define RESTORE_EXIT_NO_SESSION 4
 
 static int64_t host_now(void *ctx)
 {
@@ -369,7 +371,19 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 					  vm->session, last, vm->session, vm->control);
 				return UPDATE_VM_HELD;
 			}
-			/* It took the session, or there was none: either way the VM is gone. */
+			/*
+			 * Exit 4: no session of that name in this kernel. Nothing
+			 * was taken and nothing is started in its place; why it
+			 * is not there is not known here (the log has what the
+			 * kernel said).
+			 */
+			if (WIFEXITED(status) && WEXITSTATUS(status) == RESTORE_EXIT_NO_SESSION) {
+				kvmlu_err(err, errlen, -ENOENT,
+					  "session %s is not in this kernel: nothing restored, nothing started in its place (log %s)",
+					  vm->session, log);
+				return UPDATE_VM_MISSING;
+			}
+			/* It took the session and died: the VM is gone. */
 			kvmlu_err(err, errlen, -ECHILD,
 					 "kvmlu-vmm restore exited with %s %d: %s (log %s)",
 					 WIFEXITED(status) ? "status" : "signal",

@@ -13,8 +13,10 @@
  *     /dev/kvm, no socket that could be listened on at all): exit 3 with
  *     the reason. The session was not touched; it stays in the kernel for
  *     another restore once the cause is fixed.
- *  2. No such session (its VMM was gone at the kexec, or it was taken
- *     already): exit 1; there is nothing to hold.
+ *  2. No session of that name in this kernel (RETRIEVE_SESSION said
+ *     ENOENT: its VMM was gone at the kexec, say): exit 4, so that the
+ *     agent can tell "not there" from "lost here". Taken already in this
+ *     boot: exit 1. Either way there is nothing to hold.
  *  3. Anything after the take: the VM is held (hold.h), never
  *     an exit. A --control path that cannot be bound (a missing
  *     directory, say) is found before the take; the socket then listens
@@ -49,6 +51,8 @@
 #include "vmm/vmm_process.h"
 
 #define EXIT_NOT_TAKEN	3
+/* No session of that name in this kernel: nothing taken, nothing to hold. */
+#define EXIT_NO_SESSION	4
 
 struct restore_run {
 	const char *session;
@@ -299,7 +303,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	rc = live_update_restore_take(session, &r.lu, err, sizeof(err));
 	if (rc) {
 		fprintf(stderr, "kvmlu-vmm: restore %s: %s\n", session, err);
-		status = 1;
+		status = rc == -ENOENT ? EXIT_NO_SESSION : 1;
 		goto out_servers;
 	}
 	test_stop_at(r.hold.vm_name, "restore-taken");

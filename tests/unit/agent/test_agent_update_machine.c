@@ -31,6 +31,7 @@ struct fake {
 	bool resident_unknown[NVM];	/* a VMM that does not report it */
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
 	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at, gone_at, lost_at;
+	int missing_at;		/* its session not in the new kernel */
 	bool bad_sum_after[NVM];
 	int loads, unloads, preserves, discards, jumps, finishes;
 	int prepared[NVM], aborts[NVM], restores[NVM];
@@ -263,6 +264,11 @@ static int f_restore_wait(void *c, struct journal_vm *vm, char *err, size_t len)
 		snprintf(err, len, "kvmlu-vmm restore exited with signal 9: (log x)");
 		return UPDATE_VM_LOST;
 	}
+	if (idx(f, vm) == f->missing_at) {
+		snprintf(err, len, "session kvmlu/vm/%s is not in this kernel: nothing restored, nothing started in its place (log x)",
+			 vm->name);
+		return UPDATE_VM_MISSING;
+	}
 	if (idx(f, vm) == f->held_at) {
 		snprintf(err, len, "held by kvmlu-vmm pid 42 (held): --serial /x/y: No such file");
 		return UPDATE_VM_HELD;
@@ -348,7 +354,7 @@ static int setup(void **state)
 	pthread_mutex_init(&t->f.lock, NULL);
 	pthread_cond_init(&t->f.entered_cond, NULL);
 	t->f.prepare_fail_at = t->f.restore_fail_at = t->f.abort_fail_at = t->f.held_at = -1;
-	t->f.gone_at = t->f.lost_at = -1;
+	t->f.gone_at = t->f.lost_at = t->f.missing_at = -1;
 	t->f.host = (struct host_facts){
 		.liveupdate_dev = true, .kho_enabled = true, .scratch_bytes = 4096 * MIB,
 		.mem_total = 8192 * MIB, .mem_available = 4096 * MIB,
@@ -914,6 +920,40 @@ static void test_resume_reports_dead_restore_lost(void **state)
 	assert_int_equal(t->j.vms[1].state, JOURNAL_VM_VERIFIED);
 }
 
+/*
+ * A session the journal names that is not in the new kernel: that VM is
+ * missing, with its session named; nothing else is tried for it (no
+ * second restore, no verify, nothing started in its place), the outcome
+ * is partial, not done, and the other VMs are restored and verified.
+ */
+static void test_resume_reports_missing_session_and_does_not_guess(void **state)
+{
+	struct tcase *t = *state;
+	bool noted = false;
+
+	run_to_jump(t);
+	t->f.missing_at = 0;
+	assert_int_equal(update_machine_resume(&t->j, &t->ops), -EIO);
+	assert_int_equal(t->j.outcome, UPDATE_PARTIAL);
+	assert_string_equal(t->j.failed_phase, "restore");
+	assert_int_equal(t->j.vms[0].state, JOURNAL_VM_MISSING);
+	assert_string_equal(journal_vm_state_name(t->j.vms[0].state), "missing");
+	assert_contains(t->j.vms[0].error, "restore: session kvmlu/vm/vm0 is not in this kernel");
+	assert_contains(t->j.error, "VM vm0: restore: session kvmlu/vm/vm0");
+	/* One restore started for it, then nothing more: no retry, no verify. */
+	assert_int_equal(t->f.restores[0], 1);
+	assert_null(strstr(t->f.log, "verify:vm0"));
+	assert_int_equal(journal_vm_blackout_ns(&t->j.vms[0]), -1);
+	assert_int_equal(t->j.vms[0].checksum_after[0], 0);
+	assert_int_equal(t->j.vms[1].state, JOURNAL_VM_VERIFIED);
+	assert_int_equal(t->j.vms[2].state, JOURNAL_VM_VERIFIED);
+	for (unsigned int i = 0; i < t->j.nr_notes; i++)
+		noted |= strstr(t->j.notes[i], "1 VM(s) missing") != NULL;
+	assert_true(noted);
+	/* The agent's journal session is still released. */
+	assert_int_equal(t->f.finishes, 1);
+}
+
 static void test_resume_refuses_journal_not_across_a_kexec(void **state)
 {
 	struct tcase *t = *state;
@@ -972,6 +1012,7 @@ int main(void)
 		T(test_resume_reports_checksum_mismatch_and_goes_on),
 		T(test_resume_reports_vm_that_does_not_restore),
 		T(test_resume_reports_held_vm_as_held_not_failed),
+		T(test_resume_reports_missing_session_and_does_not_guess),
 		T(test_resume_refuses_journal_not_across_a_kexec),
 		cmocka_unit_test(test_cmdline_tokens),
 	};
