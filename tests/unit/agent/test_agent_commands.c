@@ -4,26 +4,34 @@
  * agent_commands.c) over a socketpair: requests are {"cmd","id","args"},
  * an argument at the top level is refused with InvalidRequest naming it,
  * the same argument under "args" works, and errors carry the classes of
- * kvmlu/control_wire.h with the request's id.
+ * kvmlu/control_wire.h with the request's id; `status` on another
+ * connection answers while a host-update runs.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 #include <grp.h>
 #include <json-c/json.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/agent_server.h"
 #include "common/json_line.h"
 
+/* Bounds a wait that would otherwise never end; never what a test judges by. */
+#define WAIT_BOUND_MS 60000
+
+/* One connection to the agent's command code, served as agent_server_run serves each. */
 struct agent {
 	struct agent_config cfg;
 	char dir[64];
@@ -41,28 +49,55 @@ static void *serve_thread(void *arg)
 	return NULL;
 }
 
-static int agent_up(void **state)
+/* Another connection to the agent of a (same configuration and directory). */
+static int agent_connect(const struct agent *a, struct agent **out)
 {
-	struct agent *a = calloc(1, sizeof(*a));
-	struct group *g = getgrgid(getgid());
+	struct agent *c = calloc(1, sizeof(*c));
 	int sv[2];
 
-	if (!a)
+	if (!c)
 		return -1;
-	snprintf(a->dir, sizeof(a->dir), "/tmp/kvmlu-test-agent-XXXXXX");
-	if (!mkdtemp(a->dir))
+	c->cfg = a->cfg;
+	memcpy(c->dir, a->dir, sizeof(c->dir));
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) {
+		free(c);
 		return -1;
-	agent_config_defaults(&a->cfg);
+	}
+	c->fd = sv[0];
+	c->theirs = sv[1];
+	json_line_reader_init(&c->r, c->fd);
+	if (pthread_create(&c->thread, NULL, serve_thread, c)) {
+		close(sv[0]);
+		close(sv[1]);
+		free(c);
+		return -1;
+	}
+	*out = c;
+	return 0;
+}
+
+static void agent_disconnect(struct agent *c)
+{
+	close(c->fd);
+	pthread_join(c->thread, NULL);
+	free(c);
+}
+
+static int agent_up(void **state)
+{
+	struct agent proto = { 0 }, *a;
+	struct group *g = getgrgid(getgid());
+
+	snprintf(proto.dir, sizeof(proto.dir), "/tmp/kvmlu-test-agent-XXXXXX");
+	if (!mkdtemp(proto.dir))
+		return -1;
+	agent_config_defaults(&proto.cfg);
 	/* Our own group: peer_auth lets a non-root test in by its primary gid. */
-	snprintf(a->cfg.group, sizeof(a->cfg.group), "%s", g ? g->gr_name : "root");
-	snprintf(a->cfg.run_dir, sizeof(a->cfg.run_dir), "%s", a->dir);
-	snprintf(a->cfg.history_dir, sizeof(a->cfg.history_dir), "%s", a->dir);
-	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv))
-		return -1;
-	a->fd = sv[0];
-	a->theirs = sv[1];
-	json_line_reader_init(&a->r, a->fd);
-	if (pthread_create(&a->thread, NULL, serve_thread, a))
+	snprintf(proto.cfg.group, sizeof(proto.cfg.group), "%s", g ? g->gr_name : "root");
+	snprintf(proto.cfg.run_dir, sizeof(proto.cfg.run_dir), "%s", proto.dir);
+	snprintf(proto.cfg.history_dir, sizeof(proto.cfg.history_dir), "%s", proto.dir);
+	snprintf(proto.cfg.state_dir, sizeof(proto.cfg.state_dir), "%s", proto.dir);
+	if (agent_connect(&proto, &a))
 		return -1;
 	*state = a;
 	return 0;
@@ -71,11 +106,20 @@ static int agent_up(void **state)
 static int agent_down(void **state)
 {
 	struct agent *a = *state;
+	DIR *d = opendir(a->dir);
+	struct dirent *de;
+	char path[sizeof(a->dir) + 256];
 
-	close(a->fd);
-	pthread_join(a->thread, NULL);
+	/* What a test left: a report in the history, a kernel file, a socket. */
+	while (d && (de = readdir(d)))
+		if (de->d_name[0] != '.') {
+			snprintf(path, sizeof(path), "%s/%s", a->dir, de->d_name);
+			unlink(path);
+		}
+	if (d)
+		closedir(d);
 	rmdir(a->dir);
-	free(a);
+	agent_disconnect(a);
 	return 0;
 }
 
@@ -87,7 +131,7 @@ static json_object *ask(struct agent *a, const char *line)
 
 	assert_int_equal(write(a->fd, line, strlen(line)), (ssize_t)strlen(line));
 	assert_int_equal(write(a->fd, "\n", 1), 1);
-	if (json_line_read(&a->r, 5000, &reply, err, sizeof(err)))
+	if (json_line_read(&a->r, WAIT_BOUND_MS, &reply, err, sizeof(err)))
 		fail_msg("no reply to %s: %s", line, err);
 	return reply;
 }
@@ -209,6 +253,146 @@ static void test_agent_commands_use_the_shared_error_classes(void **state)
 	json_object_put(reply);
 }
 
+/*
+ * A VMM that takes the agent's preflight `status` and answers nothing
+ * until the test lets it go: the host-update is then in progress for as
+ * long as the test wants, with no timing involved.
+ */
+struct mute_vmm {
+	int listen_fd;
+	int asked[2];		/* it got the agent's request */
+	int go[2];		/* the test lets it hang up */
+	pthread_t thread;
+};
+
+static void *mute_vmm_thread(void *arg)
+{
+	struct mute_vmm *m = arg;
+	char c;
+	int fd = accept(m->listen_fd, NULL, NULL);
+
+	/* The request line is read, never answered. */
+	while (fd >= 0 && read(fd, &c, 1) == 1 && c != '\n')
+		;
+	assert_int_equal(write(m->asked[1], "a", 1), 1);
+	assert_int_equal(read(m->go[0], &c, 1), 1);
+	if (fd >= 0)
+		close(fd);
+	return NULL;
+}
+
+static void mute_vmm_start(struct mute_vmm *m, const char *path)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+
+	assert_true(strlen(path) < sizeof(sa.sun_path));
+	memcpy(sa.sun_path, path, strlen(path) + 1);
+	m->listen_fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(m->listen_fd >= 0);
+	assert_int_equal(bind(m->listen_fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	assert_int_equal(listen(m->listen_fd, 4), 0);
+	assert_int_equal(pipe(m->asked), 0);
+	assert_int_equal(pipe(m->go), 0);
+	assert_int_equal(pthread_create(&m->thread, NULL, mute_vmm_thread, m), 0);
+}
+
+static void mute_vmm_stop(struct mute_vmm *m)
+{
+	assert_int_equal(write(m->go[1], "g", 1), 1);
+	pthread_join(m->thread, NULL);
+	close(m->listen_fd);
+	close(m->asked[0]);
+	close(m->asked[1]);
+	close(m->go[0]);
+	close(m->go[1]);
+}
+
+/* The host-update's final reply on its connection, after its event lines. */
+static json_object *final_reply(struct agent *a)
+{
+	json_object *line = NULL;
+	char err[256];
+
+	for (;;) {
+		if (json_line_read(&a->r, WAIT_BOUND_MS, &line, err, sizeof(err)))
+			fail_msg("no reply to host-update: %s", err);
+		if (json_object_object_get_ex(line, "ok", NULL))
+			return line;
+		json_object_put(line);
+	}
+}
+
+/*
+ * `status` on a second connection answers while a host-update waits on a
+ * VMM (the update's preflight holds its `status`), and shows that update
+ * in progress; a second host-update then is refused with Busy. The VMM
+ * hangs up only after both replies, so a status that waited for the update
+ * could not be answered at all, let alone with the update in it.
+ */
+static void test_agent_answers_status_while_a_host_update_runs(void **state)
+{
+	struct agent *a = *state, *b;
+	struct mute_vmm vmm;
+	json_object *reply, *ret, *u, *v;
+	char path[128], line[512];
+	struct pollfd p;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/vmlinuz", a->dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("not a kernel: preflight refuses before loading it\n", f);
+	fclose(f);
+	snprintf(path, sizeof(path), "%s/vm0.sock", a->dir);
+	mute_vmm_start(&vmm, path);
+
+	snprintf(line, sizeof(line),
+		 "{\"cmd\":\"host-update\",\"id\":1,\"args\":{\"kernel\":\"%s/vmlinuz\",\"dry-run\":true,\"append\":\"kho=on liveupdate=on\"}}\n",
+		 a->dir);
+	assert_int_equal(write(a->fd, line, strlen(line)), (ssize_t)strlen(line));
+	/* Not a timing assertion: the bound only ends a wait that would never end. */
+	p = (struct pollfd){ .fd = vmm.asked[0], .events = POLLIN };
+	if (poll(&p, 1, WAIT_BOUND_MS) != 1)
+		fail_msg("the host-update never asked the VMM for its status");
+
+	assert_int_equal(agent_connect(a, &b), 0);
+	reply = ask(b, "{\"cmd\":\"status\",\"id\":2}");
+	if (!reply_ok(reply))
+		fail_msg("status refused: %s", error_desc(reply));
+	assert_int_equal(reply_id(reply), 2);
+	assert_true(json_object_object_get_ex(reply, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, "update", &u));
+	if (!json_object_is_type(u, json_type_object))
+		fail_msg("status shows no update in progress: %s", json_object_to_json_string(reply));
+	assert_true(json_object_object_get_ex(u, "update_id", &v));
+	assert_true(json_object_get_string_len(v) > 0);
+	assert_true(json_object_object_get_ex(u, "phase", &v));
+	assert_string_equal(json_object_get_string(v), "preflight");
+	json_object_put(reply);
+
+	reply = ask(b, "{\"cmd\":\"host-update\",\"id\":3,\"args\":{\"kernel\":\"/boot/vmlinuz\"}}");
+	assert_string_equal(error_class(reply), "Busy");
+	assert_int_equal(reply_id(reply), 3);
+	json_object_put(reply);
+
+	mute_vmm_stop(&vmm);
+	reply = final_reply(a);
+	assert_true(reply_ok(reply));
+	assert_int_equal(reply_id(reply), 1);
+	assert_true(json_object_object_get_ex(reply, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, "outcome", &v));
+	assert_string_equal(json_object_get_string(v), "refused");
+	json_object_put(reply);
+
+	/* Over: status says no update runs. */
+	reply = ask(b, "{\"cmd\":\"status\",\"id\":4}");
+	assert_true(json_object_object_get_ex(reply, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, "update", &u));
+	assert_null(u);
+	json_object_put(reply);
+	agent_disconnect(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -217,6 +401,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_commands_take_arguments_under_args,
 						agent_up, agent_down),
 		cmocka_unit_test_setup_teardown(test_agent_commands_use_the_shared_error_classes,
+						agent_up, agent_down),
+		cmocka_unit_test_setup_teardown(test_agent_answers_status_while_a_host_update_runs,
 						agent_up, agent_down),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
