@@ -383,7 +383,10 @@ static int vm_restore_wait_op(void *vctx, struct journal_vm *vm, char *err, size
 					  vm->session, log);
 				return UPDATE_VM_MISSING;
 			}
-			/* It took the session and died: the VM is gone. */
+			/*
+			 * Otherwise it took the session and died (the VM is gone),
+			 * or (exit 1) another process had taken it in this boot.
+			 */
 			kvmlu_err(err, errlen, -ECHILD,
 					 "kvmlu-vmm restore exited with %s %d: %s (log %s)",
 					 WIFEXITED(status) ? "status" : "signal",
