@@ -26,6 +26,7 @@ static const char *const vm_state_names[JOURNAL_VM_NR_STATES] = {
 	[JOURNAL_VM_HELD] = "held",
 	[JOURNAL_VM_LOST] = "lost",
 	[JOURNAL_VM_MISSING] = "missing",
+	[JOURNAL_VM_UNRESTORED] = "unrestored",
 };
 
 const char *journal_vm_state_name(enum journal_vm_state s)

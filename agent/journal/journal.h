@@ -74,6 +74,14 @@ enum journal_vm_state {
 	 * here, so none is claimed. error names the session.
 	 */
 	JOURNAL_VM_MISSING,
+	/*
+	 * After kexec, from the kexec marker only: the journal that vouches
+	 * for the VM's session did not come through, so the agent restored
+	 * nothing and did not look (LUO cannot list sessions without taking
+	 * them). Its session, if the kernel kept it, stays held until it is
+	 * retrieved or the next reboot; error says how to bring it back.
+	 */
+	JOURNAL_VM_UNRESTORED,
 	JOURNAL_VM_NR_STATES,
 };
 

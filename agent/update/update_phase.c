@@ -23,6 +23,7 @@ static const char *const outcome_names[UPDATE_NR_OUTCOMES] = {
 	[UPDATE_REFUSED] = "refused",
 	[UPDATE_ROLLED_BACK] = "rolled-back",
 	[UPDATE_PARTIAL] = "partial",
+	[UPDATE_FAILED] = "failed",
 };
 
 const char *update_phase_name(enum update_phase p)

@@ -27,6 +27,11 @@ enum update_outcome {
 	UPDATE_REFUSED,		/* preflight refused, nothing changed */
 	UPDATE_ROLLED_BACK,	/* failed before kexec, every VM resumed */
 	UPDATE_PARTIAL,		/* after kexec, some VM not restored */
+	/*
+	 * After kexec, nothing restored: the journal did not come through
+	 * (restore_plan.h). Kept last: the values before it are stable.
+	 */
+	UPDATE_FAILED,
 	UPDATE_NR_OUTCOMES,
 };
 
