@@ -318,6 +318,13 @@ static int step_store_journal(struct run *r)
 	 * What the next kernel reads: the kexec phase already started, so its
 	 * end (first thing after the boot) measures the jump and the boot.
 	 */
+	if (r->ops->kexec_marker_write) {
+		ret = r->ops->kexec_marker_write(r->ops->ctx, next, why, sizeof(why));
+		if (ret) {
+			snprintf(r->err, sizeof(r->err), "%s", why);
+			return ret;
+		}
+	}
 	next->phases[UPDATE_STORE_JOURNAL].end_ns = now(r);
 	next->phase = UPDATE_KEXEC;
 	next->phases[UPDATE_KEXEC].start_ns = next->phases[UPDATE_STORE_JOURNAL].end_ns;
@@ -376,6 +383,9 @@ static void rollback(struct run *r)
 		journal_note(r->j, "rollback: %.200s", why);
 	if (r->journal_preserved)
 		r->ops->journal_discard(r->ops->ctx);
+	/* No jump: the next kernel must not report this update as lost in one. */
+	if (r->ops->kexec_marker_clear)
+		r->ops->kexec_marker_clear(r->ops->ctx);
 	if (r->kernel_loaded)
 		r->ops->kexec_unload(r->ops->ctx, why, sizeof(why));
 	phase_end(r, UPDATE_ROLLBACK, false);

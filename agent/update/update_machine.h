@@ -52,6 +52,14 @@ struct update_ops {
 	int (*vm_abort)(void *ctx, struct journal_vm *vm, char *err, size_t errlen);
 	/* Copy in state_dir, after every change; failure is reported, not fatal. */
 	int (*journal_save)(void *ctx, const struct journal *j);
+	/*
+	 * The kexec marker (agent/journal/kexec_marker.h): written on disk
+	 * before the journal goes into LUO, so that a journal lost in the
+	 * kexec is still reported after it; a failure to write it rolls the
+	 * update back. Cleared by every rollback. Both NULL: no marker.
+	 */
+	int (*kexec_marker_write)(void *ctx, const struct journal *j, char *err, size_t errlen);
+	void (*kexec_marker_clear)(void *ctx);
 	int (*journal_preserve)(void *ctx, const struct journal *j, char *err, size_t errlen);
 	void (*journal_discard)(void *ctx);
 	/*

@@ -18,6 +18,7 @@
 
 #include "agent/daemon/vmm_client.h"
 #include "agent/journal/journal_store.h"
+#include "agent/journal/kexec_marker.h"
 #include "agent/update/host_facts.h"
 #include "agent/update/kexec_image.h"
 #include "agent/update/update_ops_host.h"
@@ -196,6 +197,30 @@ static int journal_save_op(void *vctx, const struct journal *j)
 		fprintf(stderr, "kvmlu-agent: saving journal in %s: %s\n", ctx->cfg->state_dir,
 			strerror(-ret));
 	return ret;
+}
+
+static int kexec_marker_write_op(void *vctx, const struct journal *j, char *err, size_t errlen)
+{
+	struct update_host_ctx *ctx = vctx;
+	struct kexec_marker *m = malloc(sizeof(*m));
+	int ret;
+
+	if (!m)
+		return kvmlu_err(err, errlen, -ENOMEM, "kexec marker: out of memory");
+	kexec_marker_from_journal(j, host_now(NULL), m);
+	ret = kexec_marker_write(ctx->cfg->history_dir, m, err, errlen);
+	free(m);
+	return ret;
+}
+
+static void kexec_marker_clear_op(void *vctx)
+{
+	struct update_host_ctx *ctx = vctx;
+	int ret = kexec_marker_remove(ctx->cfg->history_dir);
+
+	if (ret)
+		fprintf(stderr, "kvmlu-agent: removing the kexec marker in %s: %s\n",
+			ctx->cfg->history_dir, strerror(-ret));
 }
 
 static int journal_preserve_op(void *vctx, const struct journal *j, char *err, size_t errlen)
@@ -532,6 +557,8 @@ void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 		.vm_prepare = vm_prepare_op,
 		.vm_abort = vm_abort_op,
 		.journal_save = journal_save_op,
+		.kexec_marker_write = kexec_marker_write_op,
+		.kexec_marker_clear = kexec_marker_clear_op,
 		.journal_preserve = journal_preserve_op,
 		.journal_discard = journal_discard_op,
 		.kexec_jump = kexec_jump_op,
