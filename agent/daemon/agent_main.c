@@ -17,16 +17,17 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/cli/report.h"
 #include "agent/daemon/agent_commands.h"
 #include "agent/daemon/agent_config.h"
 #include "agent/daemon/agent_dirs.h"
+#include "agent/daemon/agent_restore.h"
 #include "agent/daemon/agent_server.h"
 #include "agent/journal/journal_store.h"
 #include "agent/libvirt/libvirt_tracked.h"
 #include "agent/libvirt/libvirt_update.h"
 #include "agent/update/update_machine.h"
 #include "agent/update/update_ops_host.h"
+#include "common/luo_session.h"
 
 static void usage(FILE *f)
 {
@@ -44,35 +45,18 @@ static int restore(const struct agent_config *cfg)
 	char err[512];
 	int ret;
 
-	if (access("/dev/liveupdate", F_OK)) {
-		printf("kvmlu-agent: no /dev/liveupdate: nothing to restore\n");
-		return 0;
-	}
 	j = calloc(1, sizeof(*j));
 	if (!j)
 		return 1;
 	update_ops_host_init(&ops, &ctx, cfg);
-	ret = journal_store_retrieve(&ctx.journal_in, j, err, sizeof(err));
-	if (ret == -ENOENT) {
-		printf("kvmlu-agent: no update journal in LUO: nothing to restore\n");
-		ret = 0;
-		goto out;
+	/* A kernel without LUO kept no journal: the same as none (the marker may say more). */
+	if (access(LUO_SESSION_DEVICE, F_OK)) {
+		ret = -ENOENT;
+		snprintf(err, sizeof(err), "no %s in this kernel", LUO_SESSION_DEVICE);
+	} else {
+		ret = journal_store_retrieve(&ctx.journal_in, j, err, sizeof(err));
 	}
-	if (ret) {
-		/*
-		 * No VM is touched: their sessions stay in the kernel, and each
-		 * can still be brought back by hand with `kvmlu-vmm restore`.
-		 */
-		fprintf(stderr, "kvmlu-agent: restore: %s\n", err);
-		ret = 1;
-		goto out;
-	}
-	ret = update_machine_resume(j, &ops) ? 1 : 0;
-	if (journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
-		fprintf(stderr, "kvmlu-agent: %s\n", err);
-	journal_store_remove(cfg->state_dir);
-	report_format_text(j, stdout);
-out:
+	ret = agent_restore(cfg, &ops, ret, j, err, stdout);
 	update_ops_host_fini(&ctx);
 	free(j);
 	return ret;

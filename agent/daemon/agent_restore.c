@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The restore after a kexec, from the journal or from the marker alone (agent_restore.h). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "agent/cli/report.h"
+#include "agent/daemon/agent_restore.h"
+#include "agent/journal/journal_store.h"
+#include "agent/journal/kexec_marker.h"
+#include "agent/update/restore_plan.h"
+
+static int report_lost_journal(const struct agent_config *cfg, const struct update_ops *ops,
+			       const struct kexec_marker *m, int marker_rc,
+			       const char *marker_why, const char *journal_why, FILE *out)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	char err[512];
+
+	if (!j)
+		return 1;
+	if (marker_rc && kexec_marker_set_aside(cfg->history_dir))
+		fprintf(stderr, "kvmlu-agent: could not set the unreadable kexec marker aside\n");
+	restore_plan_lost_report(j, marker_rc ? NULL : m, marker_why, journal_why,
+				 ops->now_ns(ops->ctx));
+	/* The marker goes only once its report is in the history. */
+	if (journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-agent: %s (the kexec marker is kept)\n", err);
+	else if (!marker_rc && kexec_marker_remove(cfg->history_dir))
+		fprintf(stderr, "kvmlu-agent: could not remove the kexec marker\n");
+	/* The same update's copy in state_dir (if that is on disk) is superseded. */
+	journal_store_remove(cfg->state_dir);
+	report_format_text(j, out);
+	fprintf(stderr, "kvmlu-agent: restore: update %s: %s; nothing restored (kvmlu report says what is left and what to do)\n",
+		j->update_id, j->error);
+	free(j);
+	return 1;
+}
+
+static int restore_from_journal(const struct agent_config *cfg, const struct update_ops *ops,
+				struct journal *j, const struct kexec_marker *m, int marker_rc,
+				const char *marker_why, FILE *out)
+{
+	char err[512];
+	int ret;
+
+	if (marker_rc == -ENOENT) {
+		/* An agent from before the marker jumped: restore as always. */
+	} else if (marker_rc) {
+		fprintf(stderr, "kvmlu-agent: %s (set aside; the journal is restored)\n", marker_why);
+		journal_note(j, "the kexec marker was unreadable, kept as %s.unreadable: %.150s",
+			     KEXEC_MARKER_FILE, marker_why);
+		kexec_marker_set_aside(cfg->history_dir);
+	} else if (strcmp(m->update_id, j->update_id)) {
+		journal_note(j, "a kexec marker of another update (%s) was found and removed",
+			     m->update_id);
+	}
+	ret = update_machine_resume(j, ops) ? 1 : 0;
+	if (journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
+	if (!marker_rc && kexec_marker_remove(cfg->history_dir))
+		fprintf(stderr, "kvmlu-agent: could not remove the kexec marker\n");
+	journal_store_remove(cfg->state_dir);
+	report_format_text(j, out);
+	return ret;
+}
+
+int agent_restore(const struct agent_config *cfg, const struct update_ops *ops,
+		  int journal_rc, struct journal *j, const char *journal_why, FILE *out)
+{
+	struct kexec_marker *m = calloc(1, sizeof(*m));
+	char merr[512] = "";
+	int ret, mret;
+
+	if (!m)
+		return 1;
+	mret = kexec_marker_read(cfg->history_dir, m, merr, sizeof(merr));
+	switch (restore_plan_decide(journal_rc, mret)) {
+	case RESTORE_NOTHING:
+		fprintf(out, "kvmlu-agent: no update journal in LUO and no kexec marker: nothing to restore\n");
+		ret = 0;
+		break;
+	case RESTORE_JOURNAL_UNREADABLE:
+		/*
+		 * No VM is touched: their sessions stay in the kernel, and each
+		 * can still be brought back by hand with `kvmlu-vmm restore`.
+		 */
+		fprintf(stderr, "kvmlu-agent: restore: %s\n", journal_why);
+		ret = 1;
+		break;
+	case RESTORE_REPORT_LOST:
+		if (mret)
+			fprintf(stderr, "kvmlu-agent: %s\n", merr);
+		ret = report_lost_journal(cfg, ops, m, mret, merr, journal_why, out);
+		break;
+	case RESTORE_FROM_JOURNAL:
+	default:
+		ret = restore_from_journal(cfg, ops, j, m, mret, merr, out);
+		break;
+	}
+	free(m);
+	return ret;
+}

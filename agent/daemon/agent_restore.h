@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * `kvmlu-agent --restore` after the journal was looked for in LUO: reads
+ * the kexec marker, decides (restore_plan.h), restores or reports, writes
+ * the history and removes the marker whatever the outcome (an unreadable
+ * one is set aside). The caller retrieved the journal, so that tests can
+ * run this with any retrieval result and fake operations.
+ */
+#ifndef KVMLU_AGENT_RESTORE_H
+#define KVMLU_AGENT_RESTORE_H
+
+#include <stdio.h>
+
+#include "agent/daemon/agent_config.h"
+#include "agent/journal/journal.h"
+#include "agent/update/update_machine.h"
+
+/*
+ * journal_rc: 0 (j holds the journal), -ENOENT (none in LUO) or another
+ * -errno (journal_why says why). The report goes to out, errors to
+ * stderr. Returns the exit status: 0 nothing to restore or every VM
+ * back, 1 otherwise (a VM not back, a journal lost or unreadable).
+ */
+int agent_restore(const struct agent_config *cfg, const struct update_ops *ops,
+		  int journal_rc, struct journal *j, const char *journal_why, FILE *out);
+
+#endif /* KVMLU_AGENT_RESTORE_H */
