@@ -65,7 +65,9 @@ int kexec_marker_serialize(const struct kexec_marker *m, char **out, size_t *len
 		json_object_array_add(vms, v);
 	}
 	json_object_object_add(o, "vms", vms);
-	text = ret ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+	/* Slashes as they are: the file is also for the operator to read. */
+	text = ret ? NULL : json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN |
+								      JSON_C_TO_STRING_NOSLASHESCAPE);
 	if (text) {
 		*out = strdup(text);
 		*len = strlen(text);
