@@ -5,6 +5,8 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_cli_args.c,agent commo
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_commands.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_config.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_journal.c,agent common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_kexec_marker.c,agent common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_restore.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_peer_auth.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_report.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_update_machine.c,agent common))
