@@ -32,6 +32,7 @@ struct fake {
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
 	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at, gone_at, lost_at;
 	int missing_at;		/* its session not in the new kernel */
+	int marker_err, markers, marker_vms, marker_clears;
 	bool bad_sum_after[NVM];
 	int loads, unloads, preserves, discards, jumps, finishes;
 	int prepared[NVM], aborts[NVM], restores[NVM];
@@ -234,6 +235,27 @@ static int f_preserve(void *c, const struct journal *j, char *err, size_t len)
 	if (f->preserve_err)
 		snprintf(err, len, "LUO CREATE_SESSION: No such device");
 	return f->preserve_err;
+}
+
+static int f_marker_write(void *c, const struct journal *j, char *err, size_t len)
+{
+	struct fake *f = c;
+
+	logf_(f, "mark ");
+	f->markers++;
+	for (unsigned int i = 0; i < j->nr_vms; i++)
+		f->marker_vms += j->vms[i].state == JOURNAL_VM_PREPARED;
+	if (f->marker_err)
+		snprintf(err, len, "kexec marker /var/lib/kvmlu/history/kexec-pending: Read-only file system");
+	return f->marker_err;
+}
+
+static void f_marker_clear(void *c)
+{
+	struct fake *f = c;
+
+	logf_(f, "unmark ");
+	f->marker_clears++;
 }
 
 static void f_discard(void *c)
@@ -745,6 +767,52 @@ static void test_failed_jump_rolls_back_everything(void **state)
 	assert_contains(t->f.log, "jump abort:vm2 abort:vm1 abort:vm0 discard unload ");
 }
 
+static void with_marker(struct tcase *t)
+{
+	t->ops.kexec_marker_write = f_marker_write;
+	t->ops.kexec_marker_clear = f_marker_clear;
+}
+
+/* On disk before the journal goes into LUO, with every VM prepared; kept for the jump. */
+static void test_marker_written_before_the_journal_and_kept_at_the_jump(void **state)
+{
+	struct tcase *t = *state;
+
+	with_marker(t);
+	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
+	assert_contains(t->f.log, "loaded? mark preserve allowed jump ");
+	assert_int_equal(t->f.markers, 1);
+	assert_int_equal(t->f.marker_vms, NVM);
+	assert_int_equal(t->f.marker_clears, 0);
+}
+
+/* No marker, no jump: nothing goes into LUO, every VM resumes. */
+static void test_marker_not_written_rolls_back_before_the_journal(void **state)
+{
+	struct tcase *t = *state;
+
+	with_marker(t);
+	t->f.marker_err = -EROFS;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EROFS);
+	assert_rolled_back(t, "store-journal");
+	assert_contains(t->j.error, "kexec marker /var/lib/kvmlu/history/kexec-pending: Read-only");
+	assert_int_equal(t->f.preserves, 0);
+	assert_int_equal(t->f.jumps, 0);
+	for (int i = 0; i < NVM; i++)
+		assert_int_equal(t->j.vms[i].state, JOURNAL_VM_ABORTED);
+}
+
+static void test_failed_jump_clears_the_marker(void **state)
+{
+	struct tcase *t = *state;
+
+	with_marker(t);
+	t->f.jump_err = -EPERM;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
+	assert_rolled_back(t, "kexec");
+	assert_contains(t->f.log, "mark preserve allowed jump abort:vm2 abort:vm1 abort:vm0 discard unmark unload ");
+}
+
 static void test_rollback_reports_vm_that_did_not_resume(void **state)
 {
 	struct tcase *t = *state;
@@ -795,6 +863,21 @@ static void test_recover_aborts_vms_a_dead_agent_paused(void **state)
 	assert_int_equal(t->j.vms[2].state, JOURNAL_VM_LISTED);
 	/* Preflight loaded the kernel: the dead agent's load is undone too. */
 	assert_int_equal(t->f.unloads, 1);
+}
+
+/* A dead agent's marker goes with its rollback: no jump followed it. */
+static void test_recover_clears_a_dead_agents_marker(void **state)
+{
+	struct tcase *t = *state;
+
+	with_marker(t);
+	t->j.phase = UPDATE_KEXEC;
+	t->j.phases[UPDATE_KEXEC].start_ns = T0 + 5;
+	for (int i = 0; i < NVM; i++)
+		t->j.vms[i].state = JOURNAL_VM_PREPARED;
+	assert_int_equal(update_machine_recover(&t->j, &t->ops), 0);
+	assert_string_equal(t->f.log, "abort:vm2 abort:vm1 abort:vm0 unmark unload ");
+	assert_int_equal(t->j.outcome, UPDATE_ROLLED_BACK);
 }
 
 static void test_recover_leaves_finished_updates_alone(void **state)
@@ -1002,10 +1085,14 @@ int main(void)
 		T(test_load_failure_rolls_back_every_vm),
 		T(test_journal_failure_rolls_back_and_unloads),
 		T(test_failed_jump_rolls_back_everything),
+		T(test_marker_written_before_the_journal_and_kept_at_the_jump),
+		T(test_marker_not_written_rolls_back_before_the_journal),
+		T(test_failed_jump_clears_the_marker),
 		T(test_rollback_reports_vm_that_did_not_resume),
 		T(test_rollback_reports_killed_vmm_lost),
 		T(test_resume_reports_dead_restore_lost),
 		T(test_recover_aborts_vms_a_dead_agent_paused),
+		T(test_recover_clears_a_dead_agents_marker),
 		T(test_recover_leaves_finished_updates_alone),
 		T(test_resume_restores_and_verifies_every_vm),
 		T(test_resume_without_split_restore_uses_vm_restore),
