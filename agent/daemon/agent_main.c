@@ -55,6 +55,9 @@ static int restore(const struct agent_config *cfg)
 		snprintf(err, sizeof(err), "no %s in this kernel", LUO_SESSION_DEVICE);
 	} else {
 		ret = journal_store_retrieve(&ctx.journal_in, j, err, sizeof(err));
+		/* The LUO hint speaks of a VMM's session: say it plainly for the agent's. */
+		if (ret == -ENOENT)
+			snprintf(err, sizeof(err), "no session %s in this kernel", AGENT_JOURNAL_SESSION);
 	}
 	ret = agent_restore(cfg, &ops, ret, j, err, stdout);
 	update_ops_host_fini(&ctx);

@@ -47,7 +47,7 @@ void restore_plan_lost_report(struct journal *j, const struct kexec_marker *m,
 		for (unsigned int i = 0; i < m->nr_vms && i < JOURNAL_MAX_VMS; i++)
 			add_unrestored(j, &m->vms[i]);
 		snprintf(j->error, sizeof(j->error),
-			 "the journal did not survive the kexec (%.200s): its %u VM(s) were not restored",
+			 "the journal did not survive the kexec (%.380s): its %u VM(s) were not restored",
 			 journal_why, m->nr_vms);
 	} else {
 		snprintf(j->error, sizeof(j->error),
