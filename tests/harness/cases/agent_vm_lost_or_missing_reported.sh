@@ -66,6 +66,8 @@ stage1() {
 		grep -qE "^  $vm +aborted " /tmp/pkill.out || fail "update 1: $vm not aborted"
 		ag_running $vm
 	done
+	# Rolled back before store-journal: no marker was left.
+	[ -e /tmp/kvmlu-history/kexec-pending ] && fail "update 1 left a kexec marker"
 	report PASS harness/agent_vm_lost_or_missing_reported/killed_in_prepare \
 		"vm-pkill lost, rolled back, the other three running"
 
@@ -76,6 +78,11 @@ stage1() {
 	cli=$!
 	apid=$(ag_wait_test_stop /tmp/agent.log kvmlu-agent:kexec) ||
 		fail "the agent did not stop before the kexec: $(tail -n 5 /tmp/kexec.out)"
+	# The kexec marker is on disk before the jump, naming every VM it takes.
+	for vm in vm-keep vm-rkill vm-gone; do
+		grep -q "\"session\":\"kvmlu/vm/$vm\"" /tmp/kvmlu-history/kexec-pending ||
+			fail "the kexec marker does not name $vm: $(cat /tmp/kvmlu-history/kexec-pending)"
+	done
 	gone=$(cat /tmp/vm-gone.pid)
 	harness_log "agent $apid stopped before reboot(); SIGKILL to vm-gone's VMM $gone"
 	ag_kill_stopped "$gone"
