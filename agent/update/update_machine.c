@@ -314,10 +314,7 @@ static int step_store_journal(struct run *r)
 	char why[256];
 	int ret;
 
-	/*
-	 * What the next kernel reads: the kexec phase already started, so its
-	 * end (first thing after the boot) measures the jump and the boot.
-	 */
+	/* On disk first: if the journal is lost in the jump, the marker still says so. */
 	if (r->ops->kexec_marker_write) {
 		ret = r->ops->kexec_marker_write(r->ops->ctx, next, why, sizeof(why));
 		if (ret) {
@@ -325,6 +322,10 @@ static int step_store_journal(struct run *r)
 			return ret;
 		}
 	}
+	/*
+	 * What the next kernel reads: the kexec phase already started, so its
+	 * end (first thing after the boot) measures the jump and the boot.
+	 */
 	next->phases[UPDATE_STORE_JOURNAL].end_ns = now(r);
 	next->phase = UPDATE_KEXEC;
 	next->phases[UPDATE_KEXEC].start_ns = next->phases[UPDATE_STORE_JOURNAL].end_ns;
