@@ -40,7 +40,7 @@ struct memory_digest {
 	struct guestmem_digest_table table;
 	struct guestmem_dirty_log log;
 	bool logging;
-	char why_full[160];		/* why no logging ("" if it logged) */
+	char why_full[300];		/* why no logging ("" if it logged) */
 	unsigned int rounds;		/* converge rounds done */
 	uint64_t running_ns;		/* hashing while the vCPUs ran */
 	uint64_t running_chunks;

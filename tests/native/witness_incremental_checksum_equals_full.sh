@@ -22,9 +22,12 @@ check_round() { # check_round NAME: one incremental checksum, VM left paused
 		kv_fail "$1: not incremental: $(kv_ret checksum_full_reason)"
 	[ "$(kv_ret checksum_running_chunks)" -ge $chunks ] ||
 		kv_fail "$1: only $(kv_ret checksum_running_chunks) chunks hashed while running"
+	PAUSED_CHUNKS=$(kv_ret checksum_paused_chunks)
+	[ "$(kv_ret full_digest)" = "$LAST_FULL" ] && kv_fail "$1: memory did not change between rounds"
+	LAST_FULL=$(kv_ret full_digest)
+	# Still paused: a second full checksum sees the same memory.
 	kv_ok '{"cmd":"checksum"}'
-	[ "$(kv_ret digest)" = "$LAST_FULL" ] && kv_fail "$1: memory did not change between rounds"
-	LAST_FULL=$(kv_ret digest)
+	[ "$(kv_ret digest)" = "$LAST_FULL" ] || kv_fail "$1: memory changed while paused"
 }
 LAST_FULL=none
 
@@ -37,11 +40,11 @@ for r in 2 3 4; do
 	kv_log "round $r: while the witness ticks"
 	check_round "tick$r"
 	# Ticks rewrite a few slots: the pause rehashes those chunks, not all.
-	[ "$(kv_ret checksum_paused_chunks)" -lt $chunks ] ||
-		kv_fail "round $r: the pause hashed all $(kv_ret checksum_paused_chunks) chunks"
+	[ "$PAUSED_CHUNKS" -lt $chunks ] ||
+		kv_fail "round $r: the pause hashed all $PAUSED_CHUNKS chunks"
 	kv_ok '{"cmd":"resume"}'
 	kv_wait_serial '^witness boot=' 30 $(( $(kv_tick_lines) + 2 ))
-	kv_ok '{"cmd":"guest-verify"}' 
+	kv_ok '{"cmd":"guest-verify"}'
 	[ "$(kv_ret result)" = ok ] || kv_fail "round $r: guest-verify $KV_REPLY"
 done
 
