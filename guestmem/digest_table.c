@@ -352,34 +352,47 @@ static void digest_put_u64(XXH3_state_t *st, uint64_t v)
 	XXH3_128bits_update(st, b, sizeof(b));
 }
 
-int guestmem_digest_table_sum(const struct guestmem_digest_table *t, uint64_t *hi,
-			      uint64_t *lo)
+uint64_t guestmem_digest_chunks(const struct guestmem *layout)
 {
-	const struct guestmem *gm = t->gm;
+	uint64_t n = 0;
+
+	if (!layout || layout->nr == 0 || layout->nr > GUESTMEM_MAX_REGIONS)
+		return 0;
+	for (unsigned int ri = 0; ri < layout->nr; ri++) {
+		if (layout->r[ri].size == 0)
+			return 0;
+		n += (layout->r[ri].size + GUESTMEM_DIGEST_CHUNK - 1) / GUESTMEM_DIGEST_CHUNK;
+	}
+	return n;
+}
+
+int guestmem_digest_sum(const struct guestmem *layout, const struct guestmem_chunk_digest *d,
+			uint64_t n, uint64_t *hi, uint64_t *lo)
+{
 	XXH3_state_t *st;
 	XXH128_hash_t h;
-	unsigned int ri;
-	uint64_t i;
+	uint64_t i = 0;
 
-	if (!gm)
+	if (!d || n == 0 || n != guestmem_digest_chunks(layout))
 		return -EINVAL;
-	if (t->nr_stale)
-		return -EAGAIN;
 	st = XXH3_createState();
 	if (!st)
 		return -ENOMEM;
 	XXH3_128bits_reset(st);
 	XXH3_128bits_update(st, digest_tag, sizeof(digest_tag));
 	digest_put_u64(st, GUESTMEM_DIGEST_CHUNK);
-	digest_put_u64(st, gm->nr);
-	for (ri = 0; ri < gm->nr; ri++) {
-		digest_put_u64(st, gm->r[ri].gpa);
-		digest_put_u64(st, gm->r[ri].size);
-		for (i = t->first_chunk[ri]; i < t->first_chunk[ri + 1]; i++) {
-			XXH128_hash_t d = { .low64 = t->digest[i].lo, .high64 = t->digest[i].hi };
+	digest_put_u64(st, layout->nr);
+	for (unsigned int ri = 0; ri < layout->nr; ri++) {
+		uint64_t end = i + (layout->r[ri].size + GUESTMEM_DIGEST_CHUNK - 1) /
+				   GUESTMEM_DIGEST_CHUNK;
+
+		digest_put_u64(st, layout->r[ri].gpa);
+		digest_put_u64(st, layout->r[ri].size);
+		for (; i < end; i++) {
+			XXH128_hash_t x = { .low64 = d[i].lo, .high64 = d[i].hi };
 			XXH128_canonical_t c;
 
-			XXH128_canonicalFromHash(&c, d);
+			XXH128_canonicalFromHash(&c, x);
 			XXH3_128bits_update(st, &c, sizeof(c));
 		}
 	}
@@ -388,4 +401,14 @@ int guestmem_digest_table_sum(const struct guestmem_digest_table *t, uint64_t *h
 	*hi = h.high64;
 	*lo = h.low64;
 	return 0;
+}
+
+int guestmem_digest_table_sum(const struct guestmem_digest_table *t, uint64_t *hi,
+			      uint64_t *lo)
+{
+	if (!t->gm)
+		return -EINVAL;
+	if (t->nr_stale)
+		return -EAGAIN;
+	return guestmem_digest_sum(t->gm, t->digest, t->nr_chunks, hi, lo);
 }

@@ -74,6 +74,17 @@ void guestmem_digest_table_mark_bitmap(struct guestmem_digest_table *t, unsigned
 int guestmem_digest_table_refresh(struct guestmem_digest_table *t, unsigned int threads,
 				  uint64_t *hashed, unsigned int *threads_used);
 
+/*
+ * The digests of a layout (only gpa and size of gm's regions are used: a
+ * state's plan works, nothing needs to be mapped). Chunks: how many a
+ * table of it has; 0 if the layout is not usable. Sum: the whole-memory
+ * checksum of n digests in region and chunk order; -EINVAL unless n is
+ * that count.
+ */
+uint64_t guestmem_digest_chunks(const struct guestmem *layout);
+int guestmem_digest_sum(const struct guestmem *layout, const struct guestmem_chunk_digest *d,
+			uint64_t n, uint64_t *hi, uint64_t *lo);
+
 /* The whole-memory checksum of the table; -EAGAIN while a chunk is stale. */
 int guestmem_digest_table_sum(const struct guestmem_digest_table *t, uint64_t *hi,
 			      uint64_t *lo);

@@ -72,6 +72,8 @@ struct live_update_restore {
 	uint64_t restored_wall_ns;	/* state restored, ready to start */
 	uint64_t resumed_wall_ns;	/* vCPUs running (live_update_restore_finish) */
 	uint64_t checksum_ns;		/* time the verification took */
+	/* On a mismatch, when the state has chunk digests: which chunks changed. */
+	uint64_t nr_chunks, chunks_differ, first_differ_chunk;
 	uint64_t retrieve_ns;		/* RETRIEVE_FD of the RAM files (kernel refills them) */
 	int64_t tsc_shift;		/* added to each vCPU's TSC offset */
 	uint32_t tsc_khz_saved;		/* guest TSC rate in the state */

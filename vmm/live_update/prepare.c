@@ -187,6 +187,13 @@ static int prepare_state(struct vm *vm, struct memory_digest *md, int *state_fd,
 	s.has_checksum = true;
 	s.checksum_hi = c.hi;
 	s.checksum_lo = c.lo;
+	/* The table travels too: a mismatch after the kexec names its chunks. */
+	s.chunk_digests = malloc((size_t)md->table.nr_chunks * sizeof(*s.chunk_digests));
+	if (s.chunk_digests) {
+		memcpy(s.chunk_digests, md->table.digest,
+		       (size_t)md->table.nr_chunks * sizeof(*s.chunk_digests));
+		s.nr_chunk_digests = md->table.nr_chunks;
+	}
 	/* After the kexec the files are found by these tokens, not fd order. */
 	for (unsigned int i = 0; i < s.nr_regions; i++)
 		s.regions[i].token = LUO_TOKEN_RAM(i);
