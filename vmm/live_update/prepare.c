@@ -226,7 +226,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
 	enum vm_state st = vm_get_state(vm);
 	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, preserve_ram_ns = 0;
-	uint64_t t0 = kvmlu_mono_ns(), resume_ns;
+	uint64_t t0 = kvmlu_mono_ns(), t_pause = 0, resume_ns;
 	struct memory_digest md = { .log = { .vm_fd = -1 } };
 	size_t bytes = 0;
 	char sum[33];
@@ -272,6 +272,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 		memory_digest_converge(vm, &md);
 	/* Until the capture gives the state's own value (prepare_state). */
 	prepared.paused_wall_ns = kvmlu_wall_ns();
+	t_pause = kvmlu_mono_ns();
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
 	if (rc) {
 		json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
@@ -320,6 +321,9 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	memory_digest_report(&md, *ret);
 	json_object_object_add(*ret, KVMLU_KEY_PREPARE_MS,
 			       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
+	/* The part of prepare_ms with the vCPUs paused: its share of the blackout. */
+	json_object_object_add(*ret, "prepare_paused_ms",
+			       json_line_new_ms((double)(kvmlu_mono_ns() - t_pause) / 1e6));
 	memory_digest_release(&md);
 	return 0;
 
