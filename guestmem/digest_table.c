@@ -31,6 +31,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
@@ -201,10 +202,20 @@ static void digest_find_extent(const struct guestmem_region *g, uint64_t off,
 struct digest_job {
 	struct guestmem_digest_table *t;
 	uint64_t *todo;			/* chunk indices to hash */
+	uint8_t *done;			/* per todo entry: hashed */
 	uint64_t nr_todo;
+	uint64_t deadline_ns;		/* CLOCK_MONOTONIC; 0: none */
 	atomic_uint_fast64_t next;
 	atomic_int failed;
 };
+
+static uint64_t digest_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 static int digest_chunk(const struct guestmem_digest_table *t, uint64_t idx, XXH3_state_t *st,
 			struct digest_extent *e, struct guestmem_chunk_digest *out)
@@ -260,10 +271,14 @@ static void *digest_worker(void *arg)
 	while ((i = atomic_fetch_add(&job->next, 1)) < job->nr_todo) {
 		uint64_t idx = job->todo[i];
 
+		/* Past the deadline the chunks stay stale: hashed another time. */
+		if (job->deadline_ns && digest_now_ns() > job->deadline_ns)
+			break;
 		if (digest_chunk(job->t, idx, st, &e, &job->t->digest[idx])) {
 			atomic_store(&job->failed, 1);
 			break;
 		}
+		job->done[i] = 1;
 	}
 	XXH3_freeState(st);
 	return NULL;
@@ -291,10 +306,17 @@ static unsigned int digest_threads(uint64_t nr_chunks, unsigned int want)
 int guestmem_digest_table_refresh(struct guestmem_digest_table *t, unsigned int threads,
 				  uint64_t *hashed, unsigned int *threads_used)
 {
+	return guestmem_digest_table_refresh_by(t, threads, 0, hashed, threads_used);
+}
+
+int guestmem_digest_table_refresh_by(struct guestmem_digest_table *t, unsigned int threads,
+				     uint64_t deadline_ns, uint64_t *hashed,
+				     unsigned int *threads_used)
+{
 	pthread_t tids[DIGEST_MAX_THREADS];
-	struct digest_job job = { .t = t };
+	struct digest_job job = { .t = t, .deadline_ns = deadline_ns };
 	unsigned int n, started, i;
-	uint64_t c;
+	uint64_t c, count = 0;
 
 	if (hashed)
 		*hashed = 0;
@@ -305,8 +327,12 @@ int guestmem_digest_table_refresh(struct guestmem_digest_table *t, unsigned int 
 	if (t->nr_stale == 0)
 		return 0;
 	job.todo = malloc((size_t)t->nr_stale * sizeof(*job.todo));
-	if (!job.todo)
+	job.done = calloc((size_t)t->nr_stale, 1);
+	if (!job.todo || !job.done) {
+		free(job.todo);
+		free(job.done);
 		return -ENOMEM;
+	}
 	for (c = 0; c < t->nr_chunks; c++)
 		if (t->stale[c])
 			job.todo[job.nr_todo++] = c;
@@ -328,16 +354,22 @@ int guestmem_digest_table_refresh(struct guestmem_digest_table *t, unsigned int 
 
 	if (atomic_load(&job.failed)) {
 		free(job.todo);
+		free(job.done);
 		return -ENOMEM;
 	}
-	for (c = 0; c < job.nr_todo; c++)
+	for (c = 0; c < job.nr_todo; c++) {
+		if (!job.done[c])
+			continue;
 		t->stale[job.todo[c]] = 0;
-	t->nr_stale = 0;
+		count++;
+	}
+	t->nr_stale -= count;
 	if (hashed)
-		*hashed = job.nr_todo;
+		*hashed = count;
 	if (threads_used)
 		*threads_used = started + 1;
 	free(job.todo);
+	free(job.done);
 	return 0;
 }
 

@@ -73,6 +73,13 @@ void guestmem_digest_table_mark_bitmap(struct guestmem_digest_table *t, unsigned
  */
 int guestmem_digest_table_refresh(struct guestmem_digest_table *t, unsigned int threads,
 				  uint64_t *hashed, unsigned int *threads_used);
+/*
+ * The same, but no chunk is started after deadline_ns (CLOCK_MONOTONIC;
+ * 0: no deadline): those stay stale, for a later refresh.
+ */
+int guestmem_digest_table_refresh_by(struct guestmem_digest_table *t, unsigned int threads,
+				     uint64_t deadline_ns, uint64_t *hashed,
+				     unsigned int *threads_used);
 
 /*
  * The digests of a layout (only gpa and size of gm's regions are used: a

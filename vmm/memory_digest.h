@@ -9,7 +9,8 @@
  *                            hashed (the guest keeps running meanwhile);
  *   memory_digest_converge() VM running: a few rounds of "collect the
  *                            log, hash what it names", until few chunks
- *                            are dirty per round;
+ *                            are dirty per round; both within a time
+ *                            budget, what is left waits for finish();
  *   vm_pause() by the caller;
  *   memory_digest_finish()   vCPUs paused: the last collection, its
  *                            chunks hashed, the sum (equal to
@@ -42,6 +43,7 @@ struct memory_digest {
 	bool logging;
 	char why_full[300];		/* why no logging ("" if it logged) */
 	unsigned int rounds;		/* converge rounds done */
+	uint64_t deadline_ns;		/* hashing while running stops here */
 	uint64_t running_ns;		/* hashing while the vCPUs ran */
 	uint64_t running_chunks;
 	uint64_t paused_ns;		/* finish(): the part inside the pause */

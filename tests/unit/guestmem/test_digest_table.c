@@ -4,7 +4,8 @@
  * dirty bitmap (simulated here the way KVM_GET_DIRTY_LOG fills it) sums
  * to the full checksum of the same memory, after random writes, with
  * writes landing while chunks are hashed, across holes and a short last
- * chunk; only the chunks the bitmap names are hashed again; a write the
+ * chunk; only the chunks the bitmap names are hashed again; chunks past
+ * a refresh's deadline stay stale for the next one; a write the
  * bitmap does not name is missed (why every writer must be logged).
  * Memory is real memfd-backed guest RAM (guestmem_create), no KVM.
  */
@@ -17,6 +18,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -216,7 +218,7 @@ static void test_a_write_the_bitmap_misses_leaves_a_stale_digest(void **state)
 struct writer {
 	struct ram *r;
 	atomic_bool stop;
-	uint64_t writes;
+	atomic_uint_fast64_t writes;
 };
 
 static void *writer_main(void *arg)
@@ -226,7 +228,7 @@ static void *writer_main(void *arg)
 
 	while (!atomic_load(&w->stop)) {
 		random_writes(w->r, &seed, 16);
-		w->writes += 16;
+		atomic_fetch_add(&w->writes, 16);
 	}
 	return NULL;
 }
@@ -234,7 +236,7 @@ static void *writer_main(void *arg)
 static void test_writes_during_hashing_are_caught_by_the_next_collection(void **state)
 {
 	struct guestmem_digest_table t;
-	struct writer w = { .writes = 0 };
+	struct writer w;
 	pthread_t tid;
 	struct ram r;
 
@@ -242,6 +244,7 @@ static void test_writes_during_hashing_are_caught_by_the_next_collection(void **
 	ram_build(&r);
 	w.r = &r;
 	atomic_init(&w.stop, false);
+	atomic_init(&w.writes, 0);
 	assert_int_equal(guestmem_digest_table_init(&t, &r.gm), 0);
 	/* The "guest" writes all the time the table is built and refreshed. */
 	assert_int_equal(pthread_create(&tid, NULL, writer_main, &w), 0);
@@ -250,12 +253,36 @@ static void test_writes_during_hashing_are_caught_by_the_next_collection(void **
 		collect(&r, &t);
 		assert_int_equal(guestmem_digest_table_refresh(&t, 2, NULL, NULL), 0);
 	}
+	/* However the threads were scheduled, some writes land before the pause. */
+	while (atomic_load(&w.writes) < 256)
+		sched_yield();
 	atomic_store(&w.stop, true);
 	pthread_join(tid, NULL);
-	assert_true(w.writes > 0);
 	/* Paused: the final collection and hash make the table exact. */
 	collect(&r, &t);
 	assert_int_equal(guestmem_digest_table_refresh(&t, 2, NULL, NULL), 0);
+	assert_table_equals_full(&t, &r.gm);
+	guestmem_digest_table_free(&t);
+	ram_free(&r);
+}
+
+static void test_a_chunk_after_the_deadline_stays_stale(void **state)
+{
+	struct guestmem_digest_table t;
+	uint64_t hashed = 99;
+	struct ram r;
+
+	(void)state;
+	ram_build(&r);
+	assert_int_equal(guestmem_digest_table_init(&t, &r.gm), 0);
+	/* A deadline long past: nothing is started, everything stays stale. */
+	assert_int_equal(guestmem_digest_table_refresh_by(&t, 2, 1, &hashed, NULL), 0);
+	assert_int_equal(hashed, 0);
+	assert_int_equal(t.nr_stale, t.nr_chunks);
+	/* A later refresh without one does it all, and the sum is the full one. */
+	assert_int_equal(guestmem_digest_table_refresh_by(&t, 2, 0, &hashed, NULL), 0);
+	assert_int_equal(hashed, t.nr_chunks);
+	assert_int_equal(t.nr_stale, 0);
 	assert_table_equals_full(&t, &r.gm);
 	guestmem_digest_table_free(&t);
 	ram_free(&r);
@@ -291,6 +318,7 @@ int main(void)
 		cmocka_unit_test(test_only_the_chunks_the_bitmap_names_are_hashed_again),
 		cmocka_unit_test(test_a_write_the_bitmap_misses_leaves_a_stale_digest),
 		cmocka_unit_test(test_writes_during_hashing_are_caught_by_the_next_collection),
+		cmocka_unit_test(test_a_chunk_after_the_deadline_stays_stale),
 		cmocka_unit_test(test_sum_refuses_a_table_with_stale_chunks),
 	};
 
