@@ -4,10 +4,12 @@
  * host kexec in the LUO session "kvmlu/vm/<name>" (common/luo_session.h).
  *
  * Before the kexec (control commands, prepare.c):
- *   prepare-update  pause, capture the state with the memory checksum,
- *                   seal it into a memfd, create the session, preserve the
- *                   RAM files and the state memfd, keep the session fd,
- *                   answer ready and stay paused until the kexec.
+ *   prepare-update  while the guest runs: hash its RAM with dirty
+ *                   logging, create the session, preserve the RAM files;
+ *                   then pause, capture the state with the memory checksum
+ *                   (its last round) and chunk digests, seal it into a
+ *                   memfd, preserve that, keep the session fd, answer
+ *                   ready and stay paused until the kexec.
  *   abort-update    close the session (the kernel unpreserves) and resume
  *                   as before the prepare.
  *   update-status   what this process holds or restored (for the agent).

@@ -3,21 +3,26 @@
  * prepare-update and abort-update: the VMM's half of a host update before
  * the kexec (see live_update.h).
  *
- * Happy path: pause -> capture (with the memory checksum) -> state FDT
- * in a sealed memfd -> LUO session "kvmlu/vm/<name>" -> preserve RAM file
- * i under LUO_TOKEN_RAM(i), the state memfd under LUO_TOKEN_STATE -> reply
- * ready and stay paused holding the session fd. The kexec then carries
- * the session to the next kernel.
+ * Happy path, first while the guest runs: dirty logging on and every
+ * chunk of RAM hashed (vmm/memory_digest.h) -> LUO session
+ * "kvmlu/vm/<name>" -> preserve RAM file i under LUO_TOKEN_RAM(i) -> hash
+ * again what the guest wrote; then pause -> capture, the checksum's last
+ * round -> state FDT with the chunk digests in a sealed memfd -> preserve
+ * it under LUO_TOKEN_STATE -> reply ready and stay paused holding the
+ * session fd. The kexec then carries the session to the next kernel
+ * (docs/live-update-memory.md: why preserving RAM the guest still writes
+ * loses nothing).
  *
  * Unhappy paths, each ending with the VM as it was before the request
  * (running if it ran) and nothing preserved:
  *  1. No usable /dev/liveupdate, or a name that cannot be a session name:
  *     refused before the pause.
  *  2. Pause or capture fails: resumed, error.
- *  3. A file the kernel cannot preserve (guest_memfd on a kernel without
- *     the project's patch, kernel/patches: ENOENT, no LUO handler; or
- *     EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable;
- *     closing the session unpreserves what it already held.
+ *  3. A RAM file the kernel cannot preserve (guest_memfd on a kernel
+ *     without the project's patch, kernel/patches: ENOENT, no LUO handler;
+ *     or EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable,
+ *     before the pause; closing the session unpreserves what it already
+ *     held.
  * guest_memfd RAM is preserved like memfd where the kernel has the
  * handler (CONFIG_LIVEUPDATE_GUEST_MEMFD); restore links it into the new
  * VM (restore.c). Whether it can is only known by trying.
