@@ -15,18 +15,10 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
-#include <time.h>
 
+#include "common/clock.h"
 #include "guestmem/digest_table.h"
 #include "guestmem/guestmem.h"
-
-static uint64_t guestmem_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 int guestmem_checksum(const struct guestmem *gm, unsigned int threads,
 		      struct guestmem_checksum *out)
@@ -37,7 +29,7 @@ int guestmem_checksum(const struct guestmem *gm, unsigned int threads,
 
 	if (!gm || !out)
 		return -EINVAL;
-	t0 = guestmem_now_ns();
+	t0 = kvmlu_mono_ns();
 	ret = guestmem_digest_table_init(&t, gm);
 	if (ret)
 		return ret;
@@ -48,7 +40,7 @@ int guestmem_checksum(const struct guestmem *gm, unsigned int threads,
 		out->bytes = 0;
 		for (unsigned int ri = 0; ri < gm->nr; ri++)
 			out->bytes += gm->r[ri].size;
-		out->nsec = guestmem_now_ns() - t0;
+		out->nsec = kvmlu_mono_ns() - t0;
 	}
 	guestmem_digest_table_free(&t);
 	return ret;

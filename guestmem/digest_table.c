@@ -31,10 +31,10 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include "common/clock.h"
 #include "guestmem/digest_table.h"
 
 #define DIGEST_MAX_THREADS	64
@@ -209,13 +209,6 @@ struct digest_job {
 	atomic_int failed;
 };
 
-static uint64_t digest_now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static int digest_chunk(const struct guestmem_digest_table *t, uint64_t idx, XXH3_state_t *st,
 			struct digest_extent *e, struct guestmem_chunk_digest *out)
@@ -272,7 +265,7 @@ static void *digest_worker(void *arg)
 		uint64_t idx = job->todo[i];
 
 		/* Past the deadline the chunks stay stale: hashed another time. */
-		if (job->deadline_ns && digest_now_ns() > job->deadline_ns)
+		if (job->deadline_ns && kvmlu_mono_ns() > job->deadline_ns)
 			break;
 		if (digest_chunk(job->t, idx, st, &e, &job->t->digest[idx])) {
 			atomic_store(&job->failed, 1);
