@@ -24,5 +24,11 @@ int guestmem_gmem_check(int fd, uint64_t need, char *err, size_t errlen);
 /* memslot.c: delete every slot of gm from vm_fd (before binding new files). */
 struct guestmem;
 void guestmem_unbind(const struct guestmem *gm, int vm_fd);
+/*
+ * Set region i's memslot with extra KVM_MEM_* flags (dirty_log.c turns
+ * logging on and off this way: a flags-only change KVM allows while the
+ * vCPUs run). 0 or -errno.
+ */
+int guestmem_set_slot(const struct guestmem *gm, unsigned int i, int vm_fd, uint32_t flags);
 
 #endif /* KVMLU_GUESTMEM_BACKEND_H */

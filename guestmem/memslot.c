@@ -37,6 +37,26 @@ static void guestmem_unbind_slot(int vm_fd, uint32_t slot)
 	(void)guestmem_set_region2(vm_fd, &m);
 }
 
+int guestmem_set_slot(const struct guestmem *gm, unsigned int i, int vm_fd, uint32_t flags)
+{
+	const struct guestmem_region *g = &gm->r[i];
+	struct kvm_userspace_memory_region2 m;
+
+	memset(&m, 0, sizeof(m));
+	m.slot = g->slot;
+	m.flags = flags;
+	m.guest_phys_addr = g->gpa;
+	m.memory_size = g->size;
+	/* guest_memfd too: shared pages are reached through this mapping. */
+	m.userspace_addr = (uint64_t)(uintptr_t)g->hva;
+	if (gm->backend == GUESTMEM_GUEST_MEMFD) {
+		m.flags |= KVM_MEM_GUEST_MEMFD;
+		m.guest_memfd = (uint32_t)g->fd;
+		m.guest_memfd_offset = g->fd_offset;
+	}
+	return guestmem_set_region2(vm_fd, &m);
+}
+
 int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen)
 {
 	unsigned int i;
@@ -56,7 +76,6 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 
 	for (i = 0; i < gm->nr; i++) {
 		const struct guestmem_region *g = &gm->r[i];
-		struct kvm_userspace_memory_region2 m;
 
 		if (!g->hva || g->fd < 0) {
 			kvmlu_err(err, errlen, 0, "memslot %u: region at gpa 0x%llx is not mapped",
@@ -64,18 +83,7 @@ int guestmem_bind(const struct guestmem *gm, int vm_fd, char *err, size_t errlen
 			ret = -EINVAL;
 			goto err_unbind;
 		}
-		memset(&m, 0, sizeof(m));
-		m.slot = g->slot;
-		m.guest_phys_addr = g->gpa;
-		m.memory_size = g->size;
-		/* guest_memfd too: shared pages are reached through this mapping. */
-		m.userspace_addr = (uint64_t)(uintptr_t)g->hva;
-		if (gm->backend == GUESTMEM_GUEST_MEMFD) {
-			m.flags = KVM_MEM_GUEST_MEMFD;
-			m.guest_memfd = (uint32_t)g->fd;
-			m.guest_memfd_offset = g->fd_offset;
-		}
-		ret = guestmem_set_region2(vm_fd, &m);
+		ret = guestmem_set_slot(gm, i, vm_fd, 0);
 		if (ret) {
 			kvmlu_err(err, errlen, 0,
 				      "KVM_SET_USER_MEMORY_REGION2 slot %u gpa 0x%llx size 0x%llx (%s fd %d): %s",

@@ -21,6 +21,7 @@
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
 #include "vmm/live_update/live_update.h"
+#include "vmm/memory_digest.h"
 #include "vmm/state/save_state.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -128,16 +129,76 @@ static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object
 	return 0;
 }
 
+/*
+ * checksum {"incremental":true} on a running VM: the way prepare-update
+ * takes it (vmm/memory_digest.h: hashed while running, the rest in the
+ * pause), then the full checksum of the same paused memory, both
+ * returned with their times. The VM stays paused. For tests and the bench.
+ */
+static int vm_cmd_checksum_incremental(struct control_ctx *ctx, json_object **ret,
+				       struct json_line_error *e)
+{
+	struct memory_digest md = { .log = { .vm_fd = -1 } };
+	struct guestmem_checksum inc = { 0 }, full = { 0 };
+	char msg[512], hex[33], full_hex[33];
+	uint64_t pause_ns = 0;
+	int rc;
+
+	if (vm_get_state(ctx->vm) != VM_STATE_RUNNING)
+		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
+					   "checksum incremental needs a running VM; it is %s",
+					   vm_state_name(vm_get_state(ctx->vm)));
+	rc = memory_digest_start(ctx->vm, &md, msg, sizeof(msg));
+	if (rc) {
+		memory_digest_release(&md);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "%s", msg);
+	}
+	memory_digest_converge(ctx->vm, &md);
+	rc = vm_pause(ctx->vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, msg, sizeof(msg));
+	if (rc) {
+		memory_digest_release(&md);
+		return vm_run_error(rc, "pause", msg, e);
+	}
+	rc = memory_digest_finish(ctx->vm, &md, &inc, msg, sizeof(msg));
+	if (!rc)
+		rc = guestmem_checksum(&ctx->vm->mem, 0, &full);
+	if (rc) {
+		memory_digest_release(&md);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "checksum: %s",
+					   msg[0] ? msg : strerror(-rc));
+	}
+	guestmem_checksum_format(&inc, hex);
+	guestmem_checksum_format(&full, full_hex);
+	*ret = json_object_new_object();
+	json_object_object_add(*ret, "state", json_object_new_string("paused"));
+	json_object_object_add(*ret, "digest", json_object_new_string(hex));
+	json_object_object_add(*ret, "full_digest", json_object_new_string(full_hex));
+	json_object_object_add(*ret, "equal", json_object_new_boolean(inc.hi == full.hi &&
+								      inc.lo == full.lo));
+	json_object_object_add(*ret, "full_ms", json_line_new_ms((double)full.nsec / 1e6));
+	json_object_object_add(*ret, "bytes", json_line_new_u64(full.bytes));
+	memory_digest_report(&md, *ret);
+	memory_digest_release(&md);
+	return 0;
+}
+
 static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_object **ret,
 			   struct json_line_error *e)
 {
 	struct guestmem_checksum c;
 	enum vm_state s = vm_get_state(ctx->vm);
+	json_object *jinc = NULL;
 	char hex[33];
 	double ms;
 	int rc;
 
-	(void)args;
+	if (args && json_object_object_get_ex(args, "incremental", &jinc)) {
+		if (!json_object_is_type(jinc, json_type_boolean))
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "checksum: args.incremental must be true or false");
+		if (json_object_get_boolean(jinc))
+			return vm_cmd_checksum_incremental(ctx, ret, e);
+	}
 	/* A running vCPU changes memory under the hash: the digest would mean nothing. */
 	if (s != VM_STATE_PAUSED)
 		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
@@ -261,6 +322,7 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 }
 
 static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
+static const char *const vm_checksum_args[] = { "incremental", NULL };
 static const char *const vm_save_state_args[] = { "path", "checksum", NULL };
 
 static const struct control_command vm_commands[] = {
@@ -268,7 +330,7 @@ static const struct control_command vm_commands[] = {
 	{ "pause", vm_cmd_pause, NULL, CONTROL_CMD_ANYTIME },
 	/* Long: a held restored VM retries its whole restore on resume. */
 	{ "resume", vm_cmd_resume, NULL, CONTROL_CMD_LONG },
-	{ "checksum", vm_cmd_checksum, NULL, CONTROL_CMD_LONG },
+	{ "checksum", vm_cmd_checksum, vm_checksum_args, CONTROL_CMD_LONG },
 	{ "guest-verify", vm_cmd_guest_verify, vm_guest_verify_args, CONTROL_CMD_LONG },
 	{ "save-state", vm_cmd_save_state, vm_save_state_args, CONTROL_CMD_LONG },
 	{ "shutdown", vm_cmd_shutdown, NULL, 0 },

@@ -4,10 +4,12 @@
  * host kexec in the LUO session "kvmlu/vm/<name>" (common/luo_session.h).
  *
  * Before the kexec (control commands, prepare.c):
- *   prepare-update  pause, capture the state with the memory checksum,
- *                   seal it into a memfd, create the session, preserve the
- *                   RAM files and the state memfd, keep the session fd,
- *                   answer ready and stay paused until the kexec.
+ *   prepare-update  while the guest runs: hash its RAM with dirty
+ *                   logging, create the session, preserve the RAM files;
+ *                   then pause, capture the state with the memory checksum
+ *                   (its last round) and chunk digests, seal it into a
+ *                   memfd, preserve that, keep the session fd, answer
+ *                   ready and stay paused until the kexec.
  *   abort-update    close the session (the kernel unpreserves) and resume
  *                   as before the prepare.
  *   update-status   what this process holds or restored (for the agent).
@@ -72,6 +74,8 @@ struct live_update_restore {
 	uint64_t restored_wall_ns;	/* state restored, ready to start */
 	uint64_t resumed_wall_ns;	/* vCPUs running (live_update_restore_finish) */
 	uint64_t checksum_ns;		/* time the verification took */
+	/* On a mismatch, when the state has chunk digests: which chunks changed. */
+	uint64_t nr_chunks, chunks_differ, first_differ_chunk;
 	uint64_t retrieve_ns;		/* RETRIEVE_FD of the RAM files (kernel refills them) */
 	int64_t tsc_shift;		/* added to each vCPU's TSC offset */
 	uint32_t tsc_khz_saved;		/* guest TSC rate in the state */

@@ -3,21 +3,26 @@
  * prepare-update and abort-update: the VMM's half of a host update before
  * the kexec (see live_update.h).
  *
- * Happy path: pause -> capture (with the memory checksum) -> state FDT
- * in a sealed memfd -> LUO session "kvmlu/vm/<name>" -> preserve RAM file
- * i under LUO_TOKEN_RAM(i), the state memfd under LUO_TOKEN_STATE -> reply
- * ready and stay paused holding the session fd. The kexec then carries
- * the session to the next kernel.
+ * Happy path, first while the guest runs: dirty logging on and every
+ * chunk of RAM hashed (vmm/memory_digest.h) -> LUO session
+ * "kvmlu/vm/<name>" -> preserve RAM file i under LUO_TOKEN_RAM(i) -> hash
+ * again what the guest wrote; then pause -> capture, the checksum's last
+ * round -> state FDT with the chunk digests in a sealed memfd -> preserve
+ * it under LUO_TOKEN_STATE -> reply ready and stay paused holding the
+ * session fd. The kexec then carries the session to the next kernel
+ * (docs/live-update-memory.md: why preserving RAM the guest still writes
+ * loses nothing).
  *
  * Unhappy paths, each ending with the VM as it was before the request
  * (running if it ran) and nothing preserved:
  *  1. No usable /dev/liveupdate, or a name that cannot be a session name:
  *     refused before the pause.
  *  2. Pause or capture fails: resumed, error.
- *  3. A file the kernel cannot preserve (guest_memfd on a kernel without
- *     the project's patch, kernel/patches: ENOENT, no LUO handler; or
- *     EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable;
- *     closing the session unpreserves what it already held.
+ *  3. A RAM file the kernel cannot preserve (guest_memfd on a kernel
+ *     without the project's patch, kernel/patches: ENOENT, no LUO handler;
+ *     or EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable,
+ *     before the pause; closing the session unpreserves what it already
+ *     held.
  * guest_memfd RAM is preserved like memfd where the kernel has the
  * handler (CONFIG_LIVEUPDATE_GUEST_MEMFD); restore links it into the new
  * VM (restore.c). Whether it can is only known by trying.
@@ -40,6 +45,7 @@
 #include "common/test_stop.h"
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
+#include "vmm/memory_digest.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
@@ -100,9 +106,14 @@ static const char *luo_error_class(int rc, bool preserving)
 	return KVMLU_ERR_FAILED;
 }
 
-/* Put the files into a new session; on error nothing stays preserved. */
-static int prepare_session(struct vm *vm, const char *name, int state_fd,
-			   struct luo_session *s, uint64_t *preserve_ns, struct json_line_error *e)
+/*
+ * A new session holding the RAM files; on error nothing stays preserved.
+ * Called while the guest still runs (docs/live-update-memory.md): the
+ * kernel pins the very folios the guest keeps writing and hands them over
+ * as they are at the kexec, so nothing written after this is lost.
+ */
+static int prepare_session_ram(struct vm *vm, const char *name, struct luo_session *s,
+			       uint64_t *preserve_ns, struct json_line_error *e)
 {
 	char err[512] = "";
 	char what[32];
@@ -129,26 +140,38 @@ static int prepare_session(struct vm *vm, const char *name, int state_fd,
 					    guestmem_backend_name(vm->mem.backend), err,
 					    gmem && (rc == -ENOENT || rc == -EOPNOTSUPP) ?
 					    " (guest_memfd needs the kvmlu kernel patch, CONFIG_LIVEUPDATE_GUEST_MEMFD, and shared memory)" : "");
-			goto err_close;
+			/* Closing an outgoing session unpreserves every file already in it. */
+			luo_session_close(s);
+			return rc;
 		}
 	}
+	*preserve_ns = kvmlu_mono_ns() - t0;
+	return 0;
+}
+
+/* The state memfd joins the session; on error the session is closed. */
+static int prepare_session_state(struct luo_session *s, int state_fd, uint64_t *preserve_ns,
+				 struct json_line_error *e)
+{
+	char err[512] = "";
+	uint64_t t0 = kvmlu_mono_ns();
+	int rc;
+
 	rc = luo_session_preserve_fd(s, state_fd, LUO_TOKEN_STATE, "state memfd",
 				     err, sizeof(err));
 	if (rc) {
 		json_line_error_set(e, luo_error_class(rc, true), "%s", err);
-		goto err_close;
+		luo_session_close(s);
+		return rc;
 	}
 	*preserve_ns = kvmlu_mono_ns() - t0;
 	return 0;
-err_close:
-	/* Closing an outgoing session unpreserves every file already in it. */
-	luo_session_close(s);
-	return rc;
 }
 
 /* Capture into a sealed memfd; *state_fd and the checksum on success. */
-static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *bytes,
-			 uint64_t *capture_ns, uint64_t *paused_wall_ns, struct json_line_error *e)
+static int prepare_state(struct vm *vm, struct memory_digest *md, int *state_fd, char sum[33],
+			 size_t *bytes, uint64_t *capture_ns, uint64_t *paused_wall_ns,
+			 struct json_line_error *e)
 {
 	struct guestmem_checksum c = { 0 };
 	struct state_vm s;
@@ -158,14 +181,28 @@ static int prepare_state(struct vm *vm, int *state_fd, char sum[33], size_t *byt
 	uint64_t t0 = kvmlu_mono_ns();
 	int rc;
 
-	rc = state_vm_capture(vm, true, &s, err, sizeof(err));
+	rc = state_vm_capture(vm, false, &s, err, sizeof(err));
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "capture: %s", err);
+	/* Last, as capture would: only the chunks written since the last round. */
+	rc = memory_digest_finish(vm, md, &c, err, sizeof(err));
+	if (rc) {
+		state_vm_free(&s);
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "capture: %s", err);
+	}
+	s.has_checksum = true;
+	s.checksum_hi = c.hi;
+	s.checksum_lo = c.lo;
+	/* The table travels too: a mismatch after the kexec names its chunks. */
+	s.chunk_digests = malloc((size_t)md->table.nr_chunks * sizeof(*s.chunk_digests));
+	if (s.chunk_digests) {
+		memcpy(s.chunk_digests, md->table.digest,
+		       (size_t)md->table.nr_chunks * sizeof(*s.chunk_digests));
+		s.nr_chunk_digests = md->table.nr_chunks;
+	}
 	/* After the kexec the files are found by these tokens, not fd order. */
 	for (unsigned int i = 0; i < s.nr_regions; i++)
 		s.regions[i].token = LUO_TOKEN_RAM(i);
-	c.hi = s.checksum_hi;
-	c.lo = s.checksum_lo;
 	guestmem_checksum_format(&c, sum);
 	/*
 	 * The one pause time of this update: the wall clock read with the
@@ -194,7 +231,9 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	struct luo_session s;
 	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
 	enum vm_state st = vm_get_state(vm);
-	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, t0 = kvmlu_mono_ns(), resume_ns;
+	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, preserve_ram_ns = 0;
+	uint64_t t0 = kvmlu_mono_ns(), t_pause = 0, resume_ns;
+	struct memory_digest md = { .log = { .vm_fd = -1 } };
 	size_t bytes = 0;
 	char sum[33];
 	int state_fd = -1, rc;
@@ -219,16 +258,41 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 					   luo_session_error_hint(LUO_OP_OPEN, ENOENT));
 
 	prepared.was_running = st == VM_STATE_RUNNING;
+	/*
+	 * The O(RAM) work while the guest runs: every chunk hashed with dirty
+	 * logging on, the RAM files preserved, a few rounds of hashing what
+	 * the guest wrote meanwhile. The pause then holds only the last
+	 * round, the capture and the state memfd.
+	 */
+	if (prepared.was_running) {
+		rc = memory_digest_start(vm, &md, err, sizeof(err));
+		if (rc) {
+			rc = json_line_error_set(e, KVMLU_ERR_FAILED, "%s", err);
+			goto err_release;
+		}
+	}
+	rc = prepare_session_ram(vm, name, &s, &preserve_ram_ns, e);
+	if (rc)
+		goto err_release;
+	if (prepared.was_running)
+		memory_digest_converge(vm, &md);
 	/* Until the capture gives the state's own value (prepare_state). */
 	prepared.paused_wall_ns = kvmlu_wall_ns();
+	t_pause = kvmlu_mono_ns();
 	rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &pause_ns, err, sizeof(err));
-	if (rc)
-		return json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
-					   "pause: %s", err);
-	rc = prepare_state(vm, &state_fd, sum, &bytes, &capture_ns, &prepared.paused_wall_ns, e);
-	if (rc)
+	if (rc) {
+		json_line_error_set(e, rc == -ETIMEDOUT ? KVMLU_ERR_TIMEOUT : KVMLU_ERR_FAILED,
+				    "pause: %s", err);
+		luo_session_close(&s);
+		goto err_release;
+	}
+	rc = prepare_state(vm, &md, &state_fd, sum, &bytes, &capture_ns,
+			   &prepared.paused_wall_ns, e);
+	if (rc) {
+		luo_session_close(&s);
 		goto err_resume;
-	rc = prepare_session(vm, name, state_fd, &s, &preserve_ns, e);
+	}
+	rc = prepare_session_state(&s, state_fd, &preserve_ns, e);
 	/* The session holds its own reference to the state file. */
 	close(state_fd);
 	if (rc)
@@ -259,15 +323,24 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	json_object_object_add(*ret, "capture_ms", json_line_new_ms((double)capture_ns / 1e6));
 	json_object_object_add(*ret, "preserve_ms",
 			       json_line_new_ms((double)preserve_ns / 1e6));
+	json_object_object_add(*ret, "preserve_ram_ms",
+			       json_line_new_ms((double)preserve_ram_ns / 1e6));
+	memory_digest_report(&md, *ret);
 	json_object_object_add(*ret, KVMLU_KEY_PREPARE_MS,
 			       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
+	/* The part of prepare_ms with the vCPUs paused: its share of the blackout. */
+	json_object_object_add(*ret, "prepare_paused_ms",
+			       json_line_new_ms((double)(kvmlu_mono_ns() - t_pause) / 1e6));
+	memory_digest_release(&md);
 	return 0;
 
 err_resume:
 	if (prepared.was_running && vm_resume(vm, &resume_ns, err, sizeof(err)))
 		snprintf(e->desc + strlen(e->desc), sizeof(e->desc) - strlen(e->desc),
 			 "; and resume failed: %s", err);
+err_release:
 	prepared.was_running = false;
+	memory_digest_release(&md);
 	return rc ? rc : -EIO;
 }
 

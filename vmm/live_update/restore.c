@@ -36,6 +36,7 @@
 
 #include "common/clock.h"
 #include "common/err.h"
+#include "guestmem/digest_table.h"
 #include "guestmem/gmem_link.h"
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
@@ -222,25 +223,51 @@ static int restore_vm_guest_memfd(struct vm *vm, const struct vm_config *cfg,
 	return 0;
 }
 
+/*
+ * The checksum of the RAM now against the one recorded at pause, through
+ * a digest table, so that when the state carries the pause's chunk
+ * digests a mismatch names the chunks that changed.
+ */
 static int restore_verify(struct vm *vm, const struct state_vm *s,
 			  struct live_update_restore *lu, char *err, size_t errlen)
 {
 	struct guestmem_checksum c = { 0 };
+	struct guestmem_digest_table t;
+	uint64_t t0 = kvmlu_mono_ns();
 	int ret;
 
 	lu->has_recorded = s->has_checksum;
+	lu->chunks_differ = 0;
 	if (s->has_checksum) {
 		c.hi = s->checksum_hi;
 		c.lo = s->checksum_lo;
 		guestmem_checksum_format(&c, lu->checksum_recorded);
 	}
-	ret = guestmem_checksum(&vm->mem, 0, &c);
-	if (ret)
+	ret = guestmem_digest_table_init(&t, &vm->mem);
+	if (!ret)
+		ret = guestmem_digest_table_refresh(&t, 0, NULL, NULL);
+	if (!ret)
+		ret = guestmem_digest_table_sum(&t, &c.hi, &c.lo);
+	if (ret) {
+		guestmem_digest_table_free(&t);
 		return kvmlu_err(err, errlen, ret, "restore %s: memory checksum: %s",
 				 vm->name, strerror(-ret));
+	}
 	guestmem_checksum_format(&c, lu->checksum_now);
-	lu->checksum_ns = c.nsec;
+	lu->checksum_ns = kvmlu_mono_ns() - t0;
 	lu->memory_verified = s->has_checksum && c.hi == s->checksum_hi && c.lo == s->checksum_lo;
+	/* state_validate() checked the count against the same regions. */
+	if (!lu->memory_verified && s->nr_chunk_digests == t.nr_chunks) {
+		for (uint64_t i = t.nr_chunks; i-- > 0;) {
+			if (t.digest[i].hi == s->chunk_digests[i].hi &&
+			    t.digest[i].lo == s->chunk_digests[i].lo)
+				continue;
+			lu->chunks_differ++;
+			lu->first_differ_chunk = i;
+		}
+	}
+	lu->nr_chunks = t.nr_chunks;
+	guestmem_digest_table_free(&t);
 	return 0;
 }
 

@@ -192,10 +192,18 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 	if (!r->lu.memory_verified) {
 		*state = "checksum-mismatch";
 		*resumable = false;
+		char chunks[128] = "";
+
+		if (r->lu.chunks_differ)
+			snprintf(chunks, sizeof(chunks),
+				 " (%llu of %llu chunks of 2 MiB differ, the first is chunk %llu)",
+				 (unsigned long long)r->lu.chunks_differ,
+				 (unsigned long long)r->lu.nr_chunks,
+				 (unsigned long long)r->lu.first_differ_chunk);
 		return snprintf(why, whylen,
-				"MEMORY CHECKSUM MISMATCH: recorded at pause %s, now %s: never resumed",
+				"MEMORY CHECKSUM MISMATCH: recorded at pause %s, now %s%s: never resumed",
 				r->lu.has_recorded ? r->lu.checksum_recorded : "(none)",
-				r->lu.checksum_now), -EIO;
+				r->lu.checksum_now, chunks), -EIO;
 	}
 	rc = restore_fault("start", err, sizeof(err)) ? -EIO : vm_start(&r->vm, err, sizeof(err));
 	if (rc) {

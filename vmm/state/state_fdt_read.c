@@ -213,6 +213,35 @@ static int read_region(const struct reader *rd, int node, struct state_vm_region
 	return ret;
 }
 
+/* Optional (format 1.1): 16 bytes a chunk; the count is checked in state_validate.c. */
+static int read_chunk_digests(const struct reader *rd, int mem, struct state_vm *s)
+{
+	const char *v;
+	int len = 0, ret;
+
+	ret = get_prop(rd, mem, "chunk-digests", -1, true, (const void **)&v, &len);
+	if (ret == -ENOENT)
+		return 0;
+	if (ret)
+		return ret;
+	if (len == 0 || len % 16 || (uint64_t)len / 16 > STATE_MAX_CHUNK_DIGESTS)
+		return rd_err(rd, mem, "property \"chunk-digests\" is %d bytes, not 16 per chunk for 1..%u chunks",
+			      len, STATE_MAX_CHUNK_DIGESTS);
+	s->chunk_digests = calloc((size_t)len / 16, sizeof(*s->chunk_digests));
+	if (!s->chunk_digests)
+		return rd_err(rd, mem, "no memory for %d chunk digests", len / 16);
+	s->nr_chunk_digests = (uint64_t)len / 16;
+	for (uint64_t i = 0; i < s->nr_chunk_digests; i++) {
+		fdt64_t hi, lo;
+
+		memcpy(&hi, v + 16 * i, 8);
+		memcpy(&lo, v + 16 * i + 8, 8);
+		s->chunk_digests[i].hi = fdt64_to_cpu(hi);
+		s->chunk_digests[i].lo = fdt64_to_cpu(lo);
+	}
+	return 0;
+}
+
 static int read_memory(const struct reader *rd, struct state_vm *s)
 {
 	char backend[16], sum[33];
@@ -239,6 +268,9 @@ static int read_memory(const struct reader *rd, struct state_vm *s)
 	} else if (ret != -ENOENT) {
 		return ret;
 	}
+	ret = read_chunk_digests(rd, mem, s);
+	if (ret)
+		return ret;
 	fdt_for_each_subnode(node, rd->fdt, mem) {
 		const char *name = fdt_get_name(rd->fdt, node, NULL);
 

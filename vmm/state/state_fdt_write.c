@@ -36,6 +36,29 @@ static int prop_u64_array(void *fdt, const char *name, const uint64_t *v, size_t
 	return fdt_property(fdt, name, buf, (int)(n * sizeof(buf[0])));
 }
 
+/* Each digest as two u64 cells, high then low: 16 bytes a chunk. */
+static int write_chunk_digests(void *fdt, const struct state_vm *s)
+{
+	char *v;
+	int r;
+
+	if (s->nr_chunk_digests > STATE_MAX_CHUNK_DIGESTS)
+		return -FDT_ERR_BADVALUE;
+	r = fdt_property_placeholder(fdt, "chunk-digests",
+				     (int)(s->nr_chunk_digests * 16), (void **)&v);
+	if (r < 0)
+		return r;
+	/* FDT properties are 4-byte aligned only: copy, do not store u64s. */
+	for (uint64_t i = 0; i < s->nr_chunk_digests; i++) {
+		fdt64_t hi = cpu_to_fdt64(s->chunk_digests[i].hi);
+		fdt64_t lo = cpu_to_fdt64(s->chunk_digests[i].lo);
+
+		memcpy(v + 16 * i, &hi, 8);
+		memcpy(v + 16 * i + 8, &lo, 8);
+	}
+	return 0;
+}
+
 static int write_memory(void *fdt, const struct state_vm *s)
 {
 	char node[32], sum[33];
@@ -51,6 +74,8 @@ static int write_memory(void *fdt, const struct state_vm *s)
 			 s->checksum_hi, s->checksum_lo);
 		TRY(fdt_property_string(fdt, "checksum", sum));
 	}
+	if (s->has_checksum && s->nr_chunk_digests)
+		TRY(write_chunk_digests(fdt, s));
 	for (uint32_t i = 0; i < s->nr_regions; i++) {
 		const struct state_vm_region *r = &s->regions[i];
 
@@ -228,7 +253,8 @@ int state_fdt_write(const struct state_vm *s, void **blob, size_t *size,
 		    char *err, size_t errlen)
 {
 	/* Per vCPU: XSAVE, 256 CPUID and 512 MSR entries, structs, names. */
-	size_t len = 8192 + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384);
+	size_t len = 8192 + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
+		     (size_t)s->nr_chunk_digests * 16;
 	void *buf;
 	int r;
 

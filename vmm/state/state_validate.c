@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "guestmem/digest_table.h"
 #include "vmm/state/state_validate.h"
 
 #define PAGE_4K			4096ULL
@@ -89,6 +90,39 @@ static int check_memory(const struct state_vm *s, char *err, size_t errlen)
 						    j, i, (unsigned long long)r->token);
 		}
 	}
+	return 0;
+}
+
+/*
+ * The chunk digests must be as many as the regions have 2 MiB chunks and
+ * combine into the checksum next to them: a table that does not is not
+ * the memory the checksum describes.
+ */
+static int check_chunk_digests(const struct state_vm *s, char *err, size_t errlen)
+{
+	struct guestmem layout = { .nr = s->nr_regions };
+	uint64_t want, hi, lo;
+
+	if (!s->nr_chunk_digests)
+		return 0;
+	if (!s->has_checksum)
+		return kvmlu_err(err, errlen, -EINVAL, "state: memory chunk-digests without a checksum");
+	for (uint32_t i = 0; i < s->nr_regions; i++) {
+		layout.r[i].gpa = s->regions[i].gpa;
+		layout.r[i].size = s->regions[i].size;
+	}
+	want = guestmem_digest_chunks(&layout);
+	if (s->nr_chunk_digests != want)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "state: %llu memory chunk-digests, the regions have %llu chunks of 2 MiB",
+				 (unsigned long long)s->nr_chunk_digests, (unsigned long long)want);
+	if (guestmem_digest_sum(&layout, s->chunk_digests, s->nr_chunk_digests, &hi, &lo))
+		return kvmlu_err(err, errlen, -EINVAL, "state: memory chunk-digests cannot be summed");
+	if (hi != s->checksum_hi || lo != s->checksum_lo)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "state: memory chunk-digests sum to %016llx%016llx, checksum is %016llx%016llx",
+				 (unsigned long long)hi, (unsigned long long)lo,
+				 (unsigned long long)s->checksum_hi, (unsigned long long)s->checksum_lo);
 	return 0;
 }
 
@@ -193,6 +227,8 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 	ret = check_identity(s, err, errlen);
 	if (!ret)
 		ret = check_memory(s, err, errlen);
+	if (!ret)
+		ret = check_chunk_digests(s, err, errlen);
 	if (!ret)
 		ret = check_devices(s, err, errlen);
 	if (!ret)

@@ -32,6 +32,9 @@ void state_vm_free(struct state_vm *s)
 {
 	free(s->cpus);
 	s->cpus = NULL;
+	free(s->chunk_digests);
+	s->chunk_digests = NULL;
+	s->nr_chunk_digests = 0;
 	s->nr_vcpus = 0;
 }
 

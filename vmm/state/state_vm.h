@@ -17,19 +17,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "guestmem/digest_table.h"
 #include "vmm/devices/uart8250.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/vm_devices_state.h"
 
 /* Format version of the state FDT this code writes. */
 #define STATE_FORMAT_MAJOR	1
-#define STATE_FORMAT_MINOR	0
+#define STATE_FORMAT_MINOR	1	/* 1.1: memory chunk-digests */
 
 #define STATE_MAX_VCPUS	256
 #define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
 #define STATE_NAME_MAX	64
 #define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
 #define STATE_VERSION_MAX	32
+/* 2 MiB chunks of the largest guest (GUESTMEM_MAX_RAM, 1 TiB): 8 MiB of digests. */
+#define STATE_MAX_CHUNK_DIGESTS	(1u << 19)
 
 enum state_backend {
 	STATE_BACKEND_MEMFD = 0,	/* = GUESTMEM_MEMFD */
@@ -55,6 +58,12 @@ struct state_vm {
 	struct state_vm_region regions[STATE_MAX_REGIONS];
 	bool has_checksum;		/* memory checksum taken at pause */
 	uint64_t checksum_hi, checksum_lo;	/* XXH3-128 (guestmem_checksum) */
+	/*
+	 * Optional, with the checksum: the digest of each 2 MiB chunk it is
+	 * made of (guestmem/digest_table.h), heap, nr_chunk_digests of them.
+	 */
+	uint64_t nr_chunk_digests;
+	struct guestmem_chunk_digest *chunk_digests;
 
 	uint32_t nr_vcpus;
 	struct cpu_state *cpus;		/* nr_vcpus entries, heap */

@@ -4,7 +4,8 @@
 # or a kernel bug would) and kexecs. Stage 2: `kvmlu-vmm restore` must see
 # the memory checksum differ from the one recorded at pause, keep the VM
 # paused (no tick line ever), keep the session unfinished (files held),
-# say so on update-status and stderr, and exit 2 on shutdown.
+# say so on update-status and stderr (naming the one 2 MiB chunk that
+# changed, from the chunk digests in the state), and exit 2 on shutdown.
 HARNESS_MEM=2G
 HARNESS_TIMEOUT=400
 
@@ -38,6 +39,9 @@ stage2() {
 		i=$((i + 1))
 	done
 	harness_log "vm-bad: $(cat /tmp/vm-bad.vmm)"
+	# The state's chunk digests name what changed: 8 bytes at 32 MiB of 64 MiB.
+	grep -q "1 of 32 chunks of 2 MiB differ, the first is chunk 16" /tmp/vm-bad.vmm ||
+		fail "vm-bad: the mismatch does not name chunk 16: $(grep MISMATCH /tmp/vm-bad.vmm)"
 	sleep 3
 	grep -q 'tick=' /tmp/vm-bad.serial 2>/dev/null && fail "vm-bad: the guest ran on changed memory"
 	st=$(vm_ctl vm-bad update-status)

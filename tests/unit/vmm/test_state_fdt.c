@@ -30,6 +30,30 @@
 
 static char err[512];
 
+/* 4 GiB in 2 MiB chunks, digests made up, the checksum they sum to. */
+static void make_chunk_digests(struct state_vm *s)
+{
+	struct guestmem layout = { .nr = s->nr_regions };
+	uint64_t x = 0x2545f4914f6cdd1dull;
+
+	for (uint32_t i = 0; i < s->nr_regions; i++) {
+		layout.r[i].gpa = s->regions[i].gpa;
+		layout.r[i].size = s->regions[i].size;
+	}
+	s->nr_chunk_digests = guestmem_digest_chunks(&layout);
+	assert_int_equal(s->nr_chunk_digests, 2048);
+	s->chunk_digests = calloc(s->nr_chunk_digests, sizeof(*s->chunk_digests));
+	assert_non_null(s->chunk_digests);
+	for (uint64_t i = 0; i < s->nr_chunk_digests; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		s->chunk_digests[i] = (struct guestmem_chunk_digest){ .hi = x, .lo = ~x + i };
+	}
+	assert_int_equal(guestmem_digest_sum(&layout, s->chunk_digests, s->nr_chunk_digests,
+					     &s->checksum_hi, &s->checksum_lo), 0);
+}
+
 /* A plausible state: values KVM would give, nothing needs /dev/kvm. */
 static void make_state(struct state_vm *s)
 {
@@ -44,8 +68,7 @@ static void make_state(struct state_vm *s)
 	s->regions[1] = (struct state_vm_region){ .gpa = 0x100000000ull, .size = 0x40000000ull,
 						  .token = 1, .slot = 1 };
 	s->has_checksum = true;
-	s->checksum_hi = 0x0123456789abcdefull;
-	s->checksum_lo = 0xfedcba9876543210ull;
+	make_chunk_digests(s);
 	for (uint32_t i = 0; i < 2; i++) {
 		struct cpu_state *c = &s->cpus[i];
 
@@ -189,6 +212,10 @@ static void test_state_fdt_roundtrip_keeps_every_field(void **state)
 	assert_true(b.has_checksum);
 	assert_int_equal(a.checksum_hi, b.checksum_hi);
 	assert_int_equal(a.checksum_lo, b.checksum_lo);
+	assert_int_equal(b.nr_chunk_digests, 2048);
+	assert_memory_equal(a.chunk_digests, b.chunk_digests,
+			    sizeof(a.chunk_digests[0]) * a.nr_chunk_digests);
+	assert_int_equal(b.format_minor, STATE_FORMAT_MINOR);
 	assert_memory_equal(&a.devices, &b.devices, sizeof(a.devices));
 	assert_memory_equal(&a.uart, &b.uart, sizeof(a.uart));
 	/* cpu_state has padding only after fixed-size members: compare all of it. */
@@ -430,6 +457,74 @@ static void test_state_fdt_rejects_bad_checksum_text(void **state)
 	BAD(fdt, "is not 32 lowercase hex digits");
 }
 
+static void test_state_fdt_reads_a_state_without_chunk_digests(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	struct state_vm s;
+
+	(void)state;
+	/* What a 1.0 writer made: a checksum and no table. */
+	assert_int_equal(fdt_delprop(fdt, node(fdt, "/memory"), "chunk-digests"), 0);
+	if (state_fdt_load(fdt, n, 2, &s, err, sizeof(err)))
+		fail_msg("state without chunk-digests refused: %s", err);
+	assert_true(s.has_checksum);
+	assert_int_equal(s.nr_chunk_digests, 0);
+	assert_null(s.chunk_digests);
+	state_vm_free(&s);
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_ragged_chunk_digests(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	char junk[17] = { 0 };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/memory"), "chunk-digests", junk,
+				     sizeof(junk)), 0);
+	BAD(fdt, "\"chunk-digests\" is 17 bytes, not 16 per chunk");
+}
+
+static void test_state_fdt_rejects_chunk_digests_of_other_memory(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	char three[48] = { 0 };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, "/memory"), "chunk-digests", three,
+				     sizeof(three)), 0);
+	BAD(fdt, "3 memory chunk-digests, the regions have 2048 chunks of 2 MiB");
+}
+
+static void test_state_fdt_rejects_chunk_digests_that_are_not_the_checksum(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	int len = 0;
+	char *d;
+
+	(void)state;
+	/* One bit of chunk 1000: the table no longer sums to the checksum. */
+	d = fdt_getprop_w(fdt, node(fdt, "/memory"), "chunk-digests", &len);
+	assert_non_null(d);
+	assert_int_equal(len, 2048 * 16);
+	d[1000 * 16 + 3] ^= 0x10;
+	BAD(fdt, "memory chunk-digests sum to");
+}
+
+static void test_state_fdt_rejects_chunk_digests_without_checksum(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_delprop(fdt, node(fdt, "/memory"), "checksum"), 0);
+	BAD(fdt, "chunk-digests without a checksum");
+}
+
 static void test_state_fdt_rejects_unknown_backend(void **state)
 {
 	size_t n;
@@ -505,6 +600,11 @@ int main(void)
 		cmocka_unit_test(test_state_fdt_rejects_future_major_version),
 		cmocka_unit_test(test_state_fdt_rejects_unknown_node_compatible),
 		cmocka_unit_test(test_state_fdt_rejects_bad_checksum_text),
+		cmocka_unit_test(test_state_fdt_reads_a_state_without_chunk_digests),
+		cmocka_unit_test(test_state_fdt_rejects_ragged_chunk_digests),
+		cmocka_unit_test(test_state_fdt_rejects_chunk_digests_of_other_memory),
+		cmocka_unit_test(test_state_fdt_rejects_chunk_digests_that_are_not_the_checksum),
+		cmocka_unit_test(test_state_fdt_rejects_chunk_digests_without_checksum),
 		cmocka_unit_test(test_state_fdt_rejects_unknown_backend),
 		cmocka_unit_test(test_state_fdt_rejects_unterminated_name),
 		cmocka_unit_test(test_state_fdt_rejects_name_with_slash),

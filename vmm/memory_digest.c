@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The memory checksum of a VM, hashed while it runs and finished in the
+ * pause (memory_digest.h). The correctness argument, in order:
+ *  1. logging is on before the first hash of any chunk, so every write
+ *     after that hash is in some later log;
+ *  2. each collection clears the log before the chunks it names are
+ *     hashed again, so a write during a hash is in the next log;
+ *  3. finish() collects once more with every vCPU out of KVM_RUN: no
+ *     write can follow, and every stale chunk is hashed there.
+ * So at the end each digest is of its chunk's bytes at pause, and the
+ * sum is the full checksum of the paused memory. Chunks the running
+ * phase had no time for are simply still stale at step 3. Any doubt (a failed
+ * collection) marks everything stale: slower, never wrong.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/clock.h"
+#include "common/err.h"
+#include "common/json_line.h"
+#include "vmm/memory_digest.h"
+#include "vmm/vm.h"
+
+/* Rounds while running, and the dirty share at which more would not pay. */
+#define MEMORY_DIGEST_MAX_ROUNDS	4
+#define MEMORY_DIGEST_FEW_CHUNKS_SHIFT	6	/* 1/64 of all chunks */
+/*
+ * Hashing while running stops after this long; what is left is hashed in
+ * the pause, as it all was before. It bounds how much longer a
+ * prepare-update can take than it used to, against the agent's prepare
+ * timeout (30 s by default): 10 s hash some 100 GiB on hardware, about
+ * 1 GiB in the QEMU host of the harness (TCG), where hashing while the
+ * guest runs is twice as slow as in a pause.
+ */
+#define MEMORY_DIGEST_RUNNING_BUDGET_NS	(10ULL * 1000000000ULL)
+
+int memory_digest_start(struct vm *vm, struct memory_digest *md, char *err, size_t errlen)
+{
+	char why[256] = "";
+	uint64_t t0 = kvmlu_mono_ns(), n = 0;
+	int ret;
+
+	memset(md, 0, sizeof(*md));
+	md->log.vm_fd = -1;
+	ret = guestmem_digest_table_init(&md->table, &vm->mem);
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "memory digest table: %s", strerror(-ret));
+	ret = guestmem_dirty_log_start(&md->log, &vm->mem, vm->vm_fd, why, sizeof(why));
+	if (ret) {
+		/* Not an error: the whole checksum is taken in the pause instead. */
+		snprintf(md->why_full, sizeof(md->why_full), "%s", why);
+		return 0;
+	}
+	md->logging = true;
+	md->deadline_ns = t0 + MEMORY_DIGEST_RUNNING_BUDGET_NS;
+	ret = guestmem_digest_table_refresh_by(&md->table, 0, md->deadline_ns, &n, &md->threads);
+	if (ret) {
+		guestmem_digest_table_mark_all(&md->table);
+		snprintf(md->why_full, sizeof(md->why_full), "hashing while running: %s",
+			 strerror(-ret));
+	}
+	md->running_chunks += n;
+	md->running_ns += kvmlu_mono_ns() - t0;
+	return 0;
+}
+
+void memory_digest_converge(struct vm *vm, struct memory_digest *md)
+{
+	uint64_t few = md->table.nr_chunks >> MEMORY_DIGEST_FEW_CHUNKS_SHIFT;
+
+	(void)vm;
+	while (md->logging && md->rounds < MEMORY_DIGEST_MAX_ROUNDS &&
+	       kvmlu_mono_ns() < md->deadline_ns) {
+		uint64_t t0 = kvmlu_mono_ns(), n = 0;
+		char why[256];
+
+		if (guestmem_dirty_log_collect(&md->log, &md->table, NULL, why, sizeof(why))) {
+			/* finish() will mark everything and say why. */
+			return;
+		}
+		if (guestmem_digest_table_refresh_by(&md->table, 0, md->deadline_ns, &n, NULL))
+			return;
+		md->rounds++;
+		md->running_chunks += n;
+		md->running_ns += kvmlu_mono_ns() - t0;
+		/* The guest writes about this much per round: the pause will too. */
+		if (n <= few)
+			break;
+	}
+}
+
+int memory_digest_finish(struct vm *vm, struct memory_digest *md, struct guestmem_checksum *out,
+			 char *err, size_t errlen)
+{
+	uint64_t t0 = kvmlu_mono_ns(), pages = 0;
+	char why[256] = "";
+	int ret;
+
+	if (vm_get_state(vm) == VM_STATE_RUNNING)
+		return kvmlu_err(err, errlen, -EBUSY, "memory digest: the vCPUs still run");
+	if (!md->table.gm) {
+		ret = guestmem_digest_table_init(&md->table, &vm->mem);
+		if (ret)
+			return kvmlu_err(err, errlen, ret, "memory digest table: %s", strerror(-ret));
+	}
+	if (!md->logging) {
+		guestmem_digest_table_mark_all(&md->table);
+	} else if (guestmem_dirty_log_collect(&md->log, &md->table, &pages, why, sizeof(why))) {
+		guestmem_digest_table_mark_all(&md->table);
+		snprintf(md->why_full, sizeof(md->why_full), "%s", why);
+	}
+	md->paused_dirty_pages = pages;
+	ret = guestmem_digest_table_refresh(&md->table, 0, &md->paused_chunks, &md->threads);
+	if (!ret)
+		ret = guestmem_digest_table_sum(&md->table, &out->hi, &out->lo);
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "memory checksum: %s", strerror(-ret));
+	md->paused_ns = kvmlu_mono_ns() - t0;
+	out->bytes = vm->mem.total;
+	out->nsec = md->paused_ns;
+	out->threads = md->threads;
+	/* Nothing needs the log any more; it only slows the guest's writes. */
+	guestmem_dirty_log_stop(&md->log);
+	md->logging = false;
+	return 0;
+}
+
+void memory_digest_release(struct memory_digest *md)
+{
+	guestmem_dirty_log_stop(&md->log);
+	md->logging = false;
+	guestmem_digest_table_free(&md->table);
+}
+
+void memory_digest_report(const struct memory_digest *md, json_object *o)
+{
+	bool incremental = md->running_chunks > 0 && !md->why_full[0];
+
+	json_object_object_add(o, "checksum_incremental", json_object_new_boolean(incremental));
+	if (!incremental)
+		json_object_object_add(o, "checksum_full_reason", json_object_new_string(
+			md->why_full[0] ? md->why_full : "the VM was not running"));
+	json_object_object_add(o, "checksum_paused_ms",
+			       json_line_new_ms((double)md->paused_ns / 1e6));
+	json_object_object_add(o, "checksum_paused_chunks", json_line_new_u64(md->paused_chunks));
+	json_object_object_add(o, "checksum_dirty_pages", json_line_new_u64(md->paused_dirty_pages));
+	json_object_object_add(o, "checksum_running_ms",
+			       json_line_new_ms((double)md->running_ns / 1e6));
+	json_object_object_add(o, "checksum_running_chunks", json_line_new_u64(md->running_chunks));
+	json_object_object_add(o, "checksum_rounds", json_object_new_int64((int64_t)md->rounds));
+}
