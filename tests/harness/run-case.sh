@@ -10,6 +10,10 @@
 # isa-debug-exit (see guest/lib.sh); a hard host-side timeout kills QEMU.
 # The log is kept for every case; a failing case also prints its tail.
 #
+# For experiments on the emulator itself (issue 19): KVMLU_HARNESS_QEMU (the
+# binary), KVMLU_HARNESS_ACCEL (default tcg; tcg,thread=single is one lead)
+# and KVMLU_HARNESS_CPU (default max; e.g. max,-avx,-avx2) replace QEMU's.
+#
 # Host-side settings, read from "HARNESS_X=value" lines of the case file
 # (never by running it; it holds guest code):
 #   HARNESS_NAME     result name           (default harness/CASE)
@@ -55,7 +59,8 @@ stamp() { # prefix each serial line with the host time since $1 (us)
 # miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
 start=${EPOCHREALTIME/./}
-timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -m "$mem" -smp "$smp" \
+timeout -k 5 "$limit" "${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}" \
+	-accel "${KVMLU_HARNESS_ACCEL:-tcg}" -cpu "${KVMLU_HARNESS_CPU:-max}" -m "$mem" -smp "$smp" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \

@@ -3,7 +3,10 @@
 #  1. native: KVMLU_SOAK_UPGRADES (300) live upgrades of a 4-vCPU witness,
 #     guest-verify every 25 (tests/soak/native_upgrades.sh), on this
 #     machine's /dev/kvm or, without one, inside the QEMU host;
-#  2. harness: every VM-survival and agent case, and the native tests in
+#  2. KVMLU_SOAK_BOOTS (40) witness boots of 512 MiB with 2 vCPUs, one
+#     after another in one QEMU host (harness/soak_witness_boots): the
+#     direct count of issue 19's fault at boot;
+#  3. harness: every VM-survival and agent case, and the native tests in
 #     the QEMU host (harness/native_*), KVMLU_SOAK_ROUNDS (20) rounds,
 #     retries off.
 # Prints each failure and ends with "N passed, N failed".
@@ -11,6 +14,7 @@ set -u
 cd "$(dirname "$0")/../.."
 rounds=${KVMLU_SOAK_ROUNDS:-20}
 upgrades=${KVMLU_SOAK_UPGRADES:-300}
+boots=${KVMLU_SOAK_BOOTS:-40}
 pass=0 fail=0
 logs=build/test-logs/soak
 mkdir -p "$logs" build/harness
@@ -33,6 +37,17 @@ if [ $rc = 0 ]; then
 	pass=$((pass + 1)); echo "PASS: soak/native_upgrades ($upgrades upgrades)"
 else
 	fail=$((fail + 1)); echo "FAIL: soak/native_upgrades: $(grep -E '^FAIL' "$logs/native.log" | tail -n 1)"
+fi
+
+echo "soak: $boots witness boots inside the QEMU host"
+echo "$boots 512M 2" >build/harness/soak-boots
+KVMLU_HARNESS_RETRIES=0 KVMLU_TEST_FILTER='^harness/soak_witness_boots$' \
+	tests/harness/check.sh >"$logs/boots.log" 2>&1
+rm -f build/harness/soak-boots
+if grep -q '^PASS: harness/soak_witness_boots' "$logs/boots.log"; then
+	pass=$((pass + 1)); echo "PASS: soak/witness_boots ($boots boots)"
+else
+	fail=$((fail + 1)); echo "FAIL: soak/witness_boots: $(grep -E '^FAIL' "$logs/boots.log" | tail -n 1)"
 fi
 
 for r in $(seq 1 "$rounds"); do
