@@ -17,7 +17,7 @@
 SHELL := /bin/bash
 B := build
 
-ENTRY_TARGETS := all check demo bench fuzz kernel soak
+ENTRY_TARGETS := all check check-fleet demo bench fuzz kernel soak
 .PHONY: $(ENTRY_TARGETS) deps clean
 ifeq ($(KVMLU_DEPS_DONE),)
 $(ENTRY_TARGETS):
@@ -134,6 +134,11 @@ tests-build: all $(PROGS_san) $(UNIT_TESTS)
 
 check: tests-build
 	@tests/run-tests.sh
+
+# The Ansible role's rolling update across two QEMU hosts at once
+# (tests/harness/fleet/); `make check` runs it on one host.
+check-fleet: all
+	@KVMLU_TESTS=harness KVMLU_TEST_FILTER=harness/ansible_rollout KVMLU_FLEET_HOSTS=2 tests/run-tests.sh
 
 GUEST ?= witness
 demo: all

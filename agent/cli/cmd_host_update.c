@@ -5,6 +5,8 @@
  * agent does not share the caller's working directory. If the connection
  * ends after the kexec phase started, the host is jumping: that is the
  * expected end of a real update, and the report is read after the boot.
+ * --json prints one versioned document (cli_json.h) whenever the agent
+ * answered or the host is jumping; otherwise nothing on stdout.
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -15,6 +17,7 @@
 #include <unistd.h>
 
 #include "agent/cli/cli_commands.h"
+#include "agent/cli/cli_json.h"
 #include "agent/cli/progress.h"
 #include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
@@ -64,7 +67,11 @@ int cmd_host_update(const struct cli_args *a)
 	progress_close(&prog);
 	json_object_put(req);
 	if (rc == -EPIPE && !strcmp(prog.last_phase, "kexec")) {
-		printf("the host is booting the new kernel; after the boot run `kvmlu report`\n");
+		if (a->json)
+			cli_json_print(cli_json_host_update(CLI_JSON_OUTCOME_KEXEC, prog.update_id,
+							    a->dry_run, NULL), stdout);
+		else
+			printf("the host is booting the new kernel; after the boot run `kvmlu report`\n");
 		status = 0;
 		goto out;
 	}
@@ -81,7 +88,8 @@ int cmd_host_update(const struct cli_args *a)
 		goto out;
 	}
 	if (a->json)
-		printf("%s\n", json_object_to_json_string_ext(rep, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		cli_json_print(cli_json_host_update(update_outcome_name(j->outcome), j->update_id,
+						    j->dry_run, rep), stdout);
 	else
 		report_format_text(j, stdout);
 	status = j->outcome == UPDATE_DONE || j->outcome == UPDATE_DRY_RUN ||

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * `kvmlu report`: the last host updates from the agent's history, one
- * summary line each, then the newest in full. --json gives the journals.
+ * summary line each, then the newest in full. --json gives the journals,
+ * oldest first, in a versioned document (cli_json.h).
  */
 #include <errno.h>
 #include <json-c/json.h>
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 
 #include "agent/cli/cli_commands.h"
+#include "agent/cli/cli_json.h"
 #include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
 
@@ -35,9 +37,14 @@ int cmd_report(const struct cli_args *a)
 	if (rc)
 		return rc == -EREMOTEIO ? 1 : 3;
 	list = json_object_object_get(ret, "updates");
+	if (!json_object_is_type(list, json_type_array)) {
+		fprintf(stderr, "kvmlu: report: the agent's answer has no \"updates\" list\n");
+		json_object_put(ret);
+		return 3;
+	}
 	n = json_object_array_length(list);
 	if (a->json) {
-		printf("%s\n", json_object_to_json_string_ext(list, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+		cli_json_print(cli_json_report(list), stdout);
 		json_object_put(ret);
 		return 0;
 	}

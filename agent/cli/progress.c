@@ -65,6 +65,8 @@ void progress_event(struct progress *p, struct json_object *ev)
 	const char *kind = str(ev, "event"), *state = str(ev, "state");
 	char d[32] = "";
 
+	if (str(ev, "update_id")[0])
+		snprintf(p->update_id, sizeof(p->update_id), "%s", str(ev, "update_id"));
 	if (!strcmp(kind, "vm")) {
 		vm_event(p, ev);
 		return;

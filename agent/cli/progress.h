@@ -18,6 +18,7 @@ struct progress {
 	bool tty;
 	bool bar_open;		/* a bar line without its newline yet */
 	char last_phase[24];	/* the phase last started */
+	char update_id[48];	/* from the events: the only id left if the host jumps */
 };
 
 void progress_init(struct progress *p, FILE *out, bool tty);

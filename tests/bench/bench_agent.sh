@@ -43,7 +43,7 @@ for n in $counts; do
 	*"PASS: "*) ;;
 	*) echo "$out"; echo "bench_agent: $n VMs did not pass, log $log"; exit 1 ;;
 	esac
-	rep=$(grep -a -m1 'AGENT-BENCH-REPORT ' "$log" | sed 's/.*AGENT-BENCH-REPORT //' | jq '.[0]')
+	rep=$(grep -a -m1 'AGENT-BENCH-REPORT ' "$log" | sed 's/.*AGENT-BENCH-REPORT //' | jq '.updates[0]')
 	[ "$(jq -r .outcome <<<"$rep")" = done ] ||
 		{ echo "bench_agent: $n VMs: outcome $(jq -r .outcome <<<"$rep"), log $log"; exit 1; }
 	phase() { jq -r ".phases[\"$1\"] | .end_ns - .start_ns" <<<"$rep"; }

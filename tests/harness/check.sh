@@ -31,6 +31,13 @@ skip_all() { # skip_all REASON
 		n=$(case_name "$c")
 		[[ $n =~ $filter ]] && echo "SKIP: $n ($1)"
 	done
+	for h in ${KVMLU_FLEET_HOSTS:-1}; do
+		n=$(fleet_name "$h")
+		[[ $n =~ $filter ]] && echo "SKIP: $n ($1)"
+	done
+}
+fleet_name() { # fleet_name HOSTS: the result name of fleet/run.sh HOSTS
+	case $1 in 1) echo harness/ansible_rollout_one_host ;; *) echo harness/ansible_rollout_two_hosts ;; esac
 }
 
 uapi_name=uapi/kvmlu_headers_match_kernel
@@ -122,6 +129,19 @@ for c in "$here"/cases/*.sh; do
 		continue
 	fi
 	run_with_retry "$(basename "$c" .sh)" "$n"
+	ran+=("$n")
+done
+# The Ansible role (ansible/) against QEMU hosts it reaches over SSH
+# (fleet/run.sh, its own runner: one QEMU per host, at once): one host in
+# every run; two, the rolling update proper, when KVMLU_FLEET_HOSTS names
+# 2 (`make check-fleet` sets KVMLU_FLEET_HOSTS=2). Not retried.
+for hosts in ${KVMLU_FLEET_HOSTS:-1}; do
+	n=$(fleet_name "$hosts")
+	if ! [[ $n =~ $filter ]]; then
+		filtered+=("$n")
+		continue
+	fi
+	"$here/fleet/run.sh" "$hosts" "$kdir/bzImage" "$initrd" "$logs"
 	ran+=("$n")
 done
 echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"

@@ -31,24 +31,8 @@ mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,run,boot,
 # The kernel opens /dev/console before /init can mount devtmpfs.
 mknod -m 600 "$root/dev/console" c 5 1
 
-copy_libs() { # copy_libs ELF: the shared libraries ldd names for it
-	local lib
-	ldd "$1" 2>/dev/null | awk '/=> \//{print $3} /^\t\//{print $1}' |
-	while read -r lib; do
-		[ -e "$root$lib" ] && continue
-		mkdir -p "$root$(dirname "$lib")"
-		cp -L "$lib" "$root$lib"
-	done
-}
-
-add_prog() { # add_prog HOST_PATH GUEST_PATH
-	mkdir -p "$root$(dirname "$2")"
-	cp -L "$1" "$root$2"
-	# ldd fails on static binaries and on non-ELF files: nothing to copy.
-	if ldd "$1" >/dev/null 2>&1; then
-		copy_libs "$1"
-	fi
-}
+# copy_libs, add_prog (into $root)
+. "$here/initramfs_lib.sh"
 
 busybox=$(command -v busybox) || die "busybox not found (package busybox-static)"
 ldd "$busybox" >/dev/null 2>&1 && die "$busybox is dynamically linked; install busybox-static"

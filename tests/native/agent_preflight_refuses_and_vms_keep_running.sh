@@ -41,15 +41,16 @@ grep -q 'preflight: FAILED' <<<"$AG_OUT" || ag_fail "no preflight progress line"
 ag_log "stage 3: real update refused: no liveupdate, no kho=on, kexec not allowed"
 ag_kvmlu host-update --kernel "$kernel" --append "console=ttyS0" --json
 [ $AG_RC = 1 ] || ag_fail "host-update exited $AG_RC, expected 1"
-[ "$(jq -r .outcome <<<"$AG_OUT")" = refused ] || ag_fail "outcome is not refused"
-err=$(jq -r .error <<<"$AG_OUT")
+[ "$(jq -r '"\(.kvmlu) \(.version) \(.outcome)"' <<<"$AG_OUT")" = "host-update 1 refused" ] ||
+	ag_fail "not a host-update document version 1 with outcome refused"
+err=$(jq -r .report.error <<<"$AG_OUT")
 for want in "no /dev/liveupdate" "lacks kho=on" "lacks liveupdate=on" "kexec not allowed"; do
 	grep -qF "$want" <<<"$err" || ag_fail "refusal lacks \"$want\": $err"
 done
-[ "$(jq -r '[.vms[].state] | unique | join(",")' <<<"$AG_OUT")" = listed ] ||
-	ag_fail "a VM was touched: $(jq -c '[.vms[].state]' <<<"$AG_OUT")"
-[ "$(jq -r '.phases | keys | join(",")' <<<"$AG_OUT")" = preflight ] ||
-	ag_fail "phases beyond preflight ran: $(jq -c '.phases | keys' <<<"$AG_OUT")"
+[ "$(jq -r '[.report.vms[].state] | unique | join(",")' <<<"$AG_OUT")" = listed ] ||
+	ag_fail "a VM was touched: $(jq -c '[.report.vms[].state]' <<<"$AG_OUT")"
+[ "$(jq -r '.report.phases | keys | join(",")' <<<"$AG_OUT")" = preflight ] ||
+	ag_fail "phases beyond preflight ran: $(jq -c '.report.phases | keys' <<<"$AG_OUT")"
 
 ag_log "stage 4: a VMM that does not answer is named"
 python3 -c '
@@ -71,9 +72,10 @@ rm -f "$AG_DIR/vms/mute.sock"
 
 ag_log "stage 5: history and the VMs"
 ag_kvmlu report --json
-[ "$(jq -r 'length' <<<"$AG_OUT")" = 3 ] || ag_fail "report has not 3 updates"
-[ "$(jq -r '[.[].outcome] | unique | join(",")' <<<"$AG_OUT")" = refused ] ||
-	ag_fail "report outcomes: $(jq -c '[.[].outcome]' <<<"$AG_OUT")"
+[ "$(jq -r '"\(.kvmlu) \(.version) \(.updates | length)"' <<<"$AG_OUT")" = "report 1 3" ] ||
+	ag_fail "not a report document version 1 with 3 updates"
+[ "$(jq -r '[.updates[].outcome] | unique | join(",")' <<<"$AG_OUT")" = refused ] ||
+	ag_fail "report outcomes: $(jq -c '[.updates[].outcome]' <<<"$AG_OUT")"
 ag_kvmlu report
 grep -q 'failed in preflight' <<<"$AG_OUT" || ag_fail "report text lacks the failure"
 for vm in w1 w2; do

@@ -2,6 +2,7 @@
 # Only the libvirt tests link libagent_libvirt, and only test_libvirt_domains
 # (which drives libvirt's API itself) is built with libvirt's flags.
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_cli_args.c,agent common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_cli_json.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_commands.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_config.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_journal.c,agent common))
