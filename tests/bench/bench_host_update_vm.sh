@@ -24,8 +24,6 @@
 # hardware; compare columns within a row, and rows with each other.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-# shellcheck source=tests/harness/qemu_cpu.sh
-. "$top/tests/harness/qemu_cpu.sh"
 cd "$top"
 work=$top/build/bench-host-update
 logs=$top/build/test-logs
@@ -108,7 +106,7 @@ for size in $sizes; do
 	qmem=$(( m + 2048 ))M
 	log=$logs/bench-host-update-$size.log
 	start=${EPOCHREALTIME/./}
-	timeout -k 5 3600 qemu-system-x86_64 -accel tcg -cpu "$HARNESS_QEMU_CPU" -m "$qmem" -smp 2 \
+	timeout -k 5 3600 qemu-system-x86_64 -accel tcg -cpu max -m "$qmem" -smp 2 \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \

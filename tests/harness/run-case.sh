@@ -12,8 +12,7 @@
 #
 # For experiments on the emulator itself (issue 19): KVMLU_HARNESS_QEMU (the
 # binary), KVMLU_HARNESS_ACCEL (default tcg; tcg,thread=single is one lead)
-# and KVMLU_HARNESS_CPU (default in qemu_cpu.sh: max without AVX) replace
-# QEMU's.
+# and KVMLU_HARNESS_CPU (default max; e.g. max,-avx,-avx2) replace QEMU's.
 #
 # Host-side settings, read from "HARNESS_X=value" lines of the case file
 # (never by running it; it holds guest code):
@@ -28,8 +27,6 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
-# shellcheck source=tests/harness/qemu_cpu.sh
-. "$here/qemu_cpu.sh"
 case=$1 kernel=$2 initrd=$3 logs=${4:-$top/build/test-logs}
 file=$here/cases/$case.sh
 mkdir -p "$logs"
@@ -63,7 +60,7 @@ stamp() { # prefix each serial line with the host time since $1 (us)
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
 start=${EPOCHREALTIME/./}
 timeout -k 5 "$limit" "${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}" \
-	-accel "${KVMLU_HARNESS_ACCEL:-tcg}" -cpu "$HARNESS_QEMU_CPU" -m "$mem" -smp "$smp" \
+	-accel "${KVMLU_HARNESS_ACCEL:-tcg}" -cpu "${KVMLU_HARNESS_CPU:-max}" -m "$mem" -smp "$smp" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
