@@ -195,9 +195,13 @@ fi
 cat >>"$root/harness/vm_common.sh" <<'EOF'
 demo() { echo "DEMO: $*"; }
 demo_prepare() { # prepare-update the VM "demo"; the reply in $r
-	echo "DEMO-MARK pause"
+	echo "DEMO-MARK prepare"
 	r=$(vm_ctl demo prepare-update)
 	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
+	# prepare-update hashes and preserves RAM while the guest runs, then
+	# pauses: the pause is this long before the reply.
+	echo "DEMO-MARK prepared"
+	echo "DEMO-MARK paused_ms $(echo "$r" | json_num prepare_paused_ms)"
 }
 demo_kexec() { # demo_kexec WHERE: say where the VM paused and what is kept, kexec
 	demo "prepare-update: VM paused after $1; RAM and state ($(echo "$r" | json_num state_bytes) bytes) are in LUO session $(echo "$r" | json_str session)"
@@ -266,12 +270,17 @@ if [ "$rc" != 1 ]; then
 	tail -n 25 "$log" | sed 's/^/   | /'
 	exit 1
 fi
-p=$(mk pause) k=$(mk kexec) u=$(mk userspace) r=$(mk resumed)
-if [ -n "$p" ] && [ -n "$k" ] && [ -n "$u" ] && [ -n "$r" ]; then
+s=$(mk prepare) d=$(mk prepared) k=$(mk kexec) u=$(mk userspace) r=$(mk resumed)
+pm=$(mk paused_ms | cut -d' ' -f1)
+pm=${pm%%.*}
+case $pm in '' | *[!0-9]*) pm="" ;; esac
+if [ -n "$s" ] && [ -n "$d" ] && [ -n "$pm" ] && [ -n "$k" ] && [ -n "$u" ] && [ -n "$r" ]; then
+	p=$((d - pm)) # the moment the vCPUs paused
 	secs() { printf '%d.%02d' $(($1 / 1000)) $(($1 % 1000 / 10)); } # ms -> "S.CC"
+	say "   before the pause, with the guest running: hash RAM, preserve it: $(secs $((p - s))) s"
 	say "   blackout of the VM (pause -> running again): $(secs $((r - p))) s"
 	say "     of which kexec -e -> new kernel's userspace: $(secs $((u - k))) s,"
-	say "     prepare (pause, checksum, preserve) + kexec load: $(secs $((k - p))) s,"
+	say "     paused part of prepare (last dirty chunks, state) + kexec load: $(secs $((k - p))) s,"
 	say "     restore (retrieve, verify checksum, restore state): $(secs $((r - u))) s"
 	say "   (host-side times of serial lines; QEMU TCG with nested KVM is far slower than hardware)"
 fi
