@@ -22,6 +22,7 @@
 # demo-linux.log).
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
+. "$top/tests/harness/qemu_host.sh"
 cd "$top"
 guest=${GUEST:-witness}
 case $guest in
@@ -255,7 +256,7 @@ if [ "$guest" = linux ]; then
 	limit=1500
 fi
 set +e
-timeout -k 5 "$limit" qemu-system-x86_64 -accel tcg -cpu max -m 2G -smp 2 \
+timeout -k 5 "$limit" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 2G -smp 2 \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" -append "$cmdline" \

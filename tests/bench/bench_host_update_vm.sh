@@ -24,6 +24,7 @@
 # hardware; compare columns within a row, and rows with each other.
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
+. "$top/tests/harness/qemu_host.sh"
 cd "$top"
 work=$top/build/bench-host-update
 logs=$top/build/test-logs
@@ -106,7 +107,7 @@ for size in $sizes; do
 	qmem=$(( m + 2048 ))M
 	log=$logs/bench-host-update-$size.log
 	start=${EPOCHREALTIME/./}
-	timeout -k 5 3600 qemu-system-x86_64 -accel tcg -cpu max -m "$qmem" -smp 2 \
+	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp 2 \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \

@@ -11,7 +11,7 @@
 # the "kexec -e" line the guest prints just before calling kexec -e. The
 # guest's own uptime at userspace (kernel clock, from its boot) is printed
 # too: it leaves out QEMU/firmware start and the old kernel's shutdown.
-# TCG (-accel tcg -cpu max) makes every figure far slower than hardware;
+# TCG (tests/harness/qemu_host.sh) makes every figure far slower than hardware;
 # the ratio is the figure to compare.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1

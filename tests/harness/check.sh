@@ -83,9 +83,6 @@ initrd=$work/initramfs.cpio
 # KVMLU_NATIVE_FILTER=regex: only those native tests in the harness/native_* cases.
 rm -f "$work/native-filter"
 [ -n "${KVMLU_NATIVE_FILTER:-}" ] && echo "$KVMLU_NATIVE_FILTER" >"$work/native-filter"
-# KVMLU_HARNESS_FLAKY=1: also the cases that wait on issue 19's nested faults.
-rm -f "$work/run-flaky"
-[ "${KVMLU_HARNESS_FLAKY:-0}" = 1 ] && : >"$work/run-flaky"
 if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
 	cat "$logs/harness-initramfs.log"
 	echo "FAIL: harness/initramfs (mkinitramfs.sh failed, log $logs/harness-initramfs.log)"
@@ -94,28 +91,8 @@ if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-
 fi
 echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
-# A failed case runs up to twice more (KVMLU_HARNESS_RETRIES, default 2): QEMU's
-# TCG with nested KVM on two shared cores is timing-noisy, and rare
-# failures of the emulation (nested and host triple faults) are not
-# understood yet (README.md, "Retries"). The first attempt's verdict and
-# log are kept and printed as RETRY lines, so a flaky case stays visible;
-# only the last attempt's verdict counts.
-run_with_retry() { # run_with_retry CASE NAME
-	local tries=$((${KVMLU_HARNESS_RETRIES:-2} + 1)) i out
-	for i in $(seq 1 "$tries"); do
-		out=$("$here/run-case.sh" "$1" "$kdir/bzImage" "$initrd" "$logs") && break
-		[ "$i" -lt "$tries" ] || break
-		cp "$logs/harness-$1.log" "$logs/harness-$1.attempt$i.log"
-		cp "$logs/harness-$1.qemu.log" "$logs/harness-$1.attempt$i.qemu.log" 2>/dev/null || true
-		# Not sed: the case name has slashes (harness/<case>).
-		grep -E '^FAIL: ' <<<"$out" | while IFS= read -r l; do
-			echo "RETRY: $2 attempt $i failed: ${l#FAIL: }"
-		done
-		echo "RETRY: $2: log of attempt $i kept in $logs/harness-$1.attempt$i.log; running it again"
-	done
-	printf '%s\n' "$out"
-}
-
+# Every case runs once: a case that fails is a failure (issue 19 removed
+# the retry; README.md, "No retries").
 ran=() filtered=()
 for c in "$here"/cases/*.sh; do
 	n=$(case_name "$c")
@@ -128,7 +105,7 @@ for c in "$here"/cases/*.sh; do
 		ran+=("$n")
 		continue
 	fi
-	run_with_retry "$(basename "$c" .sh)" "$n"
+	"$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
 	ran+=("$n")
 done
 # The Ansible role (ansible/) against QEMU hosts it reaches over SSH

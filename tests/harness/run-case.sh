@@ -10,9 +10,8 @@
 # isa-debug-exit (see guest/lib.sh); a hard host-side timeout kills QEMU.
 # The log is kept for every case; a failing case also prints its tail.
 #
-# For experiments on the emulator itself (issue 19): KVMLU_HARNESS_QEMU (the
-# binary), KVMLU_HARNESS_ACCEL (default tcg; tcg,thread=single is one lead)
-# and KVMLU_HARNESS_CPU (default max; e.g. max,-avx,-avx2) replace QEMU's.
+# QEMU runs as qemu_host.sh says (the CPU model and why; KVMLU_HARNESS_QEMU,
+# KVMLU_HARNESS_ACCEL and KVMLU_HARNESS_CPU replace them for experiments).
 #
 # Host-side settings, read from "HARNESS_X=value" lines of the case file
 # (never by running it; it holds guest code):
@@ -27,6 +26,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
+. "$here/qemu_host.sh"
 case=$1 kernel=$2 initrd=$3 logs=${4:-$top/build/test-logs}
 file=$here/cases/$case.sh
 mkdir -p "$logs"
@@ -59,8 +59,8 @@ stamp() { # prefix each serial line with the host time since $1 (us)
 # miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
 start=${EPOCHREALTIME/./}
-timeout -k 5 "$limit" "${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}" \
-	-accel "${KVMLU_HARNESS_ACCEL:-tcg}" -cpu "${KVMLU_HARNESS_CPU:-max}" -m "$mem" -smp "$smp" \
+timeout -k 5 "$limit" "$QEMU_HOST_BIN" \
+	-accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$mem" -smp "$smp" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \

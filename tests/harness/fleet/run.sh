@@ -30,6 +30,7 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
+. "$top/tests/harness/qemu_host.sh"
 n=$1 kernel=$2 initrd=$3 logs=${4:-$top/build/test-logs}
 case $n in
 1) name=harness/ansible_rollout_one_host ;;
@@ -94,7 +95,7 @@ for i in $(seq 1 "$n"); do
 	cat "$initrd" "$work/fleet.cpio" "$work/host$i.cpio" >"$work/host$i.initrd"
 	port[$i]=$(free_port)
 	echo "[127.0.0.1]:${port[$i]} $(cut -d' ' -f1,2 "$h/etc/ssh/ssh_host_ed25519_key.pub")" >>"$work/known_hosts"
-	qemu-system-x86_64 -accel tcg -cpu max -m 3G -smp 2 \
+	"$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 3G -smp 2 \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-netdev "user,id=net0,ipv6=off,restrict=on,hostfwd=tcp:127.0.0.1:${port[$i]}-:22" \
