@@ -53,8 +53,11 @@ stage1() {
 	harness_log "KVMLU-BENCH linux_boot_to_marker_s=$boot"
 	up=$(grep -a 'KVMLU-LINUX-GUEST-UP' "$L_SERIAL" | head -n 1 | tr -d '\r')
 	echo "$up"
-	grep -aE 'ACPI: (RSDP|XSDT|FACP|APIC|DSDT)|smpboot|Brought up|x86: Booting SMP|PNP0501|PNP0303|serial8250|00:0[0-9]: ttyS0|i8042' "$L_SERIAL" |
+	grep -aE 'ACPI|smpboot|Brought up|x86: Booting SMP|PNP0501|PNP0303|serial8250|00:0[0-9]: ttyS0|i8042' "$L_SERIAL" |
 		tr -d '\r' | sed 's/^/guest| /'
+	# The guest's ACPI interpreter must have taken the tables and the AML as they are.
+	acpi_err=$(grep -aE 'ACPI (BIOS )?(Error|Warning)|ACPI: .*(failed|Invalid|bad checksum)' "$L_SERIAL" | head -n 3 | tr -d '\r')
+	[ -z "$acpi_err" ] || fail "guest complained about the ACPI tables: $acpi_err"
 	cpus=$(echo "$up" | sed -n 's/.* cpus=\([^ ]*\).*/\1/p')
 	online=$(echo "$up" | sed -n 's/.* online=\([^ ]*\).*/\1/p')
 	ran=$(echo "$up" | sed -n 's/.* ran=\([^ ]*\).*/\1/p')
