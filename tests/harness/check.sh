@@ -105,7 +105,12 @@ for c in "$here"/cases/*.sh; do
 		ran+=("$n")
 		continue
 	fi
-	"$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
+	out=$("$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs")
+	rc=$?
+	printf '%s\n' "$out"
+	# A runner that died before its verdict is a failure, never silence.
+	grep -qE "^(PASS|FAIL|SKIP): $n( |\$)" <<<"$out" ||
+		echo "FAIL: $n (run-case.sh exited $rc without a verdict)"
 	ran+=("$n")
 done
 # The Ansible role (ansible/) against QEMU hosts it reaches over SSH
