@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "guestmem/guestmem.h"
 #include "vmm/virtio/virtq.h"
@@ -92,5 +93,67 @@ static inline void tg_used_elem(struct guestmem *gm, uint16_t size, uint16_t idx
 	memcpy(id, u, 4);
 	memcpy(len, u + 4, 4);
 }
+
+
+#ifdef KVMLU_TEST_VIRTIO_MMIO
+#include "vmm/virtio/virtio_mmio.h"
+
+static inline uint32_t tg_rd(struct virtio_mmio *t, uint64_t off)
+{
+	uint32_t v;
+
+	virtio_mmio_read(t, off, (uint8_t *)&v, 4);
+	return v;
+}
+
+static inline void tg_wr(struct virtio_mmio *t, uint64_t off, uint32_t v)
+{
+	virtio_mmio_write(t, off, (const uint8_t *)&v, 4);
+}
+
+/* What Linux's virtio_mmio does up to FEATURES_OK, accepting features. */
+static inline void tg_negotiate(struct virtio_mmio *t, uint64_t features)
+{
+	tg_wr(t, VIRTIO_MMIO_STATUS, 0);
+	tg_wr(t, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE);
+	tg_wr(t, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER);
+	tg_wr(t, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	tg_wr(t, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)features);
+	tg_wr(t, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	tg_wr(t, VIRTIO_MMIO_DRIVER_FEATURES, (uint32_t)(features >> 32));
+	tg_wr(t, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+	      VIRTIO_STATUS_FEATURES_OK);
+}
+
+/* Queue 0 of the given size at TG_DESC/TG_AVAIL/TG_USED, then QueueReady. */
+static inline void tg_queue(struct virtio_mmio *t, uint32_t size)
+{
+	tg_wr(t, VIRTIO_MMIO_QUEUE_SEL, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_NUM, size);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)TG_DESC);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)TG_AVAIL);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DRIVER_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)TG_USED);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DEVICE_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+static inline void tg_driver_ok(struct virtio_mmio *t)
+{
+	tg_wr(t, VIRTIO_MMIO_STATUS, VIRTIO_STATUS_ACKNOWLEDGE | VIRTIO_STATUS_DRIVER |
+	      VIRTIO_STATUS_FEATURES_OK | VIRTIO_STATUS_DRIVER_OK);
+}
+
+/* Eventfd counter (0 if nothing pending), read and cleared. */
+static inline uint64_t tg_eventfd(int fd)
+{
+	uint64_t v = 0;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return 0;
+	return v;
+}
+#endif
 
 #endif /* KVMLU_TEST_VIRTIO_SUPPORT_H */
