@@ -19,15 +19,17 @@
 
 #include "guestmem/digest_table.h"
 #include "vmm/devices/uart8250.h"
+#include "vmm/devices/virtio_blk_state.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/vm_devices_state.h"
 
 /* Format version of the state FDT this code writes. */
 #define STATE_FORMAT_MAJOR	1
-#define STATE_FORMAT_MINOR	1	/* 1.1: memory chunk-digests */
+#define STATE_FORMAT_MINOR	2	/* 1.1: memory chunk-digests; 1.2: virtio-blk */
 
 #define STATE_MAX_VCPUS	256
 #define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
+#define STATE_MAX_DISKS		8	/* VM_VIRTIO_MAX_DEVICES */
 #define STATE_NAME_MAX	64
 #define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
 #define STATE_VERSION_MAX	32
@@ -70,6 +72,8 @@ struct state_vm {
 	struct vm_devices_state devices;
 	bool has_uart;
 	struct uart8250_state uart;
+	uint32_t nr_disks;		/* virtio-blk devices (1.2), in slot order */
+	struct virtio_blk_state disks[STATE_MAX_DISKS];
 };
 
 /* Zero s and allocate nr_vcpus zeroed vCPU states. */
