@@ -275,7 +275,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	rc = vm_create_devices(vm, err, errlen);
 	if (rc)
 		goto err_destroy;
-	rc = vm_virtio_create(vm, cfg->disks, cfg->nr_disks, err, errlen);
+	rc = vm_virtio_create(vm, cfg, err, errlen);
 	if (rc)
 		goto err_destroy;
 	rc = vm_create_vcpus(vm, err, errlen);

@@ -60,6 +60,7 @@ enum vm_stop_reason {
 struct vcpu;
 struct virtio_blk;
 struct virtio_blk_spec;
+struct virtio_blk_identity;
 
 struct vm_config {
 	const char *name;
@@ -76,6 +77,13 @@ struct vm_config {
 	/* virtio-blk disks, in slot order (vm_virtio.h); opened by vm_create(). */
 	const struct virtio_blk_spec *disks;
 	unsigned int nr_disks;
+	/*
+	 * Live upgrade: the old process's open disks, one per entry of disks,
+	 * with the identity it recorded; the VM uses a dup of each (the caller
+	 * keeps its fds) instead of opening the path. NULL: open.
+	 */
+	const int *adopt_disk_fds;
+	const struct virtio_blk_identity *adopt_disk_idents;
 };
 
 struct vm {

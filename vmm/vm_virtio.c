@@ -5,8 +5,10 @@
  * vm_destroy() runs; the ioeventfds and irqfds go with the VM fd.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "vmm/devices/virtio_blk_state.h"
@@ -45,9 +47,28 @@ static int vm_virtio_wire(struct vm *vm, struct virtio_mmio *t, struct vm_virtio
 	return vm_irqfd(vm, t->irq_fd, s.gsi, err, errlen);
 }
 
-int vm_virtio_create(struct vm *vm, const struct virtio_blk_spec *disks, unsigned int nr,
-		     char *err, size_t errlen)
+/* Disk i of cfg: the old process's file on an upgrade, else opened by path. */
+static int vm_virtio_open(struct vm *vm, const struct vm_config *cfg, unsigned int i,
+			  char *err, size_t errlen)
 {
+	int fd, rc;
+
+	if (!cfg->adopt_disk_fds)
+		return virtio_blk_open(&vm->disks[i], &cfg->disks[i], i, &vm->mem, err, errlen);
+	/* A dup: whatever happens here, the caller's fd stays the caller's to close. */
+	fd = fcntl(cfg->adopt_disk_fds[i], F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "disk %u: dup: %s", i, strerror(errno));
+	rc = virtio_blk_adopt(&vm->disks[i], fd, &cfg->disks[i], &cfg->adopt_disk_idents[i], i,
+			      &vm->mem, err, errlen);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+{
+	unsigned int nr = cfg->nr_disks;
 	int rc;
 
 	if (!nr)
@@ -62,7 +83,7 @@ int vm_virtio_create(struct vm *vm, const struct virtio_blk_spec *disks, unsigne
 		struct vm_virtio_slot s = vm_virtio_slot(i);
 		struct virtio_blk *b = &vm->disks[i];
 
-		rc = virtio_blk_open(b, &disks[i], i, &vm->mem, err, errlen);
+		rc = vm_virtio_open(vm, cfg, i, err, errlen);
 		if (rc)
 			return rc;
 		vm->nr_disks = i + 1;

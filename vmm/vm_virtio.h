@@ -70,8 +70,10 @@ int vm_virtio_capture(struct vm *vm, struct virtio_blk_state *out, unsigned int 
 int vm_virtio_restore(struct vm *vm, const struct virtio_blk_state *in, uint32_t nr,
 		      char *err, size_t errlen);
 
-int vm_virtio_create(struct vm *vm, const struct virtio_blk_spec *disks, unsigned int nr,
-		     char *err, size_t errlen);
+struct vm_config;
+
+/* cfg->disks, opened by path or adopted (cfg->adopt_disk_fds, see vm.h). */
+int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 int vm_virtio_start(struct vm *vm, char *err, size_t errlen);
 void vm_virtio_quiesce(struct vm *vm);
 void vm_virtio_destroy(struct vm *vm);

@@ -119,17 +119,17 @@ int virtio_blk_open(struct virtio_blk *b, const struct virtio_blk_spec *spec,
 				 VIRTIO_BLK_ID_MAX);
 	fd = open(spec->path, (spec->readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
 	if (fd < 0)
-		return kvmlu_err(err, errlen, -errno, "--disk %s: %s%s", spec->path,
+		return kvmlu_err(err, errlen, -errno, "disk %s: %s%s", spec->path,
 				 strerror(errno),
 				 errno == EROFS || errno == EACCES ? " (add ,readonly?)" : "");
 	/* Absolute: the restore after a kexec runs elsewhere and reopens by it. */
 	if (!realpath(spec->path, b->ident.path)) {
-		rc = kvmlu_err(err, errlen, -errno, "--disk %s: realpath: %s", spec->path,
+		rc = kvmlu_err(err, errlen, -errno, "disk %s: realpath: %s", spec->path,
 			       strerror(errno));
 		goto err_close;
 	}
 	if (flock(fd, (spec->readonly ? LOCK_SH : LOCK_EX) | LOCK_NB) < 0) {
-		rc = kvmlu_err(err, errlen, -errno, "--disk %s: %s (another VM has it open?)",
+		rc = kvmlu_err(err, errlen, -errno, "disk %s: %s (another VM has it open?)",
 			       spec->path, strerror(errno));
 		goto err_close;
 	}

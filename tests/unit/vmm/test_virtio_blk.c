@@ -124,7 +124,7 @@ static void test_blk_open_refuses_a_missing_file(void **state)
 
 	assert_int_equal(virtio_blk_open(f->b, &spec, 0, &f->gm, f->err, sizeof(f->err)),
 			 -ENOENT);
-	assert_string_equal(f->err, "--disk /nonexistent/disk.img: No such file or directory");
+	assert_string_equal(f->err, "disk /nonexistent/disk.img: No such file or directory");
 }
 
 static void test_blk_open_refuses_a_second_writer(void **state)
