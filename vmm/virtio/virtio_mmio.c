@@ -271,6 +271,12 @@ static uint32_t read_reg(struct virtio_mmio *t, uint64_t off)
 		return t->status;
 	case VIRTIO_MMIO_CONFIG_GENERATION:
 		return t->config_generation;
+	case VIRTIO_MMIO_SHM_LEN_LOW:
+	case VIRTIO_MMIO_SHM_LEN_HIGH:
+	case VIRTIO_MMIO_SHM_BASE_LOW:
+	case VIRTIO_MMIO_SHM_BASE_HIGH:
+		/* All ones: "no such shared memory region" (4.2.2.1). */
+		return 0xffffffffu;
 	}
 	return 0;
 }

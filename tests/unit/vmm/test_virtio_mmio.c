@@ -65,6 +65,9 @@ static void test_mmio_identifies_as_a_version_2_device(void **state)
 	assert_int_equal(tg_rd(&f->t, VIRTIO_MMIO_DEVICE_FEATURES), 1);	/* bit 32 */
 	tg_wr(&f->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 2);
 	assert_int_equal(tg_rd(&f->t, VIRTIO_MMIO_DEVICE_FEATURES), 0);
+	/* No shared memory regions. */
+	assert_int_equal(tg_rd(&f->t, VIRTIO_MMIO_SHM_LEN_LOW), 0xffffffff);
+	assert_int_equal(tg_rd(&f->t, VIRTIO_MMIO_SHM_LEN_HIGH), 0xffffffff);
 	/* A queue that does not exist has no size. */
 	tg_wr(&f->t, VIRTIO_MMIO_QUEUE_SEL, 1);
 	assert_int_equal(tg_rd(&f->t, VIRTIO_MMIO_QUEUE_NUM_MAX), 0);
