@@ -17,6 +17,7 @@
 #include "vmm/state/state_vm.h"
 
 #define STATE_FDT_COMPAT_ROOT		"kvmlu,vm-state-v1"
+#define STATE_FDT_COMPAT_ROOT_V2	"kvmlu,vm-state-v2"
 #define STATE_FDT_COMPAT_MEMORY		"kvmlu,memory-v1"
 #define STATE_FDT_COMPAT_REGION		"kvmlu,memory-region-v1"
 #define STATE_FDT_COMPAT_CPUS		"kvmlu,cpus-v1"

@@ -692,6 +692,7 @@ static int read_devices(const struct reader *rd, struct state_vm *s)
 
 static int read_root(const struct reader *rd, struct state_vm *s)
 {
+	const char *root;
 	const void *v = NULL;
 	int ret;
 
@@ -701,12 +702,15 @@ static int read_root(const struct reader *rd, struct state_vm *s)
 		return ret;
 	s->format_major = fdt32_ld(v);
 	s->format_minor = fdt32_ld((const fdt32_t *)v + 1);
-	if (s->format_major != STATE_FORMAT_MAJOR)
+	if (s->format_major < STATE_FORMAT_MAJOR || s->format_major > STATE_FORMAT_MAJOR_MAX)
 		return kvmlu_err(rd->err, rd->errlen, -EPROTONOSUPPORT,
-				    "state FDT format %u.%u not understood: this kvmlu reads %d.x",
-				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
-	if (fdt_node_check_compatible(rd->fdt, 0, STATE_FDT_COMPAT_ROOT))
-		return rd_err(rd, 0, "root is not \"%s\"", STATE_FDT_COMPAT_ROOT);
+				    "state FDT format %u.%u not understood: this kvmlu reads %d.x and %d.x",
+				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
+				    STATE_FORMAT_MAJOR_MAX);
+	root = s->format_major == STATE_FORMAT_MAJOR ? STATE_FDT_COMPAT_ROOT
+						     : STATE_FDT_COMPAT_ROOT_V2;
+	if (fdt_node_check_compatible(rd->fdt, 0, root))
+		return rd_err(rd, 0, "root is not \"%s\"", root);
 	ret = get_str(rd, 0, "kvmlu,version", false, s->kvmlu_version, STATE_VERSION_MAX);
 	if (!ret)
 		ret = get_str(rd, 0, "vm-name", false, s->name, STATE_NAME_MAX);

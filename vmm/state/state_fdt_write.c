@@ -289,13 +289,18 @@ static int write_devices(void *fdt, const struct state_vm *s)
 
 static int write_tree(void *fdt, size_t size, const struct state_vm *s)
 {
-	fdt32_t fmt[2] = { cpu_to_fdt32(STATE_FORMAT_MAJOR),
-			   cpu_to_fdt32(STATE_FORMAT_MINOR) };
+	uint32_t major, minor;
+	fdt32_t fmt[2];
+
+	state_format_of(s, &major, &minor);
+	fmt[0] = cpu_to_fdt32(major);
+	fmt[1] = cpu_to_fdt32(minor);
 
 	TRY(fdt_create(fdt, (int)size));
 	TRY(fdt_finish_reservemap(fdt));
 	TRY(fdt_begin_node(fdt, ""));
-	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_ROOT));
+	TRY(fdt_property_string(fdt, "compatible", major == STATE_FORMAT_MAJOR_VIRTIO
+				? STATE_FDT_COMPAT_ROOT_V2 : STATE_FDT_COMPAT_ROOT));
 	TRY(fdt_property(fdt, "kvmlu,format", fmt, sizeof(fmt)));
 	TRY(fdt_property_string(fdt, "kvmlu,version", s->kvmlu_version));
 	TRY(fdt_property_string(fdt, "vm-name", s->name));

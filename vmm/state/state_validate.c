@@ -245,10 +245,16 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 {
 	int ret;
 
-	if (s->format_major != STATE_FORMAT_MAJOR)
+	if (s->format_major < STATE_FORMAT_MAJOR || s->format_major > STATE_FORMAT_MAJOR_MAX)
 		return kvmlu_err(err, errlen, -EPROTONOSUPPORT,
-				    "state: format %u.%u not understood: this kvmlu reads %d.x",
-				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
+				    "state: format %u.%u not understood: this kvmlu reads %d.x and %d.x",
+				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
+				    STATE_FORMAT_MAJOR_MAX);
+	/* What a 1.x reader would drop must not hide in a 1.x state. */
+	if (s->nr_disks && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "state: format %u.%u has virtio devices, which need format %d.x",
+				 s->format_major, s->format_minor, STATE_FORMAT_MAJOR_VIRTIO);
 	ret = check_identity(s, err, errlen);
 	if (!ret)
 		ret = check_memory(s, err, errlen);

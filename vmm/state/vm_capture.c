@@ -77,6 +77,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 	ret = vm_virtio_capture(vm, s->disks, STATE_MAX_DISKS, &s->nr_disks, err, errlen);
 	if (ret)
 		goto err_free;
+	state_format_of(s, &s->format_major, &s->format_minor);
 	/* Last, and only on request: it reads all of guest RAM. */
 	if (with_checksum) {
 		struct guestmem_checksum c;

@@ -247,7 +247,9 @@ static void test_state_fdt_roundtrip_keeps_every_field(void **state)
 	assert_int_equal(b.nr_chunk_digests, 2048);
 	assert_memory_equal(a.chunk_digests, b.chunk_digests,
 			    sizeof(a.chunk_digests[0]) * a.nr_chunk_digests);
-	assert_int_equal(b.format_minor, STATE_FORMAT_MINOR);
+	/* With a virtio disk: 2.0, which a 1.x reader refuses instead of dropping the disk. */
+	assert_int_equal(b.format_major, 2);
+	assert_int_equal(b.format_minor, 0);
 	assert_memory_equal(&a.devices, &b.devices, sizeof(a.devices));
 	assert_memory_equal(&a.uart, &b.uart, sizeof(a.uart));
 	/* cpu_state has padding only after fixed-size members: compare all of it. */
@@ -285,7 +287,7 @@ static void test_state_fdt_reads_newer_minor_with_unknown_props(void **state)
 	size_t n;
 	void *fdt = good_fdt(&n);
 	struct state_vm s;
-	fdt32_t fmt[2] = { cpu_to_fdt32(1), cpu_to_fdt32(7) };
+	fdt32_t fmt[2] = { cpu_to_fdt32(2), cpu_to_fdt32(7) };
 
 	(void)state;
 	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
@@ -481,12 +483,12 @@ static void test_state_fdt_rejects_future_major_version(void **state)
 {
 	size_t n;
 	void *fdt = good_fdt(&n);
-	fdt32_t fmt[2] = { cpu_to_fdt32(2), cpu_to_fdt32(0) };
+	fdt32_t fmt[2] = { cpu_to_fdt32(3), cpu_to_fdt32(0) };
 
 	(void)state;
 	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
-	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v2"), 0);
-	BAD(fdt, "format 2.0 not understood: this kvmlu reads 1.x");
+	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v3"), 0);
+	BAD(fdt, "format 3.0 not understood: this kvmlu reads 1.x and 2.x");
 }
 
 static void test_state_fdt_rejects_unknown_node_compatible(void **state)
@@ -748,6 +750,39 @@ static void test_state_fdt_rejects_virtio_driver_ok_without_features_ok(void **s
 	BAD(fdt, "status DRIVER_OK without FEATURES_OK");
 }
 
+static void test_state_fdt_rejects_virtio_devices_in_a_1x_state(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	fdt32_t fmt[2] = { cpu_to_fdt32(1), cpu_to_fdt32(1) };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
+	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v1"), 0);
+	BAD(fdt, "format 1.1 has virtio devices, which need format 2.x");
+}
+
+static void test_state_fdt_writes_1_1_without_virtio_devices(void **state)
+{
+	struct state_vm a, b;
+	void *blob;
+	size_t n;
+
+	(void)state;
+	make_state(&a);
+	a.nr_disks = 0;
+	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
+	assert_int_equal(fdt_node_check_compatible(blob, 0, "kvmlu,vm-state-v1"), 0);
+	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	assert_int_equal(b.format_major, 1);
+	assert_int_equal(b.format_minor, 1);
+	assert_int_equal(b.nr_disks, 0);
+	free(blob);
+	state_vm_free(&a);
+	state_vm_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -792,6 +827,8 @@ int main(void)
 		cmocka_unit_test(test_state_fdt_rejects_virtio_in_another_slot),
 		cmocka_unit_test(test_state_fdt_rejects_relative_disk_path),
 		cmocka_unit_test(test_state_fdt_rejects_virtio_driver_ok_without_features_ok),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_devices_in_a_1x_state),
+		cmocka_unit_test(test_state_fdt_writes_1_1_without_virtio_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
