@@ -5,7 +5,8 @@
  * eventfd (KVM_IOEVENTFD: the guest's notify lands here without a vCPU
  * exit to userspace) and on ctl_fd (stop, quiesce). On a kick it handles
  * requests one at a time, synchronously (preadv/pwritev/fdatasync), until
- * the ring is empty; the interrupt is raised once per batch.
+ * the ring is empty; the interrupt is raised once per batch (at most
+ * BLK_IRQ_BATCH completions).
  *
  * Quiesce: the caller (the VM's pause, vCPUs already parked, so no new
  * request can appear) bumps quiesce_req and wakes the thread; the thread
@@ -34,10 +35,20 @@ static void drain_fd(int fd)
 	}
 }
 
+/*
+ * Completions between two interrupts at most: a guest that keeps the ring
+ * busy must still hear of its completions (it cannot reuse descriptors
+ * before it does).
+ */
+#define BLK_IRQ_BATCH 16
+
 void virtio_blk_process(struct virtio_blk *b)
 {
+	unsigned int batch = 0;
+
 	while (virtio_mmio_pop(&b->t, 0, &b->chain) > 0) {
 		int len = virtio_blk_handle(b, &b->chain);
+		bool last;
 
 		if (len < 0) {
 			virtio_mmio_device_error(&b->t,
@@ -45,9 +56,11 @@ void virtio_blk_process(struct virtio_blk *b)
 						 b->chain.head);
 			len = 0;
 		}
-		/* One interrupt for a batch: the last one before the ring ran dry. */
-		virtio_mmio_push(&b->t, 0, b->chain.head, (uint32_t)len,
-				 virtio_mmio_pending(&b->t, 0) == 0);
+		/* One interrupt for a batch: when the ring ran dry, or the batch is full. */
+		last = ++batch == BLK_IRQ_BATCH || virtio_mmio_pending(&b->t, 0) == 0;
+		virtio_mmio_push(&b->t, 0, b->chain.head, (uint32_t)len, last);
+		if (last)
+			batch = 0;
 	}
 }
 

@@ -36,6 +36,7 @@ struct fixture {
 	char path[64];
 	char err[512];
 	uint16_t next_avail;
+	uint16_t qsize;		/* queue size the driver set up (16 unless a test says) */
 };
 
 static int setup(void **state)
@@ -79,7 +80,9 @@ static void open_disk(struct fixture *f, bool readonly, const char *id)
 		features |= 1ULL << VIRTIO_BLK_F_RO;
 	tg_negotiate(&f->b->t, features);
 	assert_true(tg_rd(&f->b->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
-	tg_queue(&f->b->t, 16);
+	if (!f->qsize)
+		f->qsize = 16;
+	tg_queue(&f->b->t, f->qsize);
 	tg_driver_ok(&f->b->t);
 	assert_int_equal(tg_rd(&f->b->t, VIRTIO_MMIO_STATUS), 1 | 2 | 4 | 8);
 }
@@ -89,20 +92,20 @@ static void request(struct fixture *f, uint32_t type, uint64_t sector, uint32_t 
 		    bool data_writable)
 {
 	struct virtio_blk_outhdr h = { .type = type, .sector = sector };
-	uint16_t d = (uint16_t)((f->next_avail * 3) % 16);
+	uint16_t q = f->qsize, d = (uint16_t)((f->next_avail * 3) % q);
 
 	memcpy(tg_ptr(&f->gm, HDR), &h, sizeof(h));
 	*(uint8_t *)tg_ptr(&f->gm, STATUS) = 0xee;
 	if (len) {
-		tg_desc(&f->gm, d, HDR, sizeof(h), VIRTQ_DESC_F_NEXT, (uint16_t)((d + 1) % 16));
-		tg_desc(&f->gm, (uint16_t)((d + 1) % 16), BUF, len,
+		tg_desc(&f->gm, d, HDR, sizeof(h), VIRTQ_DESC_F_NEXT, (uint16_t)((d + 1) % q));
+		tg_desc(&f->gm, (uint16_t)((d + 1) % q), BUF, len,
 			VIRTQ_DESC_F_NEXT | (data_writable ? VIRTQ_DESC_F_WRITE : 0),
-			(uint16_t)((d + 2) % 16));
+			(uint16_t)((d + 2) % q));
 	} else {
-		tg_desc(&f->gm, d, HDR, sizeof(h), VIRTQ_DESC_F_NEXT, (uint16_t)((d + 2) % 16));
+		tg_desc(&f->gm, d, HDR, sizeof(h), VIRTQ_DESC_F_NEXT, (uint16_t)((d + 2) % q));
 	}
-	tg_desc(&f->gm, (uint16_t)((d + 2) % 16), STATUS, 1, VIRTQ_DESC_F_WRITE, 0);
-	tg_avail(&f->gm, 16, f->next_avail, d);
+	tg_desc(&f->gm, (uint16_t)((d + 2) % q), STATUS, 1, VIRTQ_DESC_F_WRITE, 0);
+	tg_avail(&f->gm, q, f->next_avail, d);
 	f->next_avail++;
 }
 
@@ -113,7 +116,7 @@ static uint8_t complete(struct fixture *f, uint32_t *used_len)
 
 	virtio_blk_process(f->b);
 	assert_int_equal(tg_used_idx(&f->gm), f->next_avail);
-	tg_used_elem(&f->gm, 16, (uint16_t)(f->next_avail - 1), &id, used_len);
+	tg_used_elem(&f->gm, f->qsize, (uint16_t)(f->next_avail - 1), &id, used_len);
 	return *(uint8_t *)tg_ptr(&f->gm, STATUS);
 }
 
@@ -416,6 +419,21 @@ static void test_blk_state_refuses_rings_outside_ram(void **state)
 	virtio_blk_close(&nb);
 }
 
+static void test_blk_interrupts_at_least_every_16_completions(void **state)
+{
+	struct fixture *f = *state;
+
+	f->qsize = 64;
+	open_disk(f, false, "");
+	/* Chains share descriptors here; each is a flush, so that is fine. */
+	for (int i = 0; i < 40; i++)
+		request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false);
+	virtio_blk_process(f->b);
+	assert_int_equal(tg_used_idx(&f->gm), 40);
+	/* 16 + 16 + the last 8 when the ring ran dry. */
+	assert_int_equal(f->b->t.interrupts, 3);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -432,6 +450,7 @@ int main(void)
 		T(test_blk_header_split_across_descriptors),
 		T(test_blk_request_without_status_byte_is_a_device_error),
 		T(test_blk_io_thread_completes_notified_requests_by_quiesce),
+		T(test_blk_interrupts_at_least_every_16_completions),
 		T(test_blk_state_moves_a_live_device_to_a_new_one),
 		T(test_blk_state_refuses_another_disk),
 		T(test_blk_state_refuses_rings_outside_ram),
