@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -135,6 +136,24 @@ int vm_virtio_restore(struct vm *vm, const struct virtio_blk_state *in, uint32_t
 			return rc;
 	}
 	return 0;
+}
+
+void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_info *out)
+{
+	struct virtio_blk *b = &vm->disks[i];
+
+	memset(out, 0, sizeof(*out));
+	out->slot = vm_virtio_slot(i);
+	out->id = b->id;
+	out->path = b->ident.path;
+	out->readonly = b->readonly;
+	out->requests = __atomic_load_n(&b->requests, __ATOMIC_RELAXED);
+	out->io_errors = __atomic_load_n(&b->io_errors, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&b->t.lock);
+	out->status = b->t.status;
+	out->device_error = b->t.broken;
+	snprintf(out->error, sizeof(out->error), "%s", b->t.broken_why);
+	pthread_mutex_unlock(&b->t.lock);
 }
 
 int vm_virtio_start(struct vm *vm, char *err, size_t errlen)

@@ -72,6 +72,20 @@ int vm_virtio_restore(struct vm *vm, const struct virtio_blk_state *in, uint32_t
 
 struct vm_config;
 
+/* One disk as `status` reports it. */
+struct vm_virtio_disk_info {
+	struct vm_virtio_slot slot;
+	const char *id, *path;	/* the disk's own strings, valid while the VM lives */
+	bool readonly;
+	uint32_t status;	/* virtio device status the driver set */
+	uint64_t requests, io_errors;
+	bool device_error;
+	char error[160];	/* why, when device_error */
+};
+
+/* Disk i of the VM (i < vm->nr_disks); safe while its I/O thread runs. */
+void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_info *out);
+
 /* cfg->disks, opened by path or adopted (cfg->adopt_disk_fds, see vm.h). */
 int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 int vm_virtio_start(struct vm *vm, char *err, size_t errlen);

@@ -270,7 +270,7 @@ int virtio_blk_handle(struct virtio_blk *b, const struct virtq_chain *c)
 
 	if (!status || !chain_read(c, 0, &hdr, sizeof(hdr)))
 		return -EIO;
-	b->requests++;
+	__atomic_fetch_add(&b->requests, 1, __ATOMIC_RELAXED);
 	switch (hdr.type) {
 	case VIRTIO_BLK_T_IN:
 		len = c->writable_len - 1;
@@ -315,7 +315,7 @@ int virtio_blk_handle(struct virtio_blk *b, const struct virtq_chain *c)
 		break;
 	}
 	if (st == VIRTIO_BLK_S_IOERR)
-		b->io_errors++;
+		__atomic_fetch_add(&b->io_errors, 1, __ATOMIC_RELAXED);
 	*status = st;
 	return (int)(written + 1);
 }

@@ -73,7 +73,7 @@ struct virtio_blk {
 	uint64_t quiesce_req, quiesce_done;
 
 	struct virtq_chain chain;	/* the request being handled (I/O thread only) */
-	uint64_t requests, io_errors;
+	uint64_t requests, io_errors;	/* atomic: `status` reads them */
 };
 
 /*

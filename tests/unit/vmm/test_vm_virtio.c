@@ -178,6 +178,17 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	assert_int_equal(used_idx(&a), 1);
 	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
 	assert_true(rd(&a, VIRTIO_MMIO_INTERRUPT_STATUS) & 1);
+	{
+		struct vm_virtio_disk_info info;
+
+		vm_virtio_disk_info(&a, 0, &info);
+		assert_int_equal(info.requests, 1);
+		assert_int_equal(info.io_errors, 0);
+		assert_int_equal(info.status, 15);
+		assert_false(info.device_error);
+		assert_string_equal(info.id, "root");
+		assert_int_equal(info.path[0], '/');
+	}
 
 	/* Upgrade: state out, a new VM on the same open file, state in. */
 	assert_int_equal(vm_virtio_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
