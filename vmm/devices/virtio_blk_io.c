@@ -77,8 +77,11 @@ static void *blk_thread(void *arg)
 	snprintf(tname, sizeof(tname), "blk-%.11s", b->name + strlen("virtio-blk "));
 	pthread_setname_np(pthread_self(), tname);
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
+			/* Not expected with two valid eventfds; the guest's disk stops. */
+			virtio_mmio_device_error(&b->t, "I/O thread: poll: %s", strerror(errno));
 			break;
+		}
 		if (pfd[0].revents) {
 			drain_fd(pfd[0].fd);
 			virtio_blk_process(b);
