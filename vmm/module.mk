@@ -1,5 +1,5 @@
 # kvmlu-vmm: libvmm.a (everything in vmm/ and its subfolders, so new files
-# in vmm/state/, vmm/boot/, vmm/devices/, vmm/control/, vmm/upgrade/,
+# in vmm/state/, vmm/boot/, vmm/devices/, vmm/virtio/, vmm/control/, vmm/upgrade/,
 # vmm/live_update/ are picked up without editing this file), the kvmlu-vmm program (main only) and the
 # kvmlu-ctl control client (vmm/tools/).
 VMM_SRCS := $(filter-out vmm/kvmlu_vmm.c vmm/tools/%,\

@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +29,7 @@ enum {
 	OPT_SERIAL,
 	OPT_CONTROL,
 	OPT_SESSION,
+	OPT_DISK,
 	OPT_MAX_,
 };
 
@@ -42,6 +44,7 @@ static const struct option run_opts[] = {
 	{ "memory-backend", required_argument, NULL, OPT_BACKEND },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -59,7 +62,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
-		"           [--serial FILE] [--control SOCK]\n"
+		"           [--serial FILE] [--control SOCK] [--disk PATH[,readonly][,id=NAME]]...\n"
 		"       %s restore --session NAME [--serial FILE] [--control SOCK]\n"
 		"       %s --help | --version\n"
 		"\n"
@@ -70,8 +73,11 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"  --kernel BZIMAGE    Linux kernel to boot instead of a payload\n"
 		"  --memory-backend B  memfd (default) or guest_memfd\n"
 		"  --serial FILE       COM1 output (appended); default stdout\n"
-		"  --control SOCK      JSON control socket (mode 0600)\n",
-		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS);
+		"  --control SOCK      JSON control socket (mode 0600)\n"
+		"  --disk PATH[,readonly][,id=NAME]\n"
+		"                      a virtio-blk disk on a raw image or block device, up to %d;\n"
+		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n",
+		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX);
 }
 
 bool vmm_options_name_valid(const char *name)
@@ -120,6 +126,69 @@ static int options_parse_path(const char *opt, const char *s, const char **out,
 	return 0;
 }
 
+static bool options_disk_id_valid(const char *id)
+{
+	size_t n = strlen(id);
+
+	if (n == 0 || n > VIRTIO_BLK_ID_MAX)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)id[i]) && !strchr("._-", id[i]))
+			return false;
+	return true;
+}
+
+/* PATH[,readonly][,id=NAME]: a path with a comma cannot be given. */
+static int options_parse_disk(const char *arg, struct vmm_options *o, char *err, size_t errlen)
+{
+	struct virtio_blk_spec *d;
+	const char *p = strchr(arg, ',');
+	size_t n = p ? (size_t)(p - arg) : strlen(arg);
+	bool ro = false, id = false;
+
+	if (o->nr_disks >= VMM_MAX_DISKS)
+		return kvmlu_err(err, errlen, -EINVAL, "--disk: at most %d disks", VMM_MAX_DISKS);
+	if (n == 0)
+		return kvmlu_err(err, errlen, -EINVAL, "--disk '%s': empty path", arg);
+	if (n >= PATH_MAX)
+		return kvmlu_err(err, errlen, -EINVAL, "--disk: path longer than %d bytes", PATH_MAX - 1);
+	d = &o->disks[o->nr_disks];
+	memset(d, 0, sizeof(*d));
+	memcpy(o->disk_paths[o->nr_disks], arg, n);
+	o->disk_paths[o->nr_disks][n] = '\0';
+	d->path = o->disk_paths[o->nr_disks];
+	while (p) {
+		const char *opt = p + 1, *end = strchr(opt, ',');
+		size_t len = end ? (size_t)(end - opt) : strlen(opt);
+
+		if (len == 8 && !strncmp(opt, "readonly", 8) && !ro) {
+			d->readonly = ro = true;
+		} else if (len > 3 && !strncmp(opt, "id=", 3) && !id) {
+			if (len - 3 > VIRTIO_BLK_ID_MAX)
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--disk %s: id '%.*s' is longer than %d bytes",
+						 d->path, (int)(len - 3), opt + 3, VIRTIO_BLK_ID_MAX);
+			memcpy(d->id, opt + 3, len - 3);
+			d->id[len - 3] = '\0';
+			if (!options_disk_id_valid(d->id))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--disk %s: id '%s': use [A-Za-z0-9._-]", d->path, d->id);
+			id = true;
+		} else {
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "--disk %s: unknown or repeated option '%.*s' (readonly, id=NAME)",
+					 d->path, (int)len, opt);
+		}
+		p = end;
+	}
+	for (unsigned int i = 0; i < o->nr_disks; i++)
+		if (d->id[0] && !strcmp(o->disks[i].id, d->id))
+			return kvmlu_err(err, errlen, -EINVAL, "--disk %s: id '%s' is used twice",
+					 d->path, d->id);
+	o->nr_disks++;
+	return 0;
+}
+
 static int options_take(int c, const char *arg, struct vmm_options *o,
 			char *err, size_t errlen)
 {
@@ -160,6 +229,8 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return options_parse_path("serial", arg, &o->serial, err, errlen);
 	case OPT_CONTROL:
 		return options_parse_path("control", arg, &o->control, err, errlen);
+	case OPT_DISK:
+		return options_parse_disk(arg, o, err, errlen);
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
 			return kvmlu_err(err, errlen, -EINVAL,
@@ -245,7 +316,7 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 		}
 		if (c < 0 || c >= OPT_MAX_)
 			return kvmlu_err(err, errlen, -EINVAL, "%s: unexpected option", sub);
-		if (seen[c])
+		if (seen[c] && c != OPT_DISK)
 			return kvmlu_err(err, errlen, -EINVAL, "%s: option '--%s' given twice", sub,
 				       options_name(table, c));
 		seen[c] = true;

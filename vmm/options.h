@@ -4,6 +4,7 @@
  *   kvmlu-vmm run --name N --memory SIZE --cpus K
  *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
  *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
+ *                 [--disk PATH[,readonly][,id=NAME]]...
  *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE]
  *   kvmlu-vmm --help | --version
  * Parsed once in main(); every value is checked here so the rest of the
@@ -18,6 +19,10 @@
 #include <stdio.h>
 
 #include "guestmem/guestmem.h"
+#include "vmm/devices/virtio_blk.h"
+
+/* --disk may be given this often: one virtio-mmio slot each (vmm/vm_virtio.h). */
+#define VMM_MAX_DISKS 8
 
 enum vmm_command {
 	VMM_CMD_NONE = 0,	/* --help / --version only */
@@ -40,6 +45,9 @@ struct vmm_options {
 	const char *serial;		/* NULL: stdout */
 	const char *control;		/* NULL: no control socket */
 	const char *session;		/* restore: LUO session name */
+	unsigned int nr_disks;		/* --disk, in the order given */
+	struct virtio_blk_spec disks[VMM_MAX_DISKS];	/* path points into disk_paths */
+	char disk_paths[VMM_MAX_DISKS][PATH_MAX];
 };
 
 /*

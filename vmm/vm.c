@@ -8,7 +8,8 @@
  *   2. KVM_CREATE_IRQCHIP then KVM_CREATE_PIT2: the PIT needs the irqchip,
  *      and vCPUs created afterwards get an in-kernel LAPIC.
  *   3. Guest RAM (libguestmem): guest_memfd is created from the VM fd.
- *   4. Devices on the bus, then the vCPUs.
+ *   4. Devices on the bus (virtio devices need guest RAM for their
+ *      rings, and the irqchip for their irqfds), then the vCPUs.
  * vm_destroy() undoes all of it and is also what a failed vm_create()
  * runs, so every step must tolerate the later ones not having happened.
  *
@@ -39,6 +40,7 @@
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 static void vm_on_guest_reset(void *ctx)
 {
@@ -59,6 +61,31 @@ int vm_irq_line(void *ctx, unsigned int irq, int level)
 
 	if (ioctl(vm->vm_fd, KVM_IRQ_LINE, &l) < 0)
 		return -errno;
+	return 0;
+}
+
+int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+		 char *err, size_t errlen)
+{
+	struct kvm_ioeventfd io = {
+		.datamatch = datamatch, .addr = addr, .len = len, .fd = fd,
+		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+	};
+
+	if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0)
+		return kvmlu_err(err, errlen, -errno, "KVM_IOEVENTFD at 0x%llx (value %llu): %s",
+				 (unsigned long long)addr, (unsigned long long)datamatch,
+				 strerror(errno));
+	return 0;
+}
+
+int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen)
+{
+	struct kvm_irqfd irq = { .fd = (__u32)fd, .gsi = gsi };
+
+	if (ioctl(vm->vm_fd, KVM_IRQFD, &irq) < 0)
+		return kvmlu_err(err, errlen, -errno, "KVM_IRQFD on GSI %u: %s", gsi,
+				 strerror(errno));
 	return 0;
 }
 
@@ -248,6 +275,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	rc = vm_create_devices(vm, err, errlen);
 	if (rc)
 		goto err_destroy;
+	rc = vm_virtio_create(vm, cfg, err, errlen);
+	if (rc)
+		goto err_destroy;
 	rc = vm_create_vcpus(vm, err, errlen);
 	if (rc)
 		goto err_destroy;
@@ -264,6 +294,12 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 	unsigned int i;
 	int rc;
 
+	/* Device threads first: a vCPU's first notify must find its thread. */
+	rc = vm_virtio_start(vm, err, errlen);
+	if (rc) {
+		vm_request_stop(vm, VM_STOP_VMM_ERROR, "%s", err ? err : "device start failed");
+		return rc;
+	}
 	pthread_mutex_lock(&vm->lock);
 	vm->state = VM_STATE_RUNNING;
 	pthread_mutex_unlock(&vm->lock);
@@ -346,6 +382,8 @@ void vm_destroy(struct vm *vm)
 		free(vm->vcpus);
 		vm->vcpus = NULL;
 	}
+	/* Before RAM goes: the I/O threads write into it. */
+	vm_virtio_destroy(vm);
 	guestmem_destroy(&vm->mem);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
@@ -451,6 +489,8 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
 	if (!vm->stop_req && vm->nr_parked == vm->nr_threads) {
 		vm->state = VM_STATE_PAUSED;
 		pthread_mutex_unlock(&vm->lock);
+		/* No vCPU can add a request now: finish the ones it made. */
+		vm_virtio_quiesce(vm);
 		*ns = kvmlu_mono_ns() - t0;
 		return 0;
 	}

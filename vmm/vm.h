@@ -58,6 +58,9 @@ enum vm_stop_reason {
 };
 
 struct vcpu;
+struct virtio_blk;
+struct virtio_blk_spec;
+struct virtio_blk_identity;
 
 struct vm_config {
 	const char *name;
@@ -71,6 +74,16 @@ struct vm_config {
 	 * (memfd backend only). NULL: create. The VM owns them on success.
 	 */
 	const int *adopt_fds;
+	/* virtio-blk disks, in slot order (vm_virtio.h); opened by vm_create(). */
+	const struct virtio_blk_spec *disks;
+	unsigned int nr_disks;
+	/*
+	 * Live upgrade: the old process's open disks, one per entry of disks,
+	 * with the identity it recorded; the VM uses a dup of each (the caller
+	 * keeps its fds) instead of opening the path. NULL: open.
+	 */
+	const int *adopt_disk_fds;
+	const struct virtio_blk_identity *adopt_disk_idents;
 };
 
 struct vm {
@@ -88,6 +101,8 @@ struct vm {
 	struct test_port test_port;
 	struct reset_port reset;
 	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
+	struct virtio_blk *disks;	/* virtio-mmio slots 0..nr_disks-1 (vm_virtio.c) */
+	unsigned int nr_disks;
 	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*
@@ -129,6 +144,12 @@ void vm_destroy(struct vm *vm);
 /* KVM_IRQ_LINE on the in-kernel irqchip; ctx is the struct vm. */
 int vm_irq_line(void *ctx, unsigned int irq, int level);
 
+/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
+int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+		 char *err, size_t errlen);
+/* KVM_IRQFD: a write to fd is an edge on gsi of the in-kernel irqchip. */
+int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen);
+
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state s);
 const char *vm_stop_reason_name(enum vm_stop_reason r);
@@ -148,6 +169,10 @@ void vm_kick_vcpus(struct vm *vm);
 #define VM_PAUSE_TIMEOUT_MS 2000
 
 /*
+ * Pause means quiesce: once the vCPUs are parked, every virtio request
+ * the guest made available has completed (vm_virtio_quiesce()), so the
+ * state captured after a pause has no request half done.
+ *
  * Returns 0 once all vCPUs are parked (state PAUSED) with *ns the time it
  * took; 0 with *ns = 0 if already paused. -ETIMEDOUT if some vCPU did not
  * park in time (the VM is left running), -ESRCH if the VM is not running.

@@ -25,6 +25,7 @@
 #include "vmm/state/save_state.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
 			 struct json_line_error *e)
@@ -76,6 +77,33 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, "mmio_writes",
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, "unhandled_io", io);
+	if (vm->nr_disks) {
+		json_object *disks = json_object_new_array();
+
+		for (unsigned int i = 0; i < vm->nr_disks; i++) {
+			struct vm_virtio_disk_info d;
+			json_object *j = json_object_new_object();
+
+			vm_virtio_disk_info(vm, i, &d);
+			json_object_object_add(j, "slot", json_object_new_int64((int)i));
+			json_object_object_add(j, "id", json_object_new_string(d.id));
+			json_object_object_add(j, "path", json_object_new_string(d.path));
+			/* The agent's preflight checks the path still names this file. */
+			json_object_object_add(j, "dev", json_line_new_u64(d.dev));
+			json_object_object_add(j, "ino", json_line_new_u64(d.ino));
+			json_object_object_add(j, "size", json_line_new_u64(d.size));
+			json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
+			json_object_object_add(j, "mmio_base", json_line_new_u64(d.slot.base));
+			json_object_object_add(j, "gsi", json_object_new_int64((int)d.slot.gsi));
+			json_object_object_add(j, "driver_status", json_object_new_int64((int)d.status));
+			json_object_object_add(j, "requests", json_line_new_u64(d.requests));
+			json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));
+			json_object_object_add(j, "device_error", d.device_error
+					       ? json_object_new_string(d.error) : NULL);
+			json_object_array_add(disks, j);
+		}
+		json_object_object_add(o, "disks", disks);
+	}
 	*ret = o;
 	return 0;
 }

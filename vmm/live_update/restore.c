@@ -18,6 +18,9 @@
  *   retrieved memory linked in their place with KVM_LINK_GUEST_MEMFD,
  *   guestmem/gmem_link.h) -> memory checksum now == checksum recorded at
  *   pause -> state_vm_restore() -> TSC offsets moved onto this boot's TSC.
+ *   Disks (virtio-blk) are reopened by the path the state recorded and
+ *   must be the same files (device, inode, size): another disk, or none,
+ *   fails the build and the VM is held with that reason.
  *   Every failure destroys the VM it built and leaves the taken files as
  *   they were: the caller holds the VM and may build again.
  *
@@ -274,6 +277,7 @@ static int restore_verify(struct vm *vm, const struct state_vm *s,
 int live_update_restore_build(struct live_update_restore *lu, int serial_fd, struct vm *vm,
 			      char *err, size_t errlen)
 {
+	struct virtio_blk_spec disks[STATE_MAX_DISKS];
 	struct vm_config cfg = { 0 };
 	struct state_vm s = { 0 };
 	uint64_t ram = 0;
@@ -289,6 +293,18 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	cfg.ram_size = ram;
 	cfg.nr_vcpus = s.nr_vcpus;
 	cfg.serial_fd = serial_fd;
+	/*
+	 * Disk fds do not cross a kexec: reopen each by the path recorded at
+	 * pause. state_vm_restore() then refuses a disk that is not the one
+	 * recorded (device, inode, size), and the VM is held, not run on it.
+	 */
+	for (uint32_t i = 0; i < s.nr_disks; i++) {
+		disks[i] = (struct virtio_blk_spec){ .path = s.disks[i].ident.path,
+						     .readonly = s.disks[i].readonly };
+		snprintf(disks[i].id, sizeof(disks[i].id), "%s", s.disks[i].id);
+	}
+	cfg.disks = disks;
+	cfg.nr_disks = s.nr_disks;
 	if (s.backend == STATE_BACKEND_GUEST_MEMFD) {
 		cfg.backend = GUESTMEM_GUEST_MEMFD;
 		ret = restore_vm_guest_memfd(vm, &cfg, lu, err, errlen);

@@ -17,6 +17,7 @@
 #include "vmm/state/state_vm.h"
 
 #define STATE_FDT_COMPAT_ROOT		"kvmlu,vm-state-v1"
+#define STATE_FDT_COMPAT_ROOT_V2	"kvmlu,vm-state-v2"
 #define STATE_FDT_COMPAT_MEMORY		"kvmlu,memory-v1"
 #define STATE_FDT_COMPAT_REGION		"kvmlu,memory-region-v1"
 #define STATE_FDT_COMPAT_CPUS		"kvmlu,cpus-v1"
@@ -26,6 +27,8 @@
 #define STATE_FDT_COMPAT_PIT		"kvmlu,kvm-pit2-v1"
 #define STATE_FDT_COMPAT_KVMCLOCK	"kvmlu,kvmclock-v1"
 #define STATE_FDT_COMPAT_UART		"kvmlu,uart8250-v1"
+#define STATE_FDT_COMPAT_VIRTIO_BLK	"kvmlu,virtio-blk-v1"
+#define STATE_FDT_COMPAT_VIRTQUEUE	"kvmlu,virtqueue-split-v1"
 
 /* Largest blob a reader accepts: bounds what a hostile sender can make us map. */
 #define STATE_FDT_MAX_SIZE	(64u << 20)

@@ -21,6 +21,7 @@
 #include "common/err.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_validate.h"
+#include "vmm/vm_virtio.h"
 
 struct reader {
 	const void *fdt;
@@ -466,6 +467,164 @@ static int read_uart(const struct reader *rd, int node, struct uart8250_state *u
 	return 0;
 }
 
+/* 0 or 1 in a u32 cell. */
+static int get_bool(const struct reader *rd, int node, const char *name, bool *out)
+{
+	uint32_t v;
+	int ret = get_u32(rd, node, name, false, &v);
+
+	if (ret)
+		return ret;
+	if (v > 1)
+		return rd_err(rd, node, "property \"%s\" = %u, expected 0 or 1", name, v);
+	*out = v;
+	return 0;
+}
+
+static int read_virtqueue(const struct reader *rd, int node, struct virtio_mmio_state *t)
+{
+	struct virtio_mmio_queue_state *q;
+	uint32_t index;
+	int ret;
+
+	if (fdt_node_check_compatible(rd->fdt, node, STATE_FDT_COMPAT_VIRTQUEUE))
+		return rd_err(rd, node, "not a \"%s\"", STATE_FDT_COMPAT_VIRTQUEUE);
+	ret = get_u32(rd, node, "reg", false, &index);
+	if (ret)
+		return ret;
+	if (index >= VIRTIO_MMIO_MAX_QUEUES)
+		return rd_err(rd, node, "queue index %u out of range (at most %d queues)", index,
+			      VIRTIO_MMIO_MAX_QUEUES);
+	q = &t->q[index];
+	if (q->present)
+		return rd_err(rd, node, "queue index %u given twice", index);
+	q->present = true;
+	ret = get_u32(rd, node, "size", false, &q->size);
+	if (!ret)
+		ret = get_bool(rd, node, "ready", &q->ready);
+	if (!ret)
+		ret = get_u64(rd, node, "desc", false, &q->desc);
+	if (!ret)
+		ret = get_u64(rd, node, "driver", false, &q->avail);
+	if (!ret)
+		ret = get_u64(rd, node, "device", false, &q->used);
+	if (!ret)
+		ret = get_u32(rd, node, "last-avail", false, &q->last_avail);
+	if (!ret)
+		ret = get_u32(rd, node, "used-idx", false, &q->used_idx);
+	if (ret)
+		return ret;
+	t->nr_queues++;
+	return 0;
+}
+
+static int read_virtio_blk(const struct reader *rd, int node, struct virtio_blk_state *d)
+{
+	struct virtio_mmio_state *t = &d->t;
+	const void *v = NULL;
+	int len = 0, ret, q;
+
+	memset(d, 0, sizeof(*d));
+	ret = get_prop(rd, node, "reg", 8, false, &v, NULL);
+	if (ret)
+		return ret;
+	d->base = fdt32_ld(v);
+	if (fdt32_ld((const fdt32_t *)v + 1) != VM_VIRTIO_MMIO_SIZE)
+		return rd_err(rd, node, "reg size 0x%x, expected 0x%x",
+			      fdt32_ld((const fdt32_t *)v + 1), VM_VIRTIO_MMIO_SIZE);
+	ret = get_u32(rd, node, "slot", false, &d->slot);
+	if (!ret)
+		ret = get_u32(rd, node, "gsi", false, &d->gsi);
+	if (!ret)
+		ret = get_str(rd, node, "disk-path", false, d->ident.path, sizeof(d->ident.path) - 1);
+	if (!ret)
+		ret = get_u64(rd, node, "disk-dev", false, &d->ident.dev);
+	if (!ret)
+		ret = get_u64(rd, node, "disk-ino", false, &d->ident.ino);
+	if (!ret)
+		ret = get_u64(rd, node, "disk-size", false, &d->ident.size);
+	if (!ret)
+		ret = get_bool(rd, node, "readonly", &d->readonly);
+	if (!ret)
+		ret = get_str(rd, node, "disk-id", false, d->id, VIRTIO_BLK_ID_MAX);
+	if (!ret)
+		ret = get_u32(rd, node, "device-id", false, &t->device_id);
+	if (!ret)
+		ret = get_u64(rd, node, "device-features", false, &t->device_features);
+	if (!ret)
+		ret = get_u64(rd, node, "driver-features", false, &t->driver_features);
+	if (!ret)
+		ret = get_u32(rd, node, "device-features-sel", false, &t->device_features_sel);
+	if (!ret)
+		ret = get_u32(rd, node, "driver-features-sel", false, &t->driver_features_sel);
+	if (!ret)
+		ret = get_u32(rd, node, "queue-sel", false, &t->queue_sel);
+	if (!ret)
+		ret = get_u32(rd, node, "status", false, &t->status);
+	if (!ret)
+		ret = get_u32(rd, node, "interrupt-status", false, &t->interrupt_status);
+	if (!ret)
+		ret = get_u32(rd, node, "config-generation", false, &t->config_generation);
+	if (!ret)
+		ret = get_bool(rd, node, "device-error", &t->broken);
+	if (!ret)
+		ret = get_prop(rd, node, "config", -1, false, &v, &len);
+	if (ret)
+		return ret;
+	if (len > VIRTIO_MMIO_CONFIG_MAX)
+		return rd_err(rd, node, "property \"config\" is %d bytes, at most %d", len,
+			      VIRTIO_MMIO_CONFIG_MAX);
+	memcpy(t->config, v, (size_t)len);
+	t->config_len = (uint32_t)len;
+	fdt_for_each_subnode(q, rd->fdt, node) {
+		ret = read_virtqueue(rd, q, t);
+		if (ret)
+			return ret;
+	}
+	if (q < 0 && q != -FDT_ERR_NOTFOUND)
+		return rd_err(rd, node, "bad subnodes (%s)", fdt_strerror(q));
+	return 0;
+}
+
+/*
+ * Every device under /devices (a node with a compatible) must be one this
+ * reader knows: a state naming a device we would silently drop is
+ * refused. A node without a compatible is not a device; a newer minor
+ * may add such optional data and it is ignored like unknown properties.
+ */
+static int check_device_nodes(const struct reader *rd, int dev, struct state_vm *s)
+{
+	static const char *const known[] = {
+		STATE_FDT_COMPAT_IRQCHIP, STATE_FDT_COMPAT_PIT, STATE_FDT_COMPAT_KVMCLOCK,
+		STATE_FDT_COMPAT_UART,
+	};
+	int node, ret;
+
+	fdt_for_each_subnode(node, rd->fdt, dev) {
+		const char *c = fdt_getprop(rd->fdt, node, "compatible", NULL);
+		bool ok = false;
+
+		if (!fdt_node_check_compatible(rd->fdt, node, STATE_FDT_COMPAT_VIRTIO_BLK)) {
+			if (s->nr_disks >= STATE_MAX_DISKS)
+				return rd_err(rd, node, "more than %d virtio-blk devices",
+					      STATE_MAX_DISKS);
+			ret = read_virtio_blk(rd, node, &s->disks[s->nr_disks]);
+			if (ret)
+				return ret;
+			s->nr_disks++;
+			continue;
+		}
+		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+			ok = ok || !fdt_node_check_compatible(rd->fdt, node, known[i]);
+		if (!ok && c)
+			return rd_err(rd, node, "device compatible \"%.64s\" not understood",
+				      c ? c : "(none)");
+	}
+	if (node < 0 && node != -FDT_ERR_NOTFOUND)
+		return rd_err(rd, dev, "bad subnodes (%s)", fdt_strerror(node));
+	return 0;
+}
+
 static int read_devices(const struct reader *rd, struct state_vm *s)
 {
 	struct vm_devices_state *d = &s->devices;
@@ -528,11 +687,12 @@ static int read_devices(const struct reader *rd, struct state_vm *s)
 	} else if (ret != -ENOENT) {
 		return ret;
 	}
-	return 0;
+	return check_device_nodes(rd, dev, s);
 }
 
 static int read_root(const struct reader *rd, struct state_vm *s)
 {
+	const char *root;
 	const void *v = NULL;
 	int ret;
 
@@ -542,12 +702,15 @@ static int read_root(const struct reader *rd, struct state_vm *s)
 		return ret;
 	s->format_major = fdt32_ld(v);
 	s->format_minor = fdt32_ld((const fdt32_t *)v + 1);
-	if (s->format_major != STATE_FORMAT_MAJOR)
+	if (s->format_major < STATE_FORMAT_MAJOR || s->format_major > STATE_FORMAT_MAJOR_MAX)
 		return kvmlu_err(rd->err, rd->errlen, -EPROTONOSUPPORT,
-				    "state FDT format %u.%u not understood: this kvmlu reads %d.x",
-				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
-	if (fdt_node_check_compatible(rd->fdt, 0, STATE_FDT_COMPAT_ROOT))
-		return rd_err(rd, 0, "root is not \"%s\"", STATE_FDT_COMPAT_ROOT);
+				    "state FDT format %u.%u not understood: this kvmlu reads %d.x and %d.x",
+				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
+				    STATE_FORMAT_MAJOR_MAX);
+	root = s->format_major == STATE_FORMAT_MAJOR ? STATE_FDT_COMPAT_ROOT
+						     : STATE_FDT_COMPAT_ROOT_V2;
+	if (fdt_node_check_compatible(rd->fdt, 0, root))
+		return rd_err(rd, 0, "root is not \"%s\"", root);
 	ret = get_str(rd, 0, "kvmlu,version", false, s->kvmlu_version, STATE_VERSION_MAX);
 	if (!ret)
 		ret = get_str(rd, 0, "vm-name", false, s->name, STATE_NAME_MAX);

@@ -9,12 +9,14 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <libfdt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "vmm/state/state_fdt.h"
+#include "vmm/vm_virtio.h"
 
 /* Bail out of a writer function on the first libfdt error. */
 #define TRY(x) do { int r_ = (x); if (r_ < 0) return r_; } while (0)
@@ -192,6 +194,60 @@ static int write_uart(void *fdt, const struct uart8250_state *u)
 	return fdt_end_node(fdt);
 }
 
+static int write_virtqueue(void *fdt, unsigned int i, const struct virtio_mmio_queue_state *q)
+{
+	char node[16];
+
+	snprintf(node, sizeof(node), "queue@%u", i);
+	TRY(fdt_begin_node(fdt, node));
+	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTQUEUE));
+	TRY(fdt_property_u32(fdt, "reg", i));
+	TRY(fdt_property_u32(fdt, "size", q->size));
+	TRY(fdt_property_u32(fdt, "ready", q->ready));
+	TRY(prop_u64(fdt, "desc", q->desc));
+	TRY(prop_u64(fdt, "driver", q->avail));
+	TRY(prop_u64(fdt, "device", q->used));
+	TRY(fdt_property_u32(fdt, "last-avail", q->last_avail));
+	TRY(fdt_property_u32(fdt, "used-idx", q->used_idx));
+	return fdt_end_node(fdt);
+}
+
+static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
+{
+	const struct virtio_mmio_state *t = &d->t;
+	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)d->base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
+	char node[32];
+
+	snprintf(node, sizeof(node), "virtio-blk@%" PRIx64, d->base);
+	TRY(fdt_begin_node(fdt, node));
+	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTIO_BLK));
+	TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
+	TRY(fdt_property_u32(fdt, "#address-cells", 1));
+	TRY(fdt_property_u32(fdt, "#size-cells", 0));
+	TRY(fdt_property_u32(fdt, "slot", d->slot));
+	TRY(fdt_property_u32(fdt, "gsi", d->gsi));
+	TRY(fdt_property_string(fdt, "disk-path", d->ident.path));
+	TRY(prop_u64(fdt, "disk-dev", d->ident.dev));
+	TRY(prop_u64(fdt, "disk-ino", d->ident.ino));
+	TRY(prop_u64(fdt, "disk-size", d->ident.size));
+	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
+	TRY(fdt_property_string(fdt, "disk-id", d->id));
+	TRY(fdt_property_u32(fdt, "device-id", t->device_id));
+	TRY(prop_u64(fdt, "device-features", t->device_features));
+	TRY(prop_u64(fdt, "driver-features", t->driver_features));
+	TRY(fdt_property_u32(fdt, "device-features-sel", t->device_features_sel));
+	TRY(fdt_property_u32(fdt, "driver-features-sel", t->driver_features_sel));
+	TRY(fdt_property_u32(fdt, "queue-sel", t->queue_sel));
+	TRY(fdt_property_u32(fdt, "status", t->status));
+	TRY(fdt_property_u32(fdt, "interrupt-status", t->interrupt_status));
+	TRY(fdt_property_u32(fdt, "config-generation", t->config_generation));
+	TRY(fdt_property_u32(fdt, "device-error", t->broken));
+	TRY(fdt_property(fdt, "config", t->config, (int)t->config_len));
+	for (uint32_t i = 0; i < t->nr_queues && i < VIRTIO_MMIO_MAX_QUEUES; i++)
+		TRY(write_virtqueue(fdt, i, &t->q[i]));
+	return fdt_end_node(fdt);
+}
+
 static int write_devices(void *fdt, const struct state_vm *s)
 {
 	const struct vm_devices_state *d = &s->devices;
@@ -226,18 +282,25 @@ static int write_devices(void *fdt, const struct state_vm *s)
 	}
 	if (s->has_uart)
 		TRY(write_uart(fdt, &s->uart));
+	for (uint32_t i = 0; i < s->nr_disks && i < STATE_MAX_DISKS; i++)
+		TRY(write_virtio_blk(fdt, &s->disks[i]));
 	return fdt_end_node(fdt);
 }
 
 static int write_tree(void *fdt, size_t size, const struct state_vm *s)
 {
-	fdt32_t fmt[2] = { cpu_to_fdt32(STATE_FORMAT_MAJOR),
-			   cpu_to_fdt32(STATE_FORMAT_MINOR) };
+	uint32_t major, minor;
+	fdt32_t fmt[2];
+
+	state_format_of(s, &major, &minor);
+	fmt[0] = cpu_to_fdt32(major);
+	fmt[1] = cpu_to_fdt32(minor);
 
 	TRY(fdt_create(fdt, (int)size));
 	TRY(fdt_finish_reservemap(fdt));
 	TRY(fdt_begin_node(fdt, ""));
-	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_ROOT));
+	TRY(fdt_property_string(fdt, "compatible", major == STATE_FORMAT_MAJOR_VIRTIO
+				? STATE_FDT_COMPAT_ROOT_V2 : STATE_FDT_COMPAT_ROOT));
 	TRY(fdt_property(fdt, "kvmlu,format", fmt, sizeof(fmt)));
 	TRY(fdt_property_string(fdt, "kvmlu,version", s->kvmlu_version));
 	TRY(fdt_property_string(fdt, "vm-name", s->name));
@@ -253,7 +316,7 @@ int state_fdt_write(const struct state_vm *s, void **blob, size_t *size,
 		    char *err, size_t errlen)
 {
 	/* Per vCPU: XSAVE, 256 CPUID and 512 MSR entries, structs, names. */
-	size_t len = 8192 + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
+	size_t len = 8192 + (size_t)s->nr_disks * (PATH_MAX + 2048) + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
 		     (size_t)s->nr_chunk_digests * 16;
 	void *buf;
 	int r;

@@ -14,6 +14,7 @@
 #include "common/err.h"
 #include "guestmem/digest_table.h"
 #include "vmm/state/state_validate.h"
+#include "vmm/vm_virtio.h"
 
 #define PAGE_4K			4096ULL
 #define GPA_LIMIT		(1ULL << 52)	/* x86 MAXPHYADDR ceiling */
@@ -215,15 +216,45 @@ static int check_devices(const struct state_vm *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* virtio-blk: slots 0..n-1 in order, at the layout's window and GSI (vm_virtio.h). */
+static int check_disks(const struct state_vm *s, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (s->nr_disks > STATE_MAX_DISKS)
+		return kvmlu_err(err, errlen, -EINVAL, "state: %u disks, at most %d", s->nr_disks,
+				 STATE_MAX_DISKS);
+	for (uint32_t i = 0; i < s->nr_disks; i++) {
+		const struct virtio_blk_state *d = &s->disks[i];
+		struct vm_virtio_slot want = vm_virtio_slot(i);
+
+		if (d->slot != i || d->base != want.base || d->gsi != want.gsi)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "state: disk %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
+					 i, d->slot, (unsigned long long)d->base, d->gsi, i,
+					 (unsigned long long)want.base, want.gsi);
+		if (virtio_blk_state_validate(d, why, sizeof(why)))
+			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-blk@%llx: %s",
+					 (unsigned long long)d->base, why);
+	}
+	return 0;
+}
+
 int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 		   char *err, size_t errlen)
 {
 	int ret;
 
-	if (s->format_major != STATE_FORMAT_MAJOR)
+	if (s->format_major < STATE_FORMAT_MAJOR || s->format_major > STATE_FORMAT_MAJOR_MAX)
 		return kvmlu_err(err, errlen, -EPROTONOSUPPORT,
-				    "state: format %u.%u not understood: this kvmlu reads %d.x",
-				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR);
+				    "state: format %u.%u not understood: this kvmlu reads %d.x and %d.x",
+				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
+				    STATE_FORMAT_MAJOR_MAX);
+	/* What a 1.x reader would drop must not hide in a 1.x state. */
+	if (s->nr_disks && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "state: format %u.%u has virtio devices, which need format %d.x",
+				 s->format_major, s->format_minor, STATE_FORMAT_MAJOR_VIRTIO);
 	ret = check_identity(s, err, errlen);
 	if (!ret)
 		ret = check_memory(s, err, errlen);
@@ -231,6 +262,8 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 		ret = check_chunk_digests(s, err, errlen);
 	if (!ret)
 		ret = check_devices(s, err, errlen);
+	if (!ret)
+		ret = check_disks(s, err, errlen);
 	if (!ret)
 		ret = check_cpus(s, expect_vcpus, err, errlen);
 	return ret;

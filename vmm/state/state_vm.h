@@ -19,15 +19,27 @@
 
 #include "guestmem/digest_table.h"
 #include "vmm/devices/uart8250.h"
+#include "vmm/devices/virtio_blk_state.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/vm_devices_state.h"
 
-/* Format version of the state FDT this code writes. */
+/*
+ * Format versions of the state FDT (docs/state-format.md, Versioning).
+ * A state without virtio devices is written as 1.1, which every kvmlu
+ * since chunk digests reads. One with virtio devices is 2.0: a 1.x
+ * reader would ignore the device nodes and give the guest a VM without
+ * its disks, so it must refuse the state instead, and only a new major
+ * makes it. This code reads both.
+ */
 #define STATE_FORMAT_MAJOR	1
 #define STATE_FORMAT_MINOR	1	/* 1.1: memory chunk-digests */
+#define STATE_FORMAT_MAJOR_VIRTIO	2	/* 2.0: 1.1 + /devices/virtio-blk@... */
+#define STATE_FORMAT_MINOR_VIRTIO	0
+#define STATE_FORMAT_MAJOR_MAX	2	/* the newest major this code reads */
 
 #define STATE_MAX_VCPUS	256
 #define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
+#define STATE_MAX_DISKS		8	/* VM_VIRTIO_MAX_DEVICES */
 #define STATE_NAME_MAX	64
 #define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
 #define STATE_VERSION_MAX	32
@@ -70,6 +82,8 @@ struct state_vm {
 	struct vm_devices_state devices;
 	bool has_uart;
 	struct uart8250_state uart;
+	uint32_t nr_disks;		/* virtio-blk devices (2.0), in slot order */
+	struct virtio_blk_state disks[STATE_MAX_DISKS];
 };
 
 /* Zero s and allocate nr_vcpus zeroed vCPU states. */
@@ -81,5 +95,8 @@ void state_vm_free(struct state_vm *s);
 int state_uuid_generate(char out[STATE_UUID_LEN + 1]);
 
 const char *state_backend_name(enum state_backend b);
+
+/* The format a writer gives s: 2.0 with virtio devices, else 1.1. */
+void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor);
 
 #endif /* KVMLU_STATE_VM_H */

@@ -15,6 +15,7 @@
 #include "vmm/state/vm_capture.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 static pthread_mutex_t uuid_lock = PTHREAD_MUTEX_INITIALIZER;
 static char vm_uuid[STATE_UUID_LEN + 1];
@@ -73,6 +74,10 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 		goto err_free;
 	uart8250_get_state(&vm->uart, &s->uart);
 	s->has_uart = true;
+	ret = vm_virtio_capture(vm, s->disks, STATE_MAX_DISKS, &s->nr_disks, err, errlen);
+	if (ret)
+		goto err_free;
+	state_format_of(s, &s->format_major, &s->format_minor);
 	/* Last, and only on request: it reads all of guest RAM. */
 	if (with_checksum) {
 		struct guestmem_checksum c;
@@ -126,6 +131,10 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 			return kvmlu_err(err, errlen, ret, "restore %s: UART state: %s", vm->name,
 					 strerror(-ret));
 	}
+	/* After the irqchip: a pending virtio interrupt is raised again into it. */
+	ret = vm_virtio_restore(vm, s->disks, s->nr_disks, err, errlen);
+	if (ret)
+		return ret;
 	state_vm_uuid_set(s->uuid);
 	return 0;
 }

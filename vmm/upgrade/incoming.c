@@ -7,7 +7,8 @@
  * RAM size while the old process still runs the guest, adopting the
  * memfd RAM files as they are (guest_memfd: the old VM's memory linked
  * into this VM with KVM_LINK_GUEST_MEMFD where the kernel has the kvmlu
- * patch, else fresh files of this VM); say "ready". Then receive the
+ * patch, else fresh files of this VM) and its disks on the old process's
+ * open files (never reopened by path); say "ready". Then receive the
  * state (the guest is paused now), read and validate it (before KVM sees
  * any of it) and check it describes the VM we built; guest_memfd without
  * the link: fill the new files from the old ones;
@@ -48,6 +49,7 @@
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 #include "vmm/vmm_process.h"
 
 struct handoff {
@@ -64,6 +66,11 @@ struct handoff {
 	char stop_at[16];
 	unsigned int verify_timeout_ms;
 	bool linked;		/* guest_memfd: the old memory itself, nothing to copy */
+	/* virtio-blk disks, slot order: the old process's open files, not paths to reopen. */
+	unsigned int nr_disks;
+	int disk_fd[VM_VIRTIO_MAX_DEVICES];
+	struct virtio_blk_spec disk[VM_VIRTIO_MAX_DEVICES];
+	struct virtio_blk_identity disk_ident[VM_VIRTIO_MAX_DEVICES];
 };
 
 static void maybe_stop_at(const struct handoff *h, const char *point)
@@ -88,6 +95,60 @@ static int fd_at(const struct handoff *h, json_object *o, const char *key, bool 
 	if (!json_object_is_type(v, json_type_int) || i < 0 || i >= (int64_t)h->nfds)
 		return -EPROTO;
 	return h->fds[i];
+}
+
+static bool get_u64_field(json_object *o, const char *key, uint64_t *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0)
+		return false;
+	*out = (uint64_t)json_object_get_int64(v);
+	return true;
+}
+
+/* "disks": what each was opened as, its identity, and its fd. Absent: none. */
+static int parse_disks(json_object *o, struct handoff *h, char *err, size_t errlen)
+{
+	json_object *arr, *d, *v;
+	size_t n;
+
+	if (!json_object_object_get_ex(o, "disks", &arr))
+		return 0;
+	if (!json_object_is_type(arr, json_type_array) ||
+	    (n = json_object_array_length(arr)) > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad disks");
+	for (size_t i = 0; i < n; i++) {
+		struct virtio_blk_identity *id = &h->disk_ident[i];
+		struct virtio_blk_spec *sp = &h->disk[i];
+		const char *str;
+
+		d = json_object_array_get_idx(arr, i);
+		h->disk_fd[i] = fd_at(h, d, "fd", true);
+		if (!json_object_is_type(d, json_type_object) || h->disk_fd[i] < 0)
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad fd", i);
+		if (!json_object_object_get_ex(d, "path", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    (str = json_object_get_string(v))[0] != '/' || strlen(str) >= sizeof(id->path))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad path", i);
+		snprintf(id->path, sizeof(id->path), "%s", str);
+		sp->path = id->path;
+		if (!json_object_object_get_ex(d, "readonly", &v) ||
+		    !json_object_is_type(v, json_type_boolean))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad readonly", i);
+		sp->readonly = json_object_get_boolean(v);
+		if (!json_object_object_get_ex(d, "id", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    strlen(json_object_get_string(v)) > VIRTIO_BLK_ID_MAX)
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad id", i);
+		snprintf(sp->id, sizeof(sp->id), "%s", json_object_get_string(v));
+		if (!get_u64_field(d, "dev", &id->dev) || !get_u64_field(d, "ino", &id->ino) ||
+		    !get_u64_field(d, "size", &id->size))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad identity", i);
+	}
+	h->nr_disks = (unsigned int)n;
+	return 0;
 }
 
 static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t errlen)
@@ -145,7 +206,7 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 	h->verify_timeout_ms = 10000;
 	if (json_object_object_get_ex(o, "verify_timeout_ms", &v) && json_object_get_int(v) > 0)
 		h->verify_timeout_ms = (unsigned int)json_object_get_int(v);
-	return 0;
+	return parse_disks(o, h, err, errlen);
 }
 
 /* The state must describe the VM built from "prepare": token i is region i. */
@@ -290,6 +351,11 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	cfg.nr_vcpus = h->nr_vcpus;
 	cfg.backend = h->backend;
 	cfg.serial_fd = h->serial_fd;
+	/* The VM takes dups of the disk fds; ours are closed on the way out. */
+	cfg.disks = h->disk;
+	cfg.nr_disks = h->nr_disks;
+	cfg.adopt_disk_fds = h->disk_fd;
+	cfg.adopt_disk_idents = h->disk_ident;
 	/*
 	 * memfd: the very same files, nothing copied. vm_create() owns them
 	 * on success; forget them in h->fds so they are not closed twice.

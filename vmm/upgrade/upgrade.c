@@ -56,6 +56,7 @@
 #include "vmm/state/vm_capture.h"
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_wire.h"
+#include "vmm/devices/virtio_blk.h"
 #include "vmm/vm.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
@@ -178,6 +179,25 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
+	if (vm->nr_disks) {
+		json_object *disks = json_object_new_array();
+
+		for (unsigned int i = 0; i < vm->nr_disks; i++) {
+			const struct virtio_blk *b = &vm->disks[i];
+			json_object *d = json_object_new_object();
+
+			json_object_object_add(d, "fd", json_object_new_int64((int)n));
+			fds[n++] = b->fd;
+			json_object_object_add(d, "path", json_object_new_string(b->ident.path));
+			json_object_object_add(d, "readonly", json_object_new_boolean(b->readonly));
+			json_object_object_add(d, "id", json_object_new_string(b->id));
+			json_object_object_add(d, "dev", json_line_new_u64(b->ident.dev));
+			json_object_object_add(d, "ino", json_line_new_u64(b->ident.ino));
+			json_object_object_add(d, "size", json_line_new_u64(b->ident.size));
+			json_object_array_add(disks, d);
+		}
+		json_object_object_add(o, "disks", disks);
+	}
 	json_object_object_add(o, "verify_timeout_ms",
 			       json_object_new_int64((int)ctx->verify_timeout_ms));
 	if (a->stop_at)

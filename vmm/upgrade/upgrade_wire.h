@@ -6,9 +6,14 @@
  *
  *   old -> new  {"msg":"prepare","name":"vm1","ram_size":N,"nr_vcpus":K,
  *                "backend":"memfd","serial_fd":0,"listen_fd":1,
- *                "control_path":"...","region_fds":[2,...],"stop_at":"..."}
+ *                "control_path":"...","region_fds":[2,...],"stop_at":"...",
+ *                "disks":[{"fd":3,"path":"/abs","readonly":false,"id":"root",
+ *                          "dev":N,"ino":N,"size":N},...]}
  *               + fds: the UART output, the listening control socket
- *               (optional), one per RAM region in memory-map order
+ *               (optional), one per RAM region in memory-map order, one
+ *               per virtio-blk disk in slot order (the open disk itself:
+ *               the new process never reopens a path, and checks the fd
+ *               is the file dev/ino/size name)
  *   new -> old  {"msg":"ready"}: VM built, waiting for its state
  *   old -> new  {"msg":"state","state_fd":0} + the sealed state memfd
  *               (the VM is paused from now on)
@@ -26,8 +31,8 @@
 
 #include <json-c/json.h>
 
-#define UPGRADE_WIRE_MAX_FDS	(3 + 8)	/* state, serial, listen + regions */
-#define UPGRADE_WIRE_MAX_JSON	4096
+#define UPGRADE_WIRE_MAX_FDS	(3 + 8 + 8)	/* state, serial, listen + regions + disks */
+#define UPGRADE_WIRE_MAX_JSON	(48u << 10)	/* 8 disk paths of up to PATH_MAX */
 
 /* Send obj (consumed) with nfds fds as one message. */
 int upgrade_wire_send(int sock, json_object *obj, const int *fds, unsigned int nfds,

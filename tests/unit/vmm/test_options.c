@@ -237,9 +237,72 @@ static void test_options_restore_needs_session(void **state)
 	expect_refused(run_only, "--cpus");
 }
 
+static void test_options_takes_several_disks_with_their_options(void **state)
+{
+	const char *const a[] = { RUN_OK, "--disk", "/img/root.raw", "--disk",
+				  "data.img,readonly,id=data-1", "--disk", "/dev/vdb,id=x", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.nr_disks, 3);
+	assert_string_equal(o.disks[0].path, "/img/root.raw");
+	assert_false(o.disks[0].readonly);
+	assert_string_equal(o.disks[0].id, "");
+	assert_string_equal(o.disks[1].path, "data.img");
+	assert_true(o.disks[1].readonly);
+	assert_string_equal(o.disks[1].id, "data-1");
+	assert_string_equal(o.disks[2].path, "/dev/vdb");
+	assert_string_equal(o.disks[2].id, "x");
+}
+
+static void test_options_refuses_bad_disk_options(void **state)
+{
+	static const struct { const char *arg, *msg; } bad[] = {
+		{ "a.img,rw", "--disk a.img: unknown or repeated option 'rw' (readonly, id=NAME)" },
+		{ "a.img,readonly,readonly", "--disk a.img: unknown or repeated option 'readonly'" },
+		{ ",readonly", "--disk ',readonly': empty path" },
+		{ "a.img,id=", "--disk a.img: unknown or repeated option 'id='" },
+		{ "a.img,id=abcdefghijklmnopqrstu", "id 'abcdefghijklmnopqrstu' is longer than 20 bytes" },
+		{ "a.img,id=a/b", "--disk a.img: id 'a/b': use [A-Za-z0-9._-]" },
+		{ "a.img,", "--disk a.img: unknown or repeated option ''" },
+	};
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const a[] = { RUN_OK, "--disk", bad[i].arg, NULL };
+
+		assert_int_equal(parse(&o, err, a), -EINVAL);
+		if (!strstr(err, bad[i].msg))
+			fail_msg("--disk %s: got \"%s\", want \"%s\"", bad[i].arg, err, bad[i].msg);
+	}
+}
+
+static void test_options_refuses_a_duplicate_disk_id_and_a_ninth_disk(void **state)
+{
+	const char *const dup[] = { RUN_OK, "--disk", "a,id=d", "--disk", "b,id=d", NULL };
+	const char *const many[] = { RUN_OK, "--disk", "1", "--disk", "2", "--disk", "3",
+				     "--disk", "4", "--disk", "5", "--disk", "6", "--disk", "7",
+				     "--disk", "8", "--disk", "9", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, dup), -EINVAL);
+	assert_string_equal(err, "--disk b: id 'd' is used twice");
+	assert_int_equal(parse(&o, err, many), -EINVAL);
+	assert_string_equal(err, "--disk: at most 8 disks");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_options_takes_several_disks_with_their_options),
+		cmocka_unit_test(test_options_refuses_bad_disk_options),
+		cmocka_unit_test(test_options_refuses_a_duplicate_disk_id_and_a_ninth_disk),
 		cmocka_unit_test(test_options_parses_a_full_run_line),
 		cmocka_unit_test(test_options_defaults_to_memfd_and_stdout),
 		cmocka_unit_test(test_options_accepts_equals_form),

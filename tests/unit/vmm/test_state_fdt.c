@@ -54,6 +54,36 @@ static void make_chunk_digests(struct state_vm *s)
 					     &s->checksum_hi, &s->checksum_lo), 0);
 }
 
+/* A virtio-blk disk in slot 0 as a Linux driver leaves it running. */
+static void make_disk(struct virtio_blk_state *d)
+{
+	struct virtio_mmio_state *t = &d->t;
+	uint64_t cap = 2048;
+
+	memset(d, 0, sizeof(*d));
+	d->slot = 0;
+	d->base = 0xd0000000;
+	d->gsi = 16;
+	strcpy(d->ident.path, "/var/lib/kvmlu/vm1-root.raw");
+	d->ident.dev = 0x803;
+	d->ident.ino = 131075;
+	d->ident.size = cap * 512;
+	strcpy(d->id, "root");
+	t->device_id = 2;
+	t->device_features = (1ULL << 32) | (1u << 9) | (1u << 2);
+	t->driver_features = (1ULL << 32) | (1u << 9);
+	t->status = 1 | 2 | 4 | 8;
+	t->interrupt_status = 1;
+	t->queue_sel = 0;
+	t->nr_queues = 1;
+	t->q[0] = (struct virtio_mmio_queue_state){
+		.present = true, .size = 256, .ready = true, .desc = 0x7f000000,
+		.avail = 0x7f001000, .used = 0x7f002000, .last_avail = 0xfff0, .used_idx = 0xfff0,
+	};
+	t->config_len = 16;
+	memcpy(t->config, &cap, 8);
+}
+
 /* A plausible state: values KVM would give, nothing needs /dev/kvm. */
 static void make_state(struct state_vm *s)
 {
@@ -107,6 +137,8 @@ static void make_state(struct state_vm *s)
 	s->has_uart = true;
 	s->uart.lcr = 0x03;
 	s->uart.dll = 1;
+	make_disk(&s->disks[0]);
+	s->nr_disks = 1;
 }
 
 /* The good state's FDT, opened with room to spare for edits. */
@@ -215,12 +247,36 @@ static void test_state_fdt_roundtrip_keeps_every_field(void **state)
 	assert_int_equal(b.nr_chunk_digests, 2048);
 	assert_memory_equal(a.chunk_digests, b.chunk_digests,
 			    sizeof(a.chunk_digests[0]) * a.nr_chunk_digests);
-	assert_int_equal(b.format_minor, STATE_FORMAT_MINOR);
+	/* With a virtio disk: 2.0, which a 1.x reader refuses instead of dropping the disk. */
+	assert_int_equal(b.format_major, 2);
+	assert_int_equal(b.format_minor, 0);
 	assert_memory_equal(&a.devices, &b.devices, sizeof(a.devices));
 	assert_memory_equal(&a.uart, &b.uart, sizeof(a.uart));
 	/* cpu_state has padding only after fixed-size members: compare all of it. */
 	for (int i = 0; i < 2; i++)
 		assert_memory_equal(&a.cpus[i], &b.cpus[i], sizeof(a.cpus[i]));
+	assert_int_equal(b.nr_disks, 1);
+	{
+		const struct virtio_blk_state *x = &a.disks[0], *y = &b.disks[0];
+
+		assert_int_equal(y->slot, x->slot);
+		assert_int_equal(y->base, x->base);
+		assert_int_equal(y->gsi, x->gsi);
+		assert_string_equal(y->ident.path, x->ident.path);
+		assert_int_equal(y->ident.dev, x->ident.dev);
+		assert_int_equal(y->ident.ino, x->ident.ino);
+		assert_int_equal(y->ident.size, x->ident.size);
+		assert_string_equal(y->id, x->id);
+		assert_int_equal(y->readonly, x->readonly);
+		assert_int_equal(y->t.device_features, x->t.device_features);
+		assert_int_equal(y->t.driver_features, x->t.driver_features);
+		assert_int_equal(y->t.status, x->t.status);
+		assert_int_equal(y->t.interrupt_status, x->t.interrupt_status);
+		assert_int_equal(y->t.nr_queues, 1);
+		assert_int_equal(y->t.config_len, 16);
+		assert_memory_equal(y->t.config, x->t.config, 16);
+		assert_memory_equal(&y->t.q[0], &x->t.q[0], sizeof(x->t.q[0]));
+	}
 	free(blob);
 	state_vm_free(&a);
 	state_vm_free(&b);
@@ -231,7 +287,7 @@ static void test_state_fdt_reads_newer_minor_with_unknown_props(void **state)
 	size_t n;
 	void *fdt = good_fdt(&n);
 	struct state_vm s;
-	fdt32_t fmt[2] = { cpu_to_fdt32(1), cpu_to_fdt32(7) };
+	fdt32_t fmt[2] = { cpu_to_fdt32(2), cpu_to_fdt32(7) };
 
 	(void)state;
 	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
@@ -427,12 +483,12 @@ static void test_state_fdt_rejects_future_major_version(void **state)
 {
 	size_t n;
 	void *fdt = good_fdt(&n);
-	fdt32_t fmt[2] = { cpu_to_fdt32(2), cpu_to_fdt32(0) };
+	fdt32_t fmt[2] = { cpu_to_fdt32(3), cpu_to_fdt32(0) };
 
 	(void)state;
 	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
-	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v2"), 0);
-	BAD(fdt, "format 2.0 not understood: this kvmlu reads 1.x");
+	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v3"), 0);
+	BAD(fdt, "format 3.0 not understood: this kvmlu reads 1.x and 2.x");
 }
 
 static void test_state_fdt_rejects_unknown_node_compatible(void **state)
@@ -576,6 +632,157 @@ static void test_state_fdt_rejects_lapic_without_irqchip(void **state)
 	BAD(fdt, "vCPU 0 has a LAPIC but the VM lacks an irqchip");
 }
 
+#define VBLK "/devices/virtio-blk@d0000000"
+
+static void test_state_fdt_rejects_virtio_queue_index_out_of_range(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK "/queue@0", "reg", 5);
+	BAD(fdt, "queue index 5 out of range (at most 2 queues)");
+}
+
+static void test_state_fdt_rejects_a_queue_the_device_lacks(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	int q;
+
+	(void)state;
+	q = fdt_add_subnode(fdt, node(fdt, VBLK), "queue@1");
+	assert_true(q >= 0);
+	assert_int_equal(fdt_setprop_string(fdt, q, "compatible", "kvmlu,virtqueue-split-v1"), 0);
+	assert_int_equal(fdt_setprop_u32(fdt, q, "reg", 1), 0);
+	assert_int_equal(fdt_setprop_u32(fdt, q, "size", 0), 0);
+	assert_int_equal(fdt_setprop_u32(fdt, q, "ready", 0), 0);
+	assert_int_equal(fdt_setprop_u64(fdt, q, "desc", 0), 0);
+	assert_int_equal(fdt_setprop_u64(fdt, q, "driver", 0), 0);
+	assert_int_equal(fdt_setprop_u64(fdt, q, "device", 0), 0);
+	assert_int_equal(fdt_setprop_u32(fdt, q, "last-avail", 0), 0);
+	assert_int_equal(fdt_setprop_u32(fdt, q, "used-idx", 0), 0);
+	BAD(fdt, "virtio-blk@d0000000: 2 queues, the device has 1");
+}
+
+static void test_state_fdt_rejects_a_device_of_unknown_type(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	int d;
+
+	(void)state;
+	d = fdt_add_subnode(fdt, node(fdt, "/devices"), "virtio-gpu@d0001000");
+	assert_true(d >= 0);
+	assert_int_equal(fdt_setprop_string(fdt, d, "compatible", "kvmlu,virtio-gpu-v1"), 0);
+	BAD(fdt, "device compatible \"kvmlu,virtio-gpu-v1\" not understood");
+}
+
+static void test_state_fdt_rejects_virtio_request_in_flight(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK "/queue@0", "used-idx", 0xffef);
+	BAD(fdt, "last-avail 65520 != used-idx 65519: a request was in flight");
+}
+
+static void test_state_fdt_rejects_virtio_index_above_16_bits(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK "/queue@0", "last-avail", 0x10000);
+	set_u32(fdt, VBLK "/queue@0", "used-idx", 0x10000);
+	BAD(fdt, "queue 0: index out of range (last-avail 65536, used-idx 65536, 16-bit)");
+}
+
+static void test_state_fdt_rejects_virtio_queue_of_bad_size(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK "/queue@0", "size", 384);
+	BAD(fdt, "queue 0: ready with size 384, not a power of two in 1..256");
+}
+
+static void test_state_fdt_rejects_virtio_features_not_offered(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_u64(fdt, node(fdt, VBLK), "driver-features",
+					 (1ULL << 32) | (1u << 28)), 0);
+	BAD(fdt, "driver features 0x110000000 not offered (device 0x100000204)");
+}
+
+static void test_state_fdt_rejects_virtio_in_another_slot(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK, "gsi", 5);
+	BAD(fdt, "disk 0 is slot 0 at 0xd0000000 GSI 5, expected slot 0 at 0xd0000000 GSI 16");
+}
+
+static void test_state_fdt_rejects_relative_disk_path(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, node(fdt, VBLK), "disk-path", "root.raw"), 0);
+	BAD(fdt, "disk path \"root.raw\" is not absolute");
+}
+
+static void test_state_fdt_rejects_virtio_driver_ok_without_features_ok(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VBLK, "status", 1 | 2 | 4);
+	BAD(fdt, "status DRIVER_OK without FEATURES_OK");
+}
+
+static void test_state_fdt_rejects_virtio_devices_in_a_1x_state(void **state)
+{
+	size_t n;
+	void *fdt = good_fdt(&n);
+	fdt32_t fmt[2] = { cpu_to_fdt32(1), cpu_to_fdt32(1) };
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, 0, "kvmlu,format", fmt, sizeof(fmt)), 0);
+	assert_int_equal(fdt_setprop_string(fdt, 0, "compatible", "kvmlu,vm-state-v1"), 0);
+	BAD(fdt, "format 1.1 has virtio devices, which need format 2.x");
+}
+
+static void test_state_fdt_writes_1_1_without_virtio_devices(void **state)
+{
+	struct state_vm a, b;
+	void *blob;
+	size_t n;
+
+	(void)state;
+	make_state(&a);
+	a.nr_disks = 0;
+	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
+	assert_int_equal(fdt_node_check_compatible(blob, 0, "kvmlu,vm-state-v1"), 0);
+	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	assert_int_equal(b.format_major, 1);
+	assert_int_equal(b.format_minor, 1);
+	assert_int_equal(b.nr_disks, 0);
+	free(blob);
+	state_vm_free(&a);
+	state_vm_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -610,6 +817,18 @@ int main(void)
 		cmocka_unit_test(test_state_fdt_rejects_name_with_slash),
 		cmocka_unit_test(test_state_fdt_rejects_duplicate_msr),
 		cmocka_unit_test(test_state_fdt_rejects_lapic_without_irqchip),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_queue_index_out_of_range),
+		cmocka_unit_test(test_state_fdt_rejects_a_queue_the_device_lacks),
+		cmocka_unit_test(test_state_fdt_rejects_a_device_of_unknown_type),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_request_in_flight),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_index_above_16_bits),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_queue_of_bad_size),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_features_not_offered),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_in_another_slot),
+		cmocka_unit_test(test_state_fdt_rejects_relative_disk_path),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_driver_ok_without_features_ok),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_devices_in_a_1x_state),
+		cmocka_unit_test(test_state_fdt_writes_1_1_without_virtio_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

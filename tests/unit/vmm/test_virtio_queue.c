@@ -1,0 +1,297 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of vmm/virtio/virtq.c, the split virtqueue, with hostile
+ * drivers: every bad ring or chain must be refused (-EIO or -EINVAL with
+ * a reason) without reading or writing outside guest RAM (ASan watches
+ * the two malloc'ed regions), and good chains come back exactly as built.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <string.h>
+
+#include "tests/unit/vmm/virtio_test_support.h"
+#include "vmm/virtio/virtq.h"
+
+struct fixture {
+	struct guestmem gm;
+	struct virtq q;
+	struct virtq_chain c;
+	char err[256];
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	tg_mem_init(&f->gm);
+	f->q.size = 8;
+	f->q.desc_gpa = TG_DESC;
+	f->q.avail_gpa = TG_AVAIL;
+	f->q.used_gpa = TG_USED;
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	tg_mem_free(&f->gm);
+	free(f);
+	return 0;
+}
+
+static void enable(struct fixture *f)
+{
+	assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), 0);
+}
+
+static void test_virtq_pops_a_chain_with_readable_then_writable_buffers(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 3, TG_DATA, 16, VIRTQ_DESC_F_NEXT, 5);
+	tg_desc(&f->gm, 5, TG_DATA + 0x100, 512, VIRTQ_DESC_F_NEXT | VIRTQ_DESC_F_WRITE, 1);
+	tg_desc(&f->gm, 1, TG_HIGH_GPA + 0x10, 1, VIRTQ_DESC_F_WRITE, 0);
+	tg_avail(&f->gm, 8, 0, 3);
+	assert_int_equal(virtq_pending(&f->q), 1);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 1);
+	assert_int_equal(f->c.head, 3);
+	assert_int_equal(f->c.nr, 3);
+	assert_int_equal(f->c.nr_readable, 1);
+	assert_int_equal(f->c.readable_len, 16);
+	assert_int_equal(f->c.writable_len, 513);
+	assert_ptr_equal(f->c.bufs[0].hva, tg_ptr(&f->gm, TG_DATA));
+	assert_ptr_equal(f->c.bufs[2].hva, tg_ptr(&f->gm, TG_HIGH_GPA + 0x10));
+	assert_true(f->c.bufs[1].writable);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 0);
+
+	virtq_push(&f->q, 3, 513);
+	{
+		uint32_t id, len;
+
+		assert_int_equal(tg_used_idx(&f->gm), 1);
+		tg_used_elem(&f->gm, 8, 0, &id, &len);
+		assert_int_equal(id, 3);
+		assert_int_equal(len, 513);
+	}
+}
+
+static void test_virtq_refuses_a_descriptor_loop(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 16, VIRTQ_DESC_F_NEXT, 1);
+	tg_desc(&f->gm, 1, TG_DATA, 16, VIRTQ_DESC_F_NEXT, 0);
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "longer than the queue size 8"));
+}
+
+static void test_virtq_refuses_a_self_loop(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 2, TG_DATA, 16, VIRTQ_DESC_F_NEXT, 2);
+	tg_avail(&f->gm, 8, 0, 2);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_int_equal(f->q.last_avail, 0);	/* nothing consumed */
+}
+
+static void test_virtq_accepts_a_chain_of_exactly_the_queue_size(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	for (uint16_t i = 0; i < 8; i++)
+		tg_desc(&f->gm, i, TG_DATA + 16 * i, 16, i < 7 ? VIRTQ_DESC_F_NEXT : 0,
+			(uint16_t)(i + 1));
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 1);
+	assert_int_equal(f->c.nr, 8);
+	assert_int_equal(f->c.readable_len, 128);
+}
+
+static void test_virtq_refuses_a_next_index_beyond_the_queue(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 16, VIRTQ_DESC_F_NEXT, 8);
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "next 8 >= queue size 8"));
+}
+
+static void test_virtq_refuses_a_head_beyond_the_queue(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_avail(&f->gm, 8, 0, 0xffff);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "head 65535"));
+}
+
+static void test_virtq_refuses_buffers_outside_guest_ram(void **state)
+{
+	struct fixture *f = *state;
+	static const struct { uint64_t addr; uint32_t len; } bad[] = {
+		{ TG_LOW_SIZE, 1 },			/* just past region 0 */
+		{ TG_LOW_SIZE - 8, 16 },		/* straddles its end */
+		{ TG_HIGH_GPA - 4, 8 },			/* straddles into region 1 */
+		{ TG_HIGH_GPA + TG_HIGH_SIZE - 1, 2 },	/* past region 1 */
+		{ UINT64_MAX - 3, 8 },			/* wraps */
+		{ 0x80000000ULL, 4096 },		/* in the hole */
+		{ TG_DATA, UINT32_MAX },		/* too long */
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		virtq_reset(&f->q);
+		f->q.size = 8;
+		f->q.desc_gpa = TG_DESC;
+		f->q.avail_gpa = TG_AVAIL;
+		f->q.used_gpa = TG_USED;
+		enable(f);
+		tg_desc(&f->gm, 0, bad[i].addr, bad[i].len, 0, 0);
+		tg_avail(&f->gm, 8, 0, 0);
+		assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+		assert_non_null(strstr(f->err, "not in guest RAM"));
+	}
+}
+
+static void test_virtq_refuses_an_avail_idx_too_far_ahead(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 16, 0, 0);
+	tg_set_avail_idx(&f->gm, 9);
+	assert_int_equal(virtq_pending(&f->q), -EIO);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "avail idx 9 is 9 ahead of 0"));
+	/* Backwards is "far ahead" too, mod 2^16. */
+	tg_set_avail_idx(&f->gm, 0xffff);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+}
+
+static void test_virtq_follows_idx_across_the_16_bit_wrap(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t id, len;
+
+	f->q.last_avail = 0xfffe;
+	f->q.used_idx = 0xfffe;
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 16, 0, 0);
+	tg_desc(&f->gm, 1, TG_DATA, 16, 0, 0);
+	tg_desc(&f->gm, 2, TG_DATA, 16, 0, 0);
+	tg_avail(&f->gm, 8, 0xfffe, 0);
+	tg_avail(&f->gm, 8, 0xffff, 1);
+	tg_avail(&f->gm, 8, 0x0000, 2);	/* avail idx is now 1: three ahead of 0xfffe */
+	assert_int_equal(virtq_pending(&f->q), 3);
+	for (uint16_t i = 0; i < 3; i++) {
+		assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 1);
+		assert_int_equal(f->c.head, i);
+		virtq_push(&f->q, f->c.head, 7);
+	}
+	assert_int_equal(f->q.last_avail, 1);
+	assert_int_equal(tg_used_idx(&f->gm), 1);
+	tg_used_elem(&f->gm, 8, 0, &id, &len);
+	assert_int_equal(id, 2);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 0);
+}
+
+static void test_virtq_refuses_indirect_descriptors(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 32, VIRTQ_DESC_F_INDIRECT, 0);
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "indirect"));
+}
+
+static void test_virtq_refuses_readable_after_writable(void **state)
+{
+	struct fixture *f = *state;
+
+	enable(f);
+	tg_desc(&f->gm, 0, TG_DATA, 1, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1);
+	tg_desc(&f->gm, 1, TG_DATA, 16, 0, 0);
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), -EIO);
+	assert_non_null(strstr(f->err, "readable after device-writable"));
+}
+
+static void test_virtq_enable_refuses_bad_sizes_and_rings(void **state)
+{
+	struct fixture *f = *state;
+	static const uint16_t sizes[] = { 0, 3, 6, 512, 0xffff };
+
+	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		f->q.size = sizes[i];
+		assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), -EINVAL);
+		assert_false(f->q.ready);
+		assert_non_null(strstr(f->err, "power of two"));
+	}
+	f->q.size = 8;
+	f->q.desc_gpa = TG_DESC + 8;	/* misaligned */
+	assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), -EINVAL);
+	f->q.desc_gpa = TG_LOW_SIZE - 64;	/* 8 x 16 bytes do not fit */
+	assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "descriptor table"));
+	f->q.desc_gpa = TG_DESC;
+	f->q.used_gpa = TG_HIGH_GPA + TG_HIGH_SIZE - 8;
+	assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "used ring"));
+	f->q.used_gpa = TG_USED + 2;
+	assert_int_equal(virtq_enable(&f->q, &f->gm, f->err, sizeof(f->err)), -EINVAL);
+	assert_false(f->q.ready);
+	f->q.used_gpa = TG_USED;
+	enable(f);
+	assert_true(f->q.ready);
+}
+
+static void test_virtq_does_nothing_while_not_ready(void **state)
+{
+	struct fixture *f = *state;
+
+	tg_desc(&f->gm, 0, TG_DATA, 16, 0, 0);
+	tg_avail(&f->gm, 8, 0, 0);
+	assert_int_equal(virtq_pop(&f->q, &f->c, f->err, sizeof(f->err)), 0);
+	virtq_push(&f->q, 0, 1);
+	assert_int_equal(tg_used_idx(&f->gm), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+		T(test_virtq_pops_a_chain_with_readable_then_writable_buffers),
+		T(test_virtq_refuses_a_descriptor_loop),
+		T(test_virtq_refuses_a_self_loop),
+		T(test_virtq_accepts_a_chain_of_exactly_the_queue_size),
+		T(test_virtq_refuses_a_next_index_beyond_the_queue),
+		T(test_virtq_refuses_a_head_beyond_the_queue),
+		T(test_virtq_refuses_buffers_outside_guest_ram),
+		T(test_virtq_refuses_an_avail_idx_too_far_ahead),
+		T(test_virtq_follows_idx_across_the_16_bit_wrap),
+		T(test_virtq_refuses_indirect_descriptors),
+		T(test_virtq_refuses_readable_after_writable),
+		T(test_virtq_enable_refuses_bad_sizes_and_rings),
+		T(test_virtq_does_nothing_while_not_ready),
+#undef T
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-blk in a real VM (needs /dev/kvm; skipped without it, run by
+ * harness/unit_on_nested_kvm): vm_create() with --disk opens the disk,
+ * puts its window on the bus, and KVM takes the QueueNotify ioeventfd
+ * and the irqfd. A driver's register accesses go through the I/O bus as
+ * a vCPU's MMIO exits would; a write request is notified, completed by
+ * the I/O thread and quiesced. Then what a live upgrade does: the state
+ * is captured, a second VM adopts the disk's fd and the state, and the
+ * guest's next request goes to it. A VM built on another file with the
+ * recorded identity (a kexec restore on a replaced disk) is refused.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/virtio_blk.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vmm/devices/virtio_blk_state.h"
+#include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
+
+#define RAM	(4u << 20)
+#define DESC	0x100000ULL
+#define AVAIL	0x101000ULL
+#define USED	0x102000ULL
+#define HDR	0x110000ULL
+#define DATA	0x111000ULL
+#define STATUS	0x112000ULL
+#define BASE	0xd0000000ULL
+
+static char err[512];
+static char path[64];
+
+static int setup(void **state)
+{
+	int fd;
+
+	(void)state;
+	snprintf(path, sizeof(path), "/tmp/kvmlu-test-vmblk-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	unlink(path);
+	return 0;
+}
+
+static bool have_kvm(void)
+{
+	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+static uint32_t rd(struct vm *vm, uint64_t off)
+{
+	uint32_t v = 0;
+
+	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, false));
+	return v;
+}
+
+static void wr(struct vm *vm, uint64_t off, uint32_t v)
+{
+	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, true));
+}
+
+static void *gpa(struct vm *vm, uint64_t a)
+{
+	return guestmem_gpa_to_hva(&vm->mem, a, 1);
+}
+
+static void make_vm(struct vm *vm, const struct virtio_blk_spec *spec, const int *adopt_fd,
+		    const struct virtio_blk_identity *ident, int expect)
+{
+	struct vm_config cfg = {
+		.name = "vblk", .ram_size = RAM, .nr_vcpus = 1, .backend = GUESTMEM_MEMFD,
+		.serial_fd = STDERR_FILENO, .disks = spec, .nr_disks = 1,
+		.adopt_disk_fds = adopt_fd, .adopt_disk_idents = ident,
+	};
+	int rc = vm_create(vm, &cfg, err, sizeof(err));
+
+	if (rc != expect)
+		fail_msg("vm_create: %d (%s), expected %d", rc, err, expect);
+}
+
+/* Linux's probe, through the bus: features, queue 0 of 8, DRIVER_OK. */
+static void drive(struct vm *vm)
+{
+	wr(vm, VIRTIO_MMIO_STATUS, 0);
+	wr(vm, VIRTIO_MMIO_STATUS, 1);
+	wr(vm, VIRTIO_MMIO_STATUS, 3);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, 1);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, 1u << VIRTIO_BLK_F_FLUSH);
+	wr(vm, VIRTIO_MMIO_STATUS, 11);
+	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 11);
+	wr(vm, VIRTIO_MMIO_QUEUE_SEL, 0);
+	assert_int_equal(rd(vm, VIRTIO_MMIO_QUEUE_NUM_MAX), 256);
+	wr(vm, VIRTIO_MMIO_QUEUE_NUM, 8);
+	wr(vm, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)DESC);
+	wr(vm, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)AVAIL);
+	wr(vm, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)USED);
+	wr(vm, VIRTIO_MMIO_QUEUE_READY, 1);
+	wr(vm, VIRTIO_MMIO_STATUS, 15);
+	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 15);
+}
+
+/* A write of 512 bytes of `fill` at sector; the avail ring's next entry is n. */
+static void submit_write(struct vm *vm, uint16_t n, uint64_t sector, uint8_t fill)
+{
+	struct virtio_blk_outhdr h = { .type = VIRTIO_BLK_T_OUT, .sector = sector };
+	uint8_t *d = gpa(vm, DESC);
+	uint16_t idx = (uint16_t)(n + 1);
+	struct { uint64_t a; uint32_t l; uint16_t f, nx; } desc[3] = {
+		{ HDR, sizeof(h), 1, 1 }, { DATA, 512, 1, 2 }, { STATUS, 1, 2, 0 },
+	};
+
+	memcpy(gpa(vm, HDR), &h, sizeof(h));
+	memset(gpa(vm, DATA), fill, 512);
+	*(uint8_t *)gpa(vm, STATUS) = 0xee;
+	memcpy(d, desc, sizeof(desc));
+	memset((uint8_t *)gpa(vm, AVAIL) + 4 + 2 * (n % 8), 0, 2);
+	__atomic_store_n((uint16_t *)((uint8_t *)gpa(vm, AVAIL) + 2), idx, __ATOMIC_RELEASE);
+	/* The guest's notify; a vCPU would exit to us only if KVM did not take it. */
+	wr(vm, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+}
+
+static uint16_t used_idx(struct vm *vm)
+{
+	return __atomic_load_n((uint16_t *)((uint8_t *)gpa(vm, USED) + 2), __ATOMIC_ACQUIRE);
+}
+
+static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **state)
+{
+	struct virtio_blk_spec spec = { .path = path };
+	struct virtio_blk_state st;
+	struct vm_virtio_slot slots[8];
+	struct vm a, b;
+	uint8_t sector[512];
+	uint32_t nr;
+	int fd;
+
+	(void)state;
+	if (!have_kvm())
+		skip();
+	snprintf(spec.id, sizeof(spec.id), "root");
+	make_vm(&a, &spec, NULL, NULL, 0);
+	assert_int_equal(vm_virtio_mmio_devices(&a, slots, 8), 1);
+	assert_int_equal(slots[0].base, BASE);
+	assert_int_equal(slots[0].size, 0x1000);
+	assert_int_equal(slots[0].gsi, 16);
+	assert_int_equal(rd(&a, VIRTIO_MMIO_MAGIC_VALUE), 0x74726976);
+	assert_int_equal(rd(&a, VIRTIO_MMIO_DEVICE_ID), 2);
+	drive(&a);
+	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+	submit_write(&a, 0, 4, 0x11);
+	vm_virtio_quiesce(&a);
+	assert_int_equal(used_idx(&a), 1);
+	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
+	assert_true(rd(&a, VIRTIO_MMIO_INTERRUPT_STATUS) & 1);
+	{
+		struct vm_virtio_disk_info info;
+
+		vm_virtio_disk_info(&a, 0, &info);
+		assert_int_equal(info.requests, 1);
+		assert_int_equal(info.io_errors, 0);
+		assert_int_equal(info.status, 15);
+		assert_false(info.device_error);
+		assert_string_equal(info.id, "root");
+		assert_int_equal(info.path[0], '/');
+	}
+
+	/* Upgrade: state out, a new VM on the same open file, state in. */
+	assert_int_equal(vm_virtio_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
+	assert_int_equal(nr, 1);
+	assert_int_equal(st.t.q[0].last_avail, 1);
+	fd = a.disks[0].fd;
+	make_vm(&b, &spec, &fd, &st.ident, 0);
+	/* The new VM's RAM is its own here; give it the rings the guest had. */
+	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x20000);
+	assert_int_equal(vm_virtio_restore(&b, &st, 1, err, sizeof(err)), 0);
+	assert_int_equal(rd(&b, VIRTIO_MMIO_STATUS), 15);
+	vm_destroy(&a);
+	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	submit_write(&b, 1, 5, 0x22);
+	vm_virtio_quiesce(&b);
+	assert_int_equal(used_idx(&b), 2);
+	assert_int_equal(*(uint8_t *)gpa(&b, STATUS), VIRTIO_BLK_S_OK);
+	vm_destroy(&b);
+
+	fd = open(path, O_RDONLY);
+	assert_int_equal(pread(fd, sector, 512, 4 * 512), 512);
+	assert_int_equal(sector[0], 0x11);
+	assert_int_equal(pread(fd, sector, 512, 5 * 512), 512);
+	assert_int_equal(sector[511], 0x22);
+	close(fd);
+}
+
+static void test_vm_virtio_refuses_a_replaced_disk(void **state)
+{
+	struct virtio_blk_spec spec = { .path = path };
+	struct virtio_blk_state st;
+	struct vm a, b;
+	char other[64] = "/tmp/kvmlu-test-vmblk2-XXXXXX";
+	uint32_t nr;
+	int fd;
+
+	(void)state;
+	if (!have_kvm())
+		skip();
+	make_vm(&a, &spec, NULL, NULL, 0);
+	assert_int_equal(vm_virtio_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
+	vm_destroy(&a);
+	/* After a kexec the path is reopened; here it is another file. */
+	fd = mkstemp(other);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 1 << 20), 0);
+	close(fd);
+	assert_int_equal(rename(other, path), 0);
+	make_vm(&b, &spec, NULL, NULL, 0);
+	assert_int_equal(vm_virtio_restore(&b, &st, 1, err, sizeof(err)), -ESTALE);
+	assert_non_null(strstr(err, "is not the same file"));
+	vm_destroy(&b);
+	/* A missing disk: the VM is not built at all. */
+	unlink(path);
+	make_vm(&b, &spec, NULL, NULL, -ENOENT);
+	assert_non_null(strstr(err, "No such file or directory"));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vm_virtio_refuses_a_replaced_disk, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,61 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-blk state: capture, value checks, restore (see
+ * virtio_blk_state.h). The slot, base and gsi are filled by the VM
+ * (vmm/vm_virtio.c), which owns the layout.
+ */
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "common/err.h"
+#include "vmm/devices/virtio_blk_state.h"
+
+int virtio_blk_get_state(struct virtio_blk *b, struct virtio_blk_state *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->ident = b->ident;
+	s->readonly = b->readonly;
+	snprintf(s->id, sizeof(s->id), "%s", b->id);
+	return virtio_mmio_get_state(&b->t, &s->t);
+}
+
+int virtio_blk_state_validate(const struct virtio_blk_state *s, char *err, size_t errlen)
+{
+	size_t n = strnlen(s->ident.path, sizeof(s->ident.path));
+
+	if (n == 0 || n == sizeof(s->ident.path) || s->ident.path[0] != '/')
+		return kvmlu_err(err, errlen, -EINVAL, "disk path \"%.64s\" is not absolute",
+				 s->ident.path);
+	n = strnlen(s->id, sizeof(s->id));
+	if (n == sizeof(s->id))
+		return kvmlu_err(err, errlen, -EINVAL, "disk id longer than %d", VIRTIO_BLK_ID_MAX);
+	for (size_t i = 0; i < n; i++)
+		if (!isalnum((unsigned char)s->id[i]) && !strchr("._-", s->id[i]))
+			return kvmlu_err(err, errlen, -EINVAL, "disk id \"%s\" has character 0x%02x",
+					 s->id, (unsigned char)s->id[i]);
+	return virtio_mmio_state_validate(&s->t, VIRTIO_ID_BLOCK_DEVICE, 1, err, errlen);
+}
+
+int virtio_blk_set_state(struct virtio_blk *b, const struct virtio_blk_state *s,
+			 char *err, size_t errlen)
+{
+	int rc = virtio_blk_identity_check(&s->ident, &b->ident, err, errlen);
+
+	if (rc)
+		return rc;
+	if (s->readonly != b->readonly || strcmp(s->id, b->id))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "%s: saved as %s id '%s', opened as %s id '%s'", b->name,
+				 s->readonly ? "readonly" : "read-write", s->id,
+				 b->readonly ? "readonly" : "read-write", b->id);
+	rc = virtio_mmio_set_state(&b->t, &s->t, err, errlen);
+	if (rc) {
+		char why[256];
+
+		snprintf(why, sizeof(why), "%s", err ? err : "");
+		return kvmlu_err(err, errlen, rc, "%s: %s", b->name, why);
+	}
+	return 0;
+}

@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The split virtqueue (virtio 1.x, 2.7): the only code that reads the
+ * indices and descriptors a guest writes. Everything in the rings is
+ * hostile: each value is read once into a local copy, then checked, so a
+ * guest changing a descriptor under us cannot get a checked value swapped
+ * for an unchecked one.
+ *
+ * Lifecycle: the transport fills size and the three ring addresses while
+ * the driver sets the queue up; virtq_enable() checks them against guest
+ * RAM and caches host pointers (guest RAM never moves while the VM
+ * lives). The device's I/O thread then takes chains with virtq_pop() and
+ * gives them back with virtq_push(). Reset: virtq_reset(). Saved state:
+ * the addresses, size and the two indices (last_avail, used_idx), which
+ * is all a new process needs to continue (virtq_enable() again).
+ *
+ * Unhappy paths, each a device error (-EIO, the caller sets NEEDS_RESET
+ * and stops using the queue until the driver resets the device):
+ *   1. rings outside guest RAM, misaligned, or a size that is not a power
+ *      of two in 1..VIRTQ_MAX_SIZE (refused at enable);
+ *   2. avail idx more than size ahead of what we consumed;
+ *   3. a head or next index >= size;
+ *   4. a chain longer than size (this is also what catches loops);
+ *   5. a buffer not entirely inside one guest RAM region;
+ *   6. an indirect descriptor (VIRTIO_RING_F_INDIRECT_DESC is not offered);
+ *   7. a device-readable buffer after a device-writable one.
+ */
+#ifndef KVMLU_VMM_VIRTIO_VIRTQ_H
+#define KVMLU_VMM_VIRTIO_VIRTQ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "guestmem/guestmem.h"
+
+/* Largest queue we offer (QueueNumMax); also the longest chain we walk. */
+#define VIRTQ_MAX_SIZE 256
+
+#define VIRTQ_DESC_F_NEXT	1
+#define VIRTQ_DESC_F_WRITE	2
+#define VIRTQ_DESC_F_INDIRECT	4
+
+/* One guest buffer of a chain, already translated and bounds-checked. */
+struct virtq_buf {
+	void *hva;
+	uint32_t len;
+	bool writable;		/* device writes it (VIRTQ_DESC_F_WRITE) */
+};
+
+struct virtq_chain {
+	uint16_t head;		/* what virtq_push() hands back */
+	unsigned int nr;	/* buffers in bufs */
+	unsigned int nr_readable;	/* the first nr_readable are device-readable */
+	uint64_t readable_len, writable_len;
+	struct virtq_buf bufs[VIRTQ_MAX_SIZE];
+};
+
+struct virtq {
+	/* Set by the driver through the transport. */
+	uint16_t size;
+	uint64_t desc_gpa, avail_gpa, used_gpa;
+	bool ready;
+	/* Device progress: the next avail entry to take, the next used entry to fill. */
+	uint16_t last_avail;
+	uint16_t used_idx;
+	/* Host views of the rings, valid while ready. */
+	const struct guestmem *mem;
+	void *desc, *avail, *used;
+};
+
+/* Forget everything: the state after a device reset. */
+void virtq_reset(struct virtq *q);
+
+/*
+ * Check size and ring addresses against mem and make the queue usable.
+ * -EINVAL (with the reason in err) if any is bad; the queue stays off.
+ * The indices are kept as they are: 0 after a reset, the saved ones
+ * after a restore.
+ */
+int virtq_enable(struct virtq *q, const struct guestmem *mem, char *err, size_t errlen);
+
+/*
+ * Take the next available chain into c. 1: got one; 0: ring empty;
+ * -EIO: the guest broke a rule (reason in err), the queue must not be
+ * used again until reset.
+ */
+int virtq_pop(struct virtq *q, struct virtq_chain *c, char *err, size_t errlen);
+
+/* Chains the driver made available that we have not taken; -EIO if more than size. */
+int virtq_pending(const struct virtq *q);
+
+/* Return a chain with len bytes written into its writable buffers. */
+void virtq_push(struct virtq *q, uint16_t head, uint32_t len);
+
+#endif /* KVMLU_VMM_VIRTIO_VIRTQ_H */
