@@ -2,7 +2,8 @@
 # The test run behind `make check`: cmocka unit tests, native /dev/kvm
 # integration tests, then the QEMU host-harness cases. Every case ends as
 # PASS, FAIL or SKIP (with its reason); the last line is the summary
-# "N passed, N failed, N skipped" that CI reads. Exit status 1 on any FAIL.
+# "N passed, N failed, N skipped, N rerun" that CI reads (a rerun: the
+# QEMU host's own triple fault, tests/harness/check.sh). Exit status 1 on any FAIL.
 #
 # KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
 # picks native/harness cases by name.
@@ -14,7 +15,7 @@ mkdir -p "$logs"
 suites=${KVMLU_TESTS:-unit,native,harness}
 filter=${KVMLU_TEST_FILTER:-.}
 pass=0 fail=0 skip=0
-failed=()
+failed=() reruns=()
 
 result() { # result PASS|FAIL|SKIP name [reason]
 	case $1 in
@@ -97,6 +98,7 @@ if want harness; then
 			"PASS: "*) result PASS "${line#PASS: }" ;;
 			"FAIL: "*) result FAIL "${line#FAIL: }" ;;
 			"SKIP: "*) r=${line#SKIP: }; result SKIP "${r%% (*}" "$(sed -n 's/^[^(]*(\(.*\))$/\1/p' <<<"$r")" ;;
+			"RERUN: "*) echo "$line"; reruns+=("${line#RERUN: }") ;;
 			*) echo "$line" ;;
 			esac
 		done < <(KVMLU_TEST_FILTER=$filter tests/harness/check.sh 2>&1)
@@ -110,5 +112,9 @@ if [ $fail -gt 0 ]; then
 	echo "failed:"
 	printf '  %s\n' "${failed[@]}"
 fi
-echo "$pass passed, $fail failed, $skip skipped"
+if [ ${#reruns[@]} -gt 0 ]; then
+	echo "rerun after the QEMU host's own triple fault (not a pass of the first run):"
+	printf '  %s\n' "${reruns[@]}"
+fi
+echo "$pass passed, $fail failed, $skip skipped, ${#reruns[@]} rerun"
 [ $fail -eq 0 ]
