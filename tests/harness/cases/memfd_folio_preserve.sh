@@ -11,11 +11,15 @@
 #    file at its RETRIEVE_FD and by 0 at the small one's; every byte of
 #    both equal; the huge one PMD-mapped whole again; no kernel WARNING or
 #    BUG in dmesg.
-HARNESS_MEM=4G
+# Each memfd is 1 GiB, or kvmlu.folio_mib=N MiB from the kernel command line
+# (KVMLU_HARNESS_APPEND=kvmlu.folio_mib=2048: what the bench does); 6G of
+# QEMU host RAM holds two of 2 GiB.
+HARNESS_MEM=6G
 HARNESS_TIMEOUT=900
 
-folio_mib() { # MiB in each of the two memfds (4G of QEMU host RAM holds 2 x 1 GiB)
-	echo 1024
+folio_mib() { # MiB in each of the two memfds: kvmlu.folio_mib= on the command line, or 1024
+	_m=$(sed -n 's/.*kvmlu\.folio_mib=\([0-9]*\).*/\1/p' /proc/cmdline)
+	echo "${_m:-1024}"
 }
 
 folio_run() { # folio_run STAGE
