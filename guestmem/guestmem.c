@@ -23,12 +23,25 @@
 
 #include "guestmem/backend.h"
 #include "common/err.h"
+#include "guestmem/folio.h"
 #include "guestmem/guestmem.h"
 
-static int guestmem_map_region(struct guestmem_region *g, char *err, size_t errlen)
+static int guestmem_map_region(struct guestmem *gm, struct guestmem_region *g,
+			       char *err, size_t errlen)
 {
+	bool advised;
 	void *p;
+	int ret;
 
+	/* memfd: 2 MiB-aligned, 2 MiB folios where the host allows (folio.h). */
+	if (gm->backend == GUESTMEM_MEMFD) {
+		ret = guestmem_folio_map(g->fd, g->size, g->fd_offset,
+					 guestmem_shmem_thp_allows_huge(gm->shmem_thp),
+					 &g->hva, &advised, err, errlen);
+		if (!ret && !advised)
+			gm->huge_advised = false;
+		return ret;
+	}
 	p = mmap(NULL, (size_t)g->size, PROT_READ | PROT_WRITE, MAP_SHARED,
 		 g->fd, (off_t)g->fd_offset);
 	if (p == MAP_FAILED) {
@@ -88,6 +101,9 @@ int guestmem_create(struct guestmem *gm, enum guestmem_backend backend,
 		return ret;
 	}
 	gm->backend = backend;
+	gm->shmem_thp = guestmem_shmem_thp_read(NULL);
+	gm->huge_advised = backend == GUESTMEM_MEMFD &&
+			   guestmem_shmem_thp_allows_huge(gm->shmem_thp);
 	if (backend == GUESTMEM_GUEST_MEMFD) {
 		ret = guestmem_gmem_probe(vm_fd, err, errlen);
 		if (ret)
@@ -110,7 +126,7 @@ int guestmem_create(struct guestmem *gm, enum guestmem_backend backend,
 		}
 		g->fd = fd;
 		g->fd_offset = 0;
-		ret = guestmem_map_region(g, err, errlen);
+		ret = guestmem_map_region(gm, g, err, errlen);
 		if (ret)
 			goto err_destroy;
 	}
@@ -191,6 +207,9 @@ int guestmem_adopt(struct guestmem *gm, const int *fds, char *err, size_t errlen
 	gm->total = 0;
 	for (i = 0; i < gm->nr; i++)
 		gm->total += gm->r[i].size;
+	gm->shmem_thp = guestmem_shmem_thp_read(NULL);
+	gm->huge_advised = gm->backend == GUESTMEM_MEMFD &&
+			   guestmem_shmem_thp_allows_huge(gm->shmem_thp);
 
 	for (i = 0; i < gm->nr; i++) {
 		struct guestmem_region *g = &gm->r[i];
@@ -209,7 +228,7 @@ int guestmem_adopt(struct guestmem *gm, const int *fds, char *err, size_t errlen
 			goto err_unmap;
 		g->fd = fds[i];
 		g->hva = NULL;
-		ret = guestmem_map_region(g, err, errlen);
+		ret = guestmem_map_region(gm, g, err, errlen);
 		if (ret)
 			goto err_unmap;
 	}

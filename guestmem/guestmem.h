@@ -20,6 +20,7 @@
 #ifndef KVMLU_GUESTMEM_H
 #define KVMLU_GUESTMEM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -44,6 +45,9 @@ struct guestmem {
 	uint64_t total;		/* sum of region sizes */
 	unsigned int nr;
 	struct guestmem_region r[GUESTMEM_MAX_REGIONS];
+	/* memfd folio size (folio.h): shmem_enabled when mapped, MADV_HUGEPAGE taken */
+	unsigned int shmem_thp;	/* enum guestmem_shmem_thp */
+	bool huge_advised;
 };
 
 /* Where guest RAM may live on x86: below the PCI hole, then above 4 GiB. */

@@ -36,6 +36,7 @@
 
 #include "common/clock.h"
 #include "common/err.h"
+#include "guestmem/folio.h"
 #include "kvmlu/kvm_uapi.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
@@ -269,6 +270,13 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	}
 	if (rc)
 		goto err_destroy;
+	if (vm->mem.backend == GUESTMEM_MEMFD) {
+		char folio[192];
+
+		/* Said once per process: run, upgrade and restore all come here. */
+		guestmem_folio_describe(&vm->mem, folio, sizeof(folio));
+		fprintf(stderr, "kvmlu-vmm: %s: %s\n", vm->name, folio);
+	}
 	rc = guestmem_bind(&vm->mem, vm->vm_fd, err, errlen);
 	if (rc)
 		goto err_destroy;

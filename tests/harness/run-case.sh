@@ -20,6 +20,8 @@
 #   HARNESS_SMP      QEMU -smp             (default 2)
 #   HARNESS_TIMEOUT  seconds for all stages (default 120)
 #   HARNESS_APPEND   extra kernel command line words
+#                    (KVMLU_HARNESS_APPEND in the environment adds more, for
+#                    experiments: transparent_hugepage_shmem=advise)
 #   HARNESS_PASS_LINE / HARNESS_FAIL_LINE  judge by the serial log instead
 #                    of the exit code: pass iff PASS_LINE appears and
 #                    FAIL_LINE does not (for tests that cannot power off)
@@ -42,7 +44,7 @@ name=$(setting HARNESS_NAME "harness/$case")
 mem=$(setting HARNESS_MEM 2G)
 smp=$(setting HARNESS_SMP 2)
 limit=$(setting HARNESS_TIMEOUT 120)
-append=$(setting HARNESS_APPEND "")
+append="$(setting HARNESS_APPEND "") ${KVMLU_HARNESS_APPEND:-}"
 pass_line=$(setting HARNESS_PASS_LINE "")
 fail_line=$(setting HARNESS_FAIL_LINE "")
 
