@@ -181,13 +181,14 @@ static void lv_verify_chunk(struct guestmem_lazy_verify *lv, uint64_t c, bool fo
 	/* Verified before mapped: a page found mapped is a page found equal. */
 	atomic_store(&lv->seq[c], atomic_fetch_add(&lv->seq_next, 1) + 1);
 	atomic_store(&lv->state[c], LV_VERIFIED);
+	/* Counted before the waiters wake, so that they find it counted. */
+	atomic_fetch_add(&lv->verified, 1);
 	lv_chunk_range(lv, c, &addr, &len);
 	ret = guestmem_userfault_continue(lv->uffd, addr, len);
 	if (ret) {
 		lv_fail(lv, c, ret);
 		return;
 	}
-	atomic_fetch_add(&lv->verified, 1);
 	lv_decided(lv);
 }
 

@@ -28,6 +28,7 @@ enum {
 	OPT_SERIAL,
 	OPT_CONTROL,
 	OPT_SESSION,
+	OPT_VERIFY,
 	OPT_MAX_,
 };
 
@@ -48,6 +49,7 @@ static const struct option run_opts[] = {
 
 static const struct option restore_opts[] = {
 	{ "session", required_argument, NULL, OPT_SESSION },
+	{ "verify", required_argument, NULL, OPT_VERIFY },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -60,7 +62,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
 		"           [--serial FILE] [--control SOCK]\n"
-		"       %s restore --session NAME [--serial FILE] [--control SOCK]\n"
+		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--verify lazy|sync]\n"
 		"       %s --help | --version\n"
 		"\n"
 		"  --name N            VM name: letters, digits, '.', '_', '-' (max %d)\n"
@@ -70,7 +72,11 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"  --kernel BZIMAGE    Linux kernel to boot instead of a payload\n"
 		"  --memory-backend B  memfd (default) or guest_memfd\n"
 		"  --serial FILE       COM1 output (appended); default stdout\n"
-		"  --control SOCK      JSON control socket (mode 0600)\n",
+		"  --control SOCK      JSON control socket (mode 0600)\n"
+		"  --verify lazy|sync  restore: resume first and verify RAM chunk by chunk on\n"
+		"                      first touch (lazy, the default; falls back to sync where\n"
+		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
+		"                      default from KVMLU_RESTORE_VERIFY\n",
 		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS);
 }
 
@@ -160,6 +166,11 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return options_parse_path("serial", arg, &o->serial, err, errlen);
 	case OPT_CONTROL:
 		return options_parse_path("control", arg, &o->control, err, errlen);
+	case OPT_VERIFY:
+		if (strcmp(arg, "lazy") && strcmp(arg, "sync"))
+			return kvmlu_err(err, errlen, -EINVAL, "--verify '%s': lazy or sync", arg);
+		o->verify = arg;
+		return 0;
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
 			return kvmlu_err(err, errlen, -EINVAL,

@@ -4,7 +4,7 @@
  *   kvmlu-vmm run --name N --memory SIZE --cpus K
  *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
  *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
- *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE]
+ *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE] [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
  * Parsed once in main(); every value is checked here so the rest of the
  * VMM only sees well-formed options. Nothing is opened or created.
@@ -40,6 +40,7 @@ struct vmm_options {
 	const char *serial;		/* NULL: stdout */
 	const char *control;		/* NULL: no control socket */
 	const char *session;		/* restore: LUO session name */
+	const char *verify;		/* restore: "lazy", "sync", NULL: default */
 };
 
 /*
