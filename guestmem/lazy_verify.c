@@ -480,6 +480,11 @@ void guestmem_lazy_verify_stats(struct guestmem_lazy_verify *lv,
 	pthread_mutex_unlock(&lv->lock);
 }
 
+void guestmem_lazy_verify_drain(struct guestmem_lazy_verify *lv)
+{
+	lv_worker(lv);
+}
+
 int guestmem_lazy_verify_event_fd(const struct guestmem_lazy_verify *lv)
 {
 	return lv->event_efd;

@@ -86,6 +86,12 @@ int guestmem_lazy_verify_start(struct guestmem_lazy_verify **out,
  */
 int guestmem_lazy_verify_wait(struct guestmem_lazy_verify *lv, int timeout_ms);
 
+/*
+ * Verify the chunks not taken yet on the calling thread, in order (after
+ * a mismatch with no background pass, to count the rest).
+ */
+void guestmem_lazy_verify_drain(struct guestmem_lazy_verify *lv);
+
 void guestmem_lazy_verify_stats(struct guestmem_lazy_verify *lv,
 				struct guestmem_lazy_verify_stats *st);
 

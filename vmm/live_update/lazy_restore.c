@@ -88,6 +88,12 @@ int live_update_lazy_start(struct vm *vm, const struct state_vm *s, struct live_
 		d[i] = (struct guestmem_chunk_digest){ .hi = s->chunk_digests[i].hi,
 						       .lo = s->chunk_digests[i].lo };
 	cfg.gm = &vm->mem;
+	/*
+	 * Test hook: no background pass, so that only the guest's touches
+	 * verify (harness: the guest, not a background thread, meets the
+	 * changed chunk). Never set by the agent.
+	 */
+	cfg.fault_only = getenv("KVMLU_TEST_LAZY_FAULT_ONLY") != NULL;
 	cfg.expect = d;
 	cfg.nr_expect = n;
 	ret = guestmem_lazy_verify_start(&lu->lv, &cfg, err, errlen);
@@ -163,6 +169,7 @@ void live_update_lazy_settle(struct live_update_restore *lu)
 {
 	if (!lu->lv)
 		return;
+	guestmem_lazy_verify_drain(lu->lv);
 	guestmem_lazy_verify_wait(lu->lv, 60000);
 	lazy_verdict(lu);
 	lazy_set_state(lu->memory_verified ? LAZY_VERIFIED : LAZY_MISMATCH);
@@ -184,7 +191,8 @@ static int lazy_mismatch(struct live_update_restore *lu, struct live_update_hold
 		fprintf(stderr, "kvmlu-vmm: %s: %s; stopping the VM instead\n", vm->name, msg);
 		vm_request_stop(vm, VM_STOP_VMM_ERROR, "memory checksum mismatch, pause failed: %s", msg);
 	}
-	/* The rest is still decided (background threads), for the count. */
+	/* The rest is still decided, for the count: here too, with the VM paused. */
+	guestmem_lazy_verify_drain(lu->lv);
 	guestmem_lazy_verify_wait(lu->lv, 60000);
 	lazy_verdict(lu);
 	lazy_set_state(LAZY_MISMATCH);

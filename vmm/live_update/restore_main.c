@@ -260,12 +260,19 @@ static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 {
 	const struct live_update_restore *lu = &r->lu;
 
-	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): checksum %s verified, "
+	char verified[128];
+
+	if (lu->lazy)
+		snprintf(verified, sizeof(verified), "memory being verified lazily (%llu chunks)",
+			 (unsigned long long)lu->nr_chunks);
+	else
+		snprintf(verified, sizeof(verified), "checksum %s verified", lu->checksum_now);
+	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): %s, "
 		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
 		"paused %.3f s by wall clock, control socket %s\n",
-		r->vm.name, r->session, (int)getpid(), lu->checksum_now,
+		r->vm.name, r->session, (int)getpid(), verified,
 		(double)(kvmlu_mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
-		(double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
+		lu->lazy ? 0.0 : (double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
 		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
 		lu->resumed_wall_ns > lu->paused_wall_ns ?
 		(double)(lu->resumed_wall_ns - lu->paused_wall_ns) / 1e9 : 0.0,
@@ -376,6 +383,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		live_update_restore_publish(&r.lu);
 		/* Answers a waiting resume: the guest runs. */
 		live_update_hold_done(&r.hold);
+		restore_report_resumed(&r, t0);
 		if (!restore_lazy_verdict(&r, sig_fd, &st)) {
 			if (st >= 0) {
 				status = st;
@@ -396,7 +404,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		r.ctx.listen_fd = r.server.listen_fd;
 		r.ctx.control_path = control;
 	}
-	restore_report_resumed(&r, t0);
+	if (!r.lu.lazy)
+		restore_report_resumed(&r, t0);
 	/* Whichever socket serves the VM now; the other is stopped below too. */
 	status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);
 out_vm:
