@@ -16,14 +16,17 @@
  * After the kexec (`kvmlu-vmm restore --session`, live_update_restore*.c):
  *   check what can be checked first, retrieve the session, read and
  *   validate the state (the checks every restore uses), build the VM on
- *   the retrieved files, compare the memory checksum with the one
- *   recorded at pause, restore vCPU and device state, move the guest TSC
- *   onto the new boot's TSC (tsc.c); main then starts the
- *   vCPUs and the session is finished. Once the session is taken no
+ *   the retrieved files, register the RAM for lazy verification (each
+ *   chunk checked against its digest at pause before its first access;
+ *   lazy_restore.c) or compare the whole checksum now, restore vCPU and
+ *   device state, move the guest TSC onto the new boot's TSC (tsc.c);
+ *   main then starts the vCPUs and the session is finished (lazy: once
+ *   every chunk is verified). Once the session is taken no
  *   failure ends the process: the VM is held, paused and reachable
  *   (hold.h), until the cause is fixed and `resume` retries.
- *   On a checksum mismatch the vCPUs never start and the session stays
- *   open, so its files live as long as this process.
+ *   On a checksum mismatch the vCPUs never start (lazy: they are paused
+ *   before any touches the chunk) and the session stays open, so its
+ *   files live as long as this process.
  */
 #ifndef KVMLU_VMM_LIVE_UPDATE_H
 #define KVMLU_VMM_LIVE_UPDATE_H

@@ -6,7 +6,10 @@
  * Happy path: checks before the take -> control socket -> serial file ->
  * take the session (live_update_restore_take) -> build, verify, restore
  * (live_update_restore_build) -> vCPUs run -> FINISH the session -> serve
- * the VM like `kvmlu-vmm run`.
+ * the VM like `kvmlu-vmm run`. Verified lazily (the default where the
+ * kernel has userfaultfd; --verify sync or KVMLU_RESTORE_VERIFY=sync
+ * for the old way): the vCPUs run before the verdict, the main thread
+ * waits for it (lazy_restore.c), and FINISH comes after it.
  *
  * Unhappy paths:
  *  1. Before the take (a bad session name, no /dev/liveupdate, no usable
@@ -32,6 +35,9 @@
  *  5. FINISH fails after the guest runs: reported; the guest keeps
  *     running (its files are ours already), the kernel finishes the
  *     session when this process exits.
+ *  6. Verified lazily, a chunk differs: the running VM is held
+ *     (checksum-mismatch) and paused before anything read the chunk,
+ *     the session is not FINISHed; shutdown or a signal: exit 2.
  */
 #include <errno.h>
 #include <fcntl.h>
