@@ -306,10 +306,8 @@ static bool restore_lazy_verdict(struct restore_run *r, int sig_fd, int *status)
 	if (rc == LIVE_UPDATE_LAZY_MISMATCH) {
 		r->lu.phase = "checksum-mismatch";
 		live_update_restore_publish(&r->lu);
-		switch (live_update_hold_wait(&r->hold, sig_fd)) {
-		default:
-			break;
-		}
+		/* Not resumable: only shutdown or a signal ends the hold. */
+		(void)live_update_hold_wait(&r->hold, sig_fd);
 		fprintf(stderr, "kvmlu-vmm: restore %s: VM %s given up while held: %s\n",
 			r->session, r->hold.vm_name, r->lu.reason);
 		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "memory checksum mismatch");
