@@ -7,7 +7,8 @@
  * not; every access must complete only after its chunk was marked
  * verified, and read what was written. A chunk changed before the
  * registration is reported with its index and its access never
- * completes while the verification stands. Without userfaultfd shmem
+ * completes while the verification stands. Two regions of one file,
+ * with short last chunks, map touches to the right chunks. Without userfaultfd shmem
  * minor faults here, the tests say SKIP and why.
  */
 #include <stdarg.h>
@@ -324,6 +325,76 @@ static void test_lazy_verify_changed_chunk_blocks_and_is_reported(void **state)
 	ram_free(&r);
 }
 
+/*
+ * Two regions of one file (9 MiB at gpa 0, its last chunk short, and
+ * 7 MiB at 4 GiB): a touch anywhere finds its chunk in the right region,
+ * short chunks are verified and mapped whole, the sum is the checksum's.
+ */
+static void test_lazy_verify_two_regions_and_short_chunks(void **state)
+{
+	struct guestmem_lazy_verify_config cfg = { 0 };
+	struct guestmem_digest_table t;
+	struct guestmem_lazy_verify_stats st;
+	struct guestmem_lazy_verify *lv = NULL;
+	struct guestmem file, gm;
+	uint64_t hi, lo, want_hi, want_lo;
+	int ret;
+
+	(void)state;
+	assert_int_equal(guestmem_create(&file, GUESTMEM_MEMFD, 16 * MiB, -1, "two", err,
+					 sizeof(err)), 0);
+	for (uint64_t off = 0; off < 16 * MiB; off += 8)
+		*(uint64_t *)((char *)file.r[0].hva + off) = pattern(off);
+	gm = file;
+	gm.nr = 2;
+	gm.r[0].size = 9 * MiB;
+	gm.r[1] = file.r[0];
+	gm.r[1].gpa = GUESTMEM_HIGH_RAM_START;
+	gm.r[1].size = 7 * MiB;
+	gm.r[1].fd_offset = 9 * MiB;
+	gm.r[1].hva = (char *)file.r[0].hva + 9 * MiB;
+	gm.r[1].slot = 1;
+	gm.total = 16 * MiB;
+	assert_int_equal(guestmem_digest_table_init(&t, &gm), 0);
+	assert_int_equal(t.nr_chunks, 9);	/* 5 + 4 */
+	assert_int_equal(guestmem_digest_table_refresh(&t, 1, NULL, NULL), 0);
+	assert_int_equal(guestmem_digest_table_sum(&t, &want_hi, &want_lo), 0);
+	cfg.gm = &gm;
+	cfg.expect = t.digest;
+	cfg.nr_expect = t.nr_chunks;
+	cfg.fault_only = true;
+	ret = guestmem_lazy_verify_start(&lv, &cfg, err, sizeof(err));
+	if (ret == -ENOSYS || ret == -EPERM || ret == -EOPNOTSUPP || ret == -EACCES) {
+		print_message("SKIP: userfaultfd with shmem minor faults not usable here: %s\n", err);
+		guestmem_digest_table_free(&t);
+		guestmem_destroy(&file);
+		skip();
+	}
+	assert_int_equal(ret, 0);
+	/* The last word of region 0 (its short chunk 4), then of region 1 (chunk 8). */
+	assert_int_equal(*(volatile uint64_t *)((char *)gm.r[0].hva + 9 * MiB - 8),
+			 pattern(9 * MiB - 8));
+	assert_true(guestmem_lazy_verify_chunk_seq(lv, 4) == 1);
+	assert_int_equal(*(volatile uint64_t *)((char *)gm.r[1].hva + 7 * MiB - 8),
+			 pattern(16 * MiB - 8));
+	assert_true(guestmem_lazy_verify_chunk_seq(lv, 8) == 2);
+	/* Region 1's first chunk starts at file offset 9 MiB: chunk 5. */
+	assert_int_equal(*(volatile uint64_t *)((char *)gm.r[1].hva + 4096), pattern(9 * MiB + 4096));
+	assert_true(guestmem_lazy_verify_chunk_seq(lv, 5) == 3);
+	guestmem_lazy_verify_stats(lv, &st);
+	assert_int_equal(st.verified, 3);
+	assert_false(st.done);
+	/* Everything else on this thread: then the verdict and the sum. */
+	guestmem_lazy_verify_drain(lv);
+	assert_int_equal(guestmem_lazy_verify_wait(lv, 5000), 0);
+	assert_int_equal(guestmem_lazy_verify_sum(lv, &hi, &lo), 0);
+	assert_int_equal(hi, want_hi);
+	assert_int_equal(lo, want_lo);
+	guestmem_lazy_verify_stop(lv);
+	guestmem_digest_table_free(&t);
+	guestmem_destroy(&file);
+}
+
 /* A hole would take an ordinary fault, not a minor one: refused. */
 static void test_lazy_verify_refuses_memory_with_holes(void **state)
 {
@@ -354,6 +425,7 @@ int main(void)
 		cmocka_unit_test(test_lazy_verify_touch_waits_for_its_chunk),
 		cmocka_unit_test(test_lazy_verify_background_and_touchers_agree),
 		cmocka_unit_test(test_lazy_verify_changed_chunk_blocks_and_is_reported),
+		cmocka_unit_test(test_lazy_verify_two_regions_and_short_chunks),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
