@@ -13,7 +13,8 @@
 #  - the guest's own check reads every word of RAM: it passes, and
 #    with it every chunk was verified because the guest waited on it
 #    (verify_fault_chunks = all 64); the verdict equals the checksum at
-#    pause; the session is FINISHed only then; a checksum is now served.
+#    pause; the session is FINISHed only then; a checksum is now served
+#    at once.
 # Without userfaultfd in this kernel: SKIP (the fallback is checked by
 # vm_checksum_mismatch_keeps_vm_paused and vm_survive_kexec).
 HARNESS_MEM=2G
@@ -63,7 +64,7 @@ stage2() {
 	echo "$r" | grep -q 'still being verified' || fail "vm-many: Busy without the reason: $r"
 	r=$(vm_ctl vm-many resume)
 	echo "$r" | grep -q '"ok":true' || fail "vm-many: resume while verifying: $r"
-	report PASS "harness/$HARNESS_CASE/busy-while-verifying" "pause and resume served; checksum waited, then Busy: $(echo "$r" | head -c 0)"
+	report PASS "harness/$HARNESS_CASE/busy-while-verifying" "pause and resume served; checksum waited 60 s, then Busy"
 
 	v=$($VM_CTL -t 320 "$VM_RUN_DIR/vm-many.sock" '{"cmd":"guest-verify","args":{"timeout_ms":300000}}')
 	echo "$v" | grep -q '"verified":true' || fail "vm-many: guest self-verification: $v"
@@ -81,10 +82,10 @@ stage2() {
 		i=$((i + 1))
 	done
 	harness_log "vm-many: $st"
+	# Served now, at once (the guest has written since: another sum than the pause's).
 	r=$(vm_ctl vm-many pause)
 	c=$($VM_CTL -t 120 "$VM_RUN_DIR/vm-many.sock" '{"cmd":"checksum"}')
-	echo "$c" | grep -q "\"digest\":\"$(cat "$HARNESS_CARRY/vm-many.checksum")\"" ||
-		fail "vm-many: checksum after the verdict: $c"
+	echo "$c" | grep -q '"digest":"[0-9a-f]\{32\}"' || fail "vm-many: checksum after the verdict: $c"
 	vm_ctl vm-many resume >/dev/null
 	pass "vm-many: resumed before verification, 4 vCPUs ran, every one of 64 chunks verified for a guest touch, guest verify ok, checksum equal, Busy while verifying"
 }
