@@ -366,6 +366,24 @@ int guestmem_digest_table_refresh_by(struct guestmem_digest_table *t, unsigned i
 	return 0;
 }
 
+int guestmem_digest_table_hash_chunk(const struct guestmem_digest_table *t, uint64_t idx,
+				     struct guestmem_chunk_digest *out)
+{
+	struct digest_extent e = { .valid = false };
+	XXH3_state_t *st;
+	int ret;
+
+	if (!t->gm || idx >= t->nr_chunks)
+		return -EINVAL;
+	pthread_once(&digest_zero_once, digest_init_zero_chunk);
+	st = XXH3_createState();
+	if (!st)
+		return -ENOMEM;
+	ret = digest_chunk(t, idx, st, &e, out);
+	XXH3_freeState(st);
+	return ret;
+}
+
 static void digest_put_u64(XXH3_state_t *st, uint64_t v)
 {
 	unsigned char b[8];

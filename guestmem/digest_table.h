@@ -82,6 +82,14 @@ int guestmem_digest_table_refresh_by(struct guestmem_digest_table *t, unsigned i
 				     unsigned int *threads_used);
 
 /*
+ * Hash chunk idx now into *out, leaving the table's digest and mark
+ * alone (lazy_verify.c verifies one chunk at a time this way). Safe from
+ * several threads at once.
+ */
+int guestmem_digest_table_hash_chunk(const struct guestmem_digest_table *t, uint64_t idx,
+				     struct guestmem_chunk_digest *out);
+
+/*
  * The digests of a layout (only gpa and size of gm's regions are used: a
  * state's plan works, nothing needs to be mapped). Chunks: how many a
  * table of it has; 0 if the layout is not usable. Sum: the whole-memory

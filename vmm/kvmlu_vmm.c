@@ -130,7 +130,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update/restore_main.c */
-		return live_update_restore_main(o.session, o.control, o.serial);
+		return live_update_restore_main(o.session, o.control, o.serial, o.verify);
 
 	/*
 	 * Every thread inherits this mask: termination signals arrive only

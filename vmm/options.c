@@ -30,6 +30,7 @@ enum {
 	OPT_CONTROL,
 	OPT_SESSION,
 	OPT_DISK,
+	OPT_VERIFY,
 	OPT_MAX_,
 };
 
@@ -51,6 +52,7 @@ static const struct option run_opts[] = {
 
 static const struct option restore_opts[] = {
 	{ "session", required_argument, NULL, OPT_SESSION },
+	{ "verify", required_argument, NULL, OPT_VERIFY },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -63,7 +65,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
 		"           [--serial FILE] [--control SOCK] [--disk PATH[,readonly][,id=NAME]]...\n"
-		"       %s restore --session NAME [--serial FILE] [--control SOCK]\n"
+		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--verify lazy|sync]\n"
 		"       %s --help | --version\n"
 		"\n"
 		"  --name N            VM name: letters, digits, '.', '_', '-' (max %d)\n"
@@ -76,7 +78,11 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"  --control SOCK      JSON control socket (mode 0600)\n"
 		"  --disk PATH[,readonly][,id=NAME]\n"
 		"                      a virtio-blk disk on a raw image or block device, up to %d;\n"
-		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n",
+		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n"
+		"  --verify lazy|sync  restore: resume first and verify RAM chunk by chunk on\n"
+		"                      first touch (lazy, the default; falls back to sync where\n"
+		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
+		"                      default from KVMLU_RESTORE_VERIFY\n",
 		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX);
 }
 
@@ -231,6 +237,11 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return options_parse_path("control", arg, &o->control, err, errlen);
 	case OPT_DISK:
 		return options_parse_disk(arg, o, err, errlen);
+	case OPT_VERIFY:
+		if (strcmp(arg, "lazy") && strcmp(arg, "sync"))
+			return kvmlu_err(err, errlen, -EINVAL, "--verify '%s': lazy or sync", arg);
+		o->verify = arg;
+		return 0;
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
 			return kvmlu_err(err, errlen, -EINVAL,

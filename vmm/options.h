@@ -5,7 +5,7 @@
  *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
  *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
  *                 [--disk PATH[,readonly][,id=NAME]]...
- *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE]
+ *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE] [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
  * Parsed once in main(); every value is checked here so the rest of the
  * VMM only sees well-formed options. Nothing is opened or created.
@@ -48,6 +48,7 @@ struct vmm_options {
 	unsigned int nr_disks;		/* --disk, in the order given */
 	struct virtio_blk_spec disks[VMM_MAX_DISKS];	/* path points into disk_paths */
 	char disk_paths[VMM_MAX_DISKS][PATH_MAX];
+	const char *verify;		/* restore: "lazy", "sync", NULL: default */
 };
 
 /*

@@ -73,6 +73,14 @@ void report_format_text(const struct journal *j, FILE *out)
 				or_dash(vm->checksum_after),
 				vm->checksum[0] && vm->checksum_after[0] ?
 				(strcmp(vm->checksum, vm->checksum_after) ? "  MISMATCH" : "  equal") : "");
+			/* Lazily verified: the guest ran (blackout) before all RAM was verified. */
+			if (journal_vm_to_verified_ns(vm) >= 0) {
+				char v[32];
+
+				report_duration(journal_vm_to_verified_ns(vm), v, sizeof(v));
+				fprintf(out, "  %-16s first guest instruction %s after the pause, all memory verified %s after it\n",
+					"", d, v);
+			}
 			if (vm->error[0])
 				fprintf(out, "  %-16s error: %s\n", "", vm->error);
 		}

@@ -120,6 +120,13 @@ void journal_set_domains(struct journal *j, const struct libvirt_domain_report *
 	j->nr_domains = nr;
 }
 
+int64_t journal_vm_to_verified_ns(const struct journal_vm *vm)
+{
+	if (!vm->paused_ns || !vm->verified_ns || vm->verified_ns < vm->paused_ns)
+		return -1;
+	return vm->verified_ns - vm->paused_ns;
+}
+
 int64_t journal_vm_blackout_ns(const struct journal_vm *vm)
 {
 	if (!vm->paused_ns || !vm->resumed_ns || vm->resumed_ns < vm->paused_ns)

@@ -96,6 +96,12 @@ struct journal_vm {
 	int64_t paused_ns;	/* prepare-update sent */
 	int64_t prepared_ns;	/* prepare-update answered */
 	int64_t resumed_ns;	/* running again (abort or restore) */
+	/*
+	 * Every byte of its RAM verified equal to the pause (the VMM's
+	 * verified_at_ns): after resumed_ns when verified lazily, before
+	 * it when all at once; 0 unknown.
+	 */
+	int64_t verified_ns;
 	int64_t vmm_prepare_ns;	/* the VMM's own prepare-update time, 0 unknown */
 	int64_t vmm_restore_ns;	/* the VMM's own restore time, 0 unknown */
 	char error[JOURNAL_TEXT_MAX];
@@ -146,6 +152,8 @@ void journal_set_domains(struct journal *j, const struct libvirt_domain_report *
 
 /* Blackout of a VM in ns (pause to resume), -1 if it has not resumed. */
 int64_t journal_vm_blackout_ns(const struct journal_vm *vm);
+/* From the pause to all RAM verified (lazily: after the resume); -1 unknown. */
+int64_t journal_vm_to_verified_ns(const struct journal_vm *vm);
 
 /* -EINVAL for a name that is not a VM state. */
 int journal_vm_state_parse(const char *s, enum journal_vm_state *out);

@@ -45,6 +45,8 @@ static struct json_object *vm_to_json(const struct journal_vm *vm)
 	add_i64(o, "prepared_ns", vm->prepared_ns);
 	add_i64(o, "resumed_ns", vm->resumed_ns);
 	add_i64(o, "blackout_ns", journal_vm_blackout_ns(vm));
+	add_i64(o, "verified_ns", vm->verified_ns);
+	add_i64(o, "to_verified_ns", journal_vm_to_verified_ns(vm));
 	add_i64(o, "vmm_prepare_ns", vm->vmm_prepare_ns);
 	add_i64(o, "vmm_restore_ns", vm->vmm_restore_ns);
 	add_str(o, "error", vm->error);
@@ -220,10 +222,20 @@ static int vm_from_json(struct json_object *o, struct journal_vm *vm,
 	int ret;
 
 	snprintf(where, sizeof(where), "vms[%u]", idx);
-	ret = copy_fields(o, fields, sizeof(fields) / sizeof(fields[0]), NULL,
+	/* Newer than the journal format's first version: optional. */
+	static const char *const optional[] = { "verified_ns", "to_verified_ns", NULL };
+	struct json_object *v;
+
+	ret = copy_fields(o, fields, sizeof(fields) / sizeof(fields[0]), optional,
 			  where, err, errlen);
 	if (ret)
 		return ret;
+	if (json_object_object_get_ex(o, "verified_ns", &v)) {
+		if (!json_object_is_type(v, json_type_int))
+			return kvmlu_err(err, errlen, -EINVAL, "journal %s: verified_ns not an integer",
+					 where);
+		vm->verified_ns = json_object_get_int64(v);
+	}
 	if (journal_vm_state_parse(state, &vm->state))
 		return kvmlu_err(err, errlen, -EINVAL, "journal %s: unknown state \"%s\"",
 				 where, state);

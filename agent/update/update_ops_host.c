@@ -255,13 +255,34 @@ static int kexec_jump_op(void *ctx, char *err, size_t errlen)
 static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *vm,
 			 char *err, size_t errlen)
 {
+	int64_t deadline = host_now(NULL) + (int64_t)ctx->cfg->restore_timeout_ms * 1000000;
 	struct json_object *lu = NULL, *v;
-	const char *sum, *phase;
+	const char *sum, *phase, *verification;
 	int rc = 0;
 
-	if (vmm_client_call(vm->control, "update-status", (int)ctx->cfg->vmm_timeout_ms,
-			    &lu, NULL, 0) || !json_object_is_type(lu, json_type_object))
-		goto out;
+	/*
+	 * A VM verified lazily runs before all of its memory is verified:
+	 * its facts are final once verification is no longer "running".
+	 */
+	for (;;) {
+		if (vmm_client_call(vm->control, "update-status", (int)ctx->cfg->vmm_timeout_ms,
+				    &lu, NULL, 0) || !json_object_is_type(lu, json_type_object))
+			goto out;
+		verification = vmm_client_reply_str(lu, KVMLU_KEY_VERIFICATION);
+		if (!verification || strcmp(verification, "running"))
+			break;
+		if (host_now(NULL) >= deadline) {
+			rc = kvmlu_err(err, errlen, -ETIMEDOUT,
+				       "guest memory still being verified after %u ms (the guest runs meanwhile)",
+				       ctx->cfg->restore_timeout_ms);
+			goto out;
+		}
+		json_object_put(lu);
+		lu = NULL;
+		usleep(RESTORE_POLL_US * 4);
+	}
+	if (vmm_client_reply_int(lu, KVMLU_KEY_VERIFIED_AT) > 0)
+		vm->verified_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_VERIFIED_AT);
 	sum = vmm_client_reply_str(lu, KVMLU_KEY_SUM_NOW);
 	if (sum && strlen(sum) == JOURNAL_CHECKSUM_LEN)
 		memcpy(vm->checksum_after, sum, JOURNAL_CHECKSUM_LEN + 1);

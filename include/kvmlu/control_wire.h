@@ -48,6 +48,10 @@
 #define KVMLU_KEY_RESUMED_AT	"resumed_at_ns"	/* update-status after a restore */
 #define KVMLU_KEY_SUM_NOW	"checksum_now"	/* update-status after a restore */
 #define KVMLU_KEY_VERIFIED	"memory_verified"
+/* update-status after a restore: "running", "verified", "mismatch", "failed" */
+#define KVMLU_KEY_VERIFICATION	"verification"
+#define KVMLU_KEY_VERIFIED_AT	"verified_at_ns"	/* every chunk found equal */
+#define KVMLU_KEY_VERIFY_MODE	"verify_mode"		/* "lazy" or "sync" */
 #define KVMLU_KEY_PHASE		"phase"		/* update-status; status while held */
 #define KVMLU_KEY_REASON	"reason"	/* why a restored VM is held */
 #define KVMLU_KEY_PREPARE_MS	"prepare_ms"

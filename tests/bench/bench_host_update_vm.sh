@@ -18,7 +18,10 @@
 # running: the kernel pins every page), retrieve (RETRIEVE_FD after the
 # kexec: the kernel rebuilds the files from preserved pages), and the
 # checksum verification after the kexec. preserve_ram and retrieve are
-# the kernel-side cost, given per GiB.
+# the kernel-side cost, given per GiB. A twin VM of the same size is
+# prepared just before the measured one and restored after it with
+# --verify sync, for time to first guest instruction and time to fully
+# verified, lazy against synchronous, side by side.
 #
 # QEMU runs TCG with nested KVM here: absolute numbers are far from
 # hardware; compare columns within a row, and rows with each other.
@@ -54,7 +57,9 @@ MEM=$(sed -n 's/.*kvmlu\.bench_mem=\([^ ]*\).*/\1/p' /proc/cmdline)
 stage1() {
 	vm_need_binaries
 	vm_start bench "$MEM" 1
+	vm_start benchs "$MEM" 1
 	vm_wait_tick bench 0 3000 || fail "no tick"
+	vm_wait_tick benchs 0 3000 || fail "benchs: no tick"
 	# As a host update does (the agent loads the kernel in preflight), the
 	# next kernel is loaded before the pause, so the blackout holds only
 	# prepare-update, the kexec itself and the restore.
@@ -69,6 +74,10 @@ stage1() {
 	vm_ctl bench pause >/dev/null
 	harness_log "bench full checksum: $(vm_ctl bench checksum)"
 	vm_ctl bench resume >/dev/null
+	# The twin, restored with --verify sync after the kexec; prepared
+	# first, so that its prepare is no part of bench's blackout.
+	r=$(vm_ctl benchs prepare-update)
+	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
 	harness_log "bench pausing: prepare-update"
 	r=$(vm_ctl bench prepare-update)
 	harness_log "bench prepared: $r"
@@ -81,9 +90,15 @@ stage2() {
 	vm_need_binaries
 	vm_restore bench
 	vm_wait_restored bench || fail "restore: $(tail -n 1 /tmp/bench.vmm)"
-	st=$(vm_ctl bench update-status)
+	st=$(vm_wait_verified bench)
 	harness_log "bench status: $st"
 	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified: $st"
+	# Then its twin, the synchronous way, once nothing else verifies.
+	vm_restore benchs --verify sync
+	vm_wait_restored benchs || fail "benchs restore: $(tail -n 1 /tmp/benchs.vmm)"
+	st=$(vm_wait_verified benchs)
+	harness_log "benchs status: $st"
+	echo "$st" | grep -q '"memory_verified":true' || fail "benchs: memory not verified: $st"
 	pass "bench $MEM"
 }
 EOF
@@ -99,12 +114,12 @@ num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
 
-printf '%-6s %10s %10s %10s %10s %11s %10s %10s %11s %11s %11s %11s\n' guest blackout_s \
+printf '%-6s %10s %10s %10s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s\n' guest blackout_s \
 	kexec_s rest_s full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
-	retr_ms/GiB verify_ms
+	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms
 for size in $sizes; do
 	m=$(mib "$size")
-	qmem=$(( m + 2048 ))M
+	qmem=$(( 2 * m + 2048 ))M
 	log=$logs/bench-host-update-$size.log
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp 2 \
@@ -137,17 +152,29 @@ for size in $sizes; do
 	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
 	retr=$(num_of "$st" retrieve_ms)
 	ver=$(num_of "$st" checksum_ms)
+	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
+	first=$(num_of "$st" restore_ms)
+	verif=$(num_of "$st" verified_ms)
+	sst=$(grep -a -m 1 'benchs status' "$log")
+	sfirst=$(num_of "$sst" restore_ms)
+	sverif=$(num_of "$sst" verified_ms)
 	awk -v s="$size" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
 		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" -v run="$running" \
-		-v fck="$fck" -v pck="$pck" 'BEGIN {
+		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
+		-v s1="$sfirst" -v sv="$sverif" 'BEGIN {
 		g = m / 1024
 		p += run
-		printf "%-6s %10.2f %10.2f %10.2f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f\n",
-			s, r - p, u - k, (r - p) - (u - k), fck, pck, c, pr, prr / g, rt, rt / g, v }'
+		printf "%-6s %10.2f %10.2f %10.2f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f\n",
+			s, r - p, u - k, (r - p) - (u - k), fck, pck, c, pr, prr / g, rt, rt / g, v,
+			mode, f1, fv, s1, sv }'
 done
 echo "blackout_s: pause -> vCPUs running after the kexec; kexec_s: kexec -e -> new userspace;"
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
 echo "  preserve of the state) and the restore (retrieve, checksum verification, state); the next kernel"
 echo "  is loaded before the pause. full_ck_ms / pause_ck_ms: the checksum in the pause before / after"
 echo "  hashing while running (issue 18, lever 2), same VM, same run."
+echo "mode: how the VM was verified after the kexec (lazy: the guest resumed first, docs/live-update-memory.md,"
+echo "  lever 3); first_insn_ms / verified_ms: from the restore's start to the vCPUs running / to all RAM"
+echo "  verified (its verify_ms is how long verifying took); sync_1st_ms / sync_verif_ms: the same for a twin VM"
+echo "  of the same size in the same run, restored with --verify sync after the first was verified."
 echo "logs: $logs/bench-host-update-<size>.log"

@@ -190,6 +190,15 @@ int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object 
 	int rc;
 
 	(void)args;
+	/* Live, but memory still being verified: some commands wait for it. */
+	pthread_mutex_lock(&h->lock);
+	rc = h->live ? 1 : 0;
+	pthread_mutex_unlock(&h->lock);
+	if (rc) {
+		rc = live_update_lazy_gate(cmd, h->vm_name, e);
+		if (rc != CONTROL_GATE_PASS)
+			return rc;
+	}
 	pthread_mutex_lock(&h->lock);
 	if (h->live || !strcmp(cmd, "update-status")) {
 		rc = CONTROL_GATE_PASS;

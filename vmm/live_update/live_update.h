@@ -16,14 +16,17 @@
  * After the kexec (`kvmlu-vmm restore --session`, live_update_restore*.c):
  *   check what can be checked first, retrieve the session, read and
  *   validate the state (the checks every restore uses), build the VM on
- *   the retrieved files, compare the memory checksum with the one
- *   recorded at pause, restore vCPU and device state, move the guest TSC
- *   onto the new boot's TSC (tsc.c); main then starts the
- *   vCPUs and the session is finished. Once the session is taken no
+ *   the retrieved files, register the RAM for lazy verification (each
+ *   chunk checked against its digest at pause before its first access;
+ *   lazy_restore.c) or compare the whole checksum now, restore vCPU and
+ *   device state, move the guest TSC onto the new boot's TSC (tsc.c);
+ *   main then starts the vCPUs and the session is finished (lazy: once
+ *   every chunk is verified). Once the session is taken no
  *   failure ends the process: the VM is held, paused and reachable
  *   (hold.h), until the cause is fixed and `resume` retries.
- *   On a checksum mismatch the vCPUs never start and the session stays
- *   open, so its files live as long as this process.
+ *   On a checksum mismatch the vCPUs never start (lazy: they are paused
+ *   before any touches the chunk) and the session stays open, so its
+ *   files live as long as this process.
  */
 #ifndef KVMLU_VMM_LIVE_UPDATE_H
 #define KVMLU_VMM_LIVE_UPDATE_H
@@ -40,6 +43,7 @@
 #include "vmm/state/state_vm.h"
 
 struct vm;
+struct guestmem_lazy_verify;
 
 /*
  * Register prepare-update, abort-update and update-status with the
@@ -82,6 +86,24 @@ struct live_update_restore {
 	uint32_t tsc_khz_now;		/* the rate the vCPUs run at now */
 	bool tsc_adjusted;
 	size_t state_bytes;
+	/*
+	 * How the memory was verified (lazy_restore.c): "lazy" (the guest
+	 * runs while chunks are verified on first touch and in the
+	 * background) or "sync" (all of it before the guest runs);
+	 * verify_fallback says why not lazy. verification: "running",
+	 * "verified", "mismatch", "failed".
+	 */
+	bool want_lazy;
+	bool lazy;
+	struct guestmem_lazy_verify *lv;	/* while lazy verification runs */
+	char verify_mode[8];
+	char verify_fallback[256];
+	char verification[16];
+	uint64_t verified_wall_ns;	/* every chunk found equal */
+	uint64_t verify_chunks_done;	/* decided so far */
+	uint64_t verify_faults;		/* first touches that waited in a fault */
+	uint64_t verify_fault_chunks;	/* chunks hashed because the guest waited on them */
+	unsigned int verify_threads;
 };
 
 /* Holds nothing: every fd -1. */
@@ -134,7 +156,35 @@ int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shi
  * kernel for another restore; 2 checksum mismatch, the VM never ran; 1
  * any other failure, or a held VM released by shutdown or a signal.
  */
-int live_update_restore_main(const char *session, const char *control, const char *serial);
+int live_update_restore_main(const char *session, const char *control, const char *serial,
+			     const char *verify);
+
+/*
+ * Lazy verification after a kexec (lazy_restore.c; guestmem/lazy_verify.h).
+ * wanted: lazy unless --verify sync (opt) or KVMLU_RESTORE_VERIFY=sync.
+ * start: register vm's RAM before the state is restored; -errno with
+ * why when it cannot (the caller verifies everything instead).
+ * failed: a chunk was found bad already. stop: the verifier gone
+ * (after a mismatch only once the vCPU threads are). watch: the main
+ * thread until the verdict: LIVE_UPDATE_LAZY_VERIFIED (verifier stopped,
+ * FINISH next), _MISMATCH (VM held and paused), _STOPPED (the VM is
+ * stopping), or -errno. gate: on the control thread, commands that read
+ * all guest RAM wait for the verdict (CONTROL_GATE_*).
+ */
+#define LIVE_UPDATE_LAZY_WAIT_MS	60000
+enum { LIVE_UPDATE_LAZY_VERIFIED = 0, LIVE_UPDATE_LAZY_MISMATCH, LIVE_UPDATE_LAZY_STOPPED };
+struct live_update_hold;
+struct json_line_error;
+bool live_update_verify_lazy_wanted(const char *opt, char *why, size_t whylen);
+int live_update_lazy_start(struct vm *vm, const struct state_vm *s, struct live_update_restore *lu,
+			   char *err, size_t errlen);
+bool live_update_lazy_failed(struct live_update_restore *lu);
+/* Before the vCPUs start, after a failure: wait for every chunk's verdict. */
+void live_update_lazy_settle(struct live_update_restore *lu);
+void live_update_lazy_stop(struct live_update_restore *lu);
+int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_hold *h,
+			   struct vm *vm, int sig_fd);
+int live_update_lazy_gate(const char *cmd, const char *vm_name, struct json_line_error *e);
 
 /*
  * Before state_vm_restore(): keep each vCPU at its saved TSC rate if KVM

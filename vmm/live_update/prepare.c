@@ -431,6 +431,24 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, "tsc_khz_saved", json_object_new_int64(r->tsc_khz_saved));
 		json_object_object_add(o, "tsc_khz_now", json_object_new_int64(r->tsc_khz_now));
 		json_object_object_add(o, "state_bytes", json_line_new_u64(r->state_bytes));
+		/*
+		 * Lazy verification: the guest runs from resumed_at_ns, every
+		 * chunk is verified by verified_at_ns (sync: before resuming).
+		 */
+		json_object_object_add(o, KVMLU_KEY_VERIFY_MODE, json_object_new_string(r->verify_mode));
+		json_object_object_add(o, "verify_fallback", json_object_new_string(r->verify_fallback));
+		json_object_object_add(o, KVMLU_KEY_VERIFICATION,
+				       json_object_new_string(r->verification[0] ? r->verification : "none"));
+		json_object_object_add(o, KVMLU_KEY_VERIFIED_AT, json_line_new_u64(r->verified_wall_ns));
+		json_object_object_add(o, "verified_ms", json_line_new_ms(
+			r->verified_wall_ns > r->started_wall_ns ?
+			(double)(r->verified_wall_ns - r->started_wall_ns) / 1e6 : 0));
+		json_object_object_add(o, "verify_chunks", json_line_new_u64(r->nr_chunks));
+		json_object_object_add(o, "verify_chunks_done", json_line_new_u64(
+			r->lazy ? r->verify_chunks_done : r->verified_wall_ns ? r->nr_chunks : 0));
+		json_object_object_add(o, "verify_faults", json_line_new_u64(r->verify_faults));
+		json_object_object_add(o, "verify_fault_chunks", json_line_new_u64(r->verify_fault_chunks));
+		json_object_object_add(o, "verify_threads", json_object_new_int64(r->verify_threads));
 		pthread_mutex_unlock(&restored_lock);
 	} else {
 		pthread_mutex_unlock(&prepared_lock);

@@ -17,7 +17,10 @@
  *   stay for a retry; guest_memfd: a VM on fresh files, then the
  *   retrieved memory linked in their place with KVM_LINK_GUEST_MEMFD,
  *   guestmem/gmem_link.h) -> memory checksum now == checksum recorded at
- *   pause -> state_vm_restore() -> TSC offsets moved onto this boot's TSC.
+ *   pause, or (lazy, the default where the kernel allows) RAM registered
+ *   so that each chunk is verified before its first access while the
+ *   guest runs (lazy_restore.c) -> state_vm_restore() -> TSC offsets
+ *   moved onto this boot's TSC.
  *   Disks (virtio-blk) are reopened by the path the state recorded and
  *   must be the same files (device, inode, size): another disk, or none,
  *   fails the build and the VM is held with that reason.
@@ -274,6 +277,53 @@ static int restore_verify(struct vm *vm, const struct state_vm *s,
 	return 0;
 }
 
+/*
+ * Lazy when asked and possible: the guest resumes first and each chunk is
+ * verified on its first touch (lazy_restore.c). Otherwise, or when the
+ * kernel or the state cannot, all of it now, before the guest runs.
+ */
+static int restore_verify_choose(struct vm *vm, const struct state_vm *s,
+				 struct live_update_restore *lu, char *err, size_t errlen)
+{
+	struct guestmem_checksum c = { 0 };
+	char why[256] = "";
+	int ret;
+
+	lu->lazy = false;
+	lu->verified_wall_ns = 0;
+	lu->verify_fallback[0] = '\0';
+	if (!lu->want_lazy) {
+		snprintf(why, sizeof(why), "sync verification asked for");
+	} else if (vm->mem.backend == GUESTMEM_GUEST_MEMFD) {
+		/* KVM maps guest_memfd pages from the file, not through our mapping. */
+		snprintf(why, sizeof(why), "guest_memfd RAM is not faulted in through a userspace mapping");
+	} else {
+		lu->has_recorded = s->has_checksum;
+		c.hi = s->checksum_hi;
+		c.lo = s->checksum_lo;
+		guestmem_checksum_format(&c, lu->checksum_recorded);
+		lu->checksum_now[0] = '\0';
+		ret = live_update_lazy_start(vm, s, lu, why, sizeof(why));
+		if (!ret) {
+			snprintf(lu->verify_mode, sizeof(lu->verify_mode), "lazy");
+			fprintf(stderr, "kvmlu-vmm: restore %s: memory verified lazily: the guest resumes now, each 2 MiB chunk is verified before its first access\n",
+				vm->name);
+			return 0;
+		}
+	}
+	snprintf(lu->verify_fallback, sizeof(lu->verify_fallback), "%s", why);
+	snprintf(lu->verify_mode, sizeof(lu->verify_mode), "sync");
+	fprintf(stderr, "kvmlu-vmm: restore %s: lazy verification not used (%s): verifying all RAM before the guest runs\n",
+		vm->name, why);
+	ret = restore_verify(vm, s, lu, err, errlen);
+	if (!ret) {
+		snprintf(lu->verification, sizeof(lu->verification), "%s",
+			 lu->memory_verified ? "verified" : "mismatch");
+		lu->verified_wall_ns = kvmlu_wall_ns();
+	}
+	return ret;
+}
+
 int live_update_restore_build(struct live_update_restore *lu, int serial_fd, struct vm *vm,
 			      char *err, size_t errlen)
 {
@@ -314,9 +364,9 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	}
 	if (ret)
 		goto out;
-	ret = restore_verify(vm, &s, lu, err, errlen);
+	ret = restore_verify_choose(vm, &s, lu, err, errlen);
 	/* A VM on changed memory stays built for inspection but never runs. */
-	if (ret || !lu->memory_verified)
+	if (ret || (!lu->lazy && !lu->memory_verified))
 		goto out_vm;
 	ret = live_update_tsc_rate_fit(vm, &s, &lu->tsc_khz_saved, &lu->tsc_khz_now, err, errlen);
 	if (!ret)
@@ -326,8 +376,11 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	if (!ret)
 		lu->restored_wall_ns = kvmlu_wall_ns();
 out_vm:
-	if (ret)
+	if (ret) {
+		/* No vCPU ran: the verifier can let go before the mapping goes. */
+		live_update_lazy_stop(lu);
 		vm_destroy(vm);
+	}
 out:
 	state_vm_free(&s);
 	return ret;
@@ -337,7 +390,8 @@ int live_update_restore_finish(struct live_update_restore *lu, char *err, size_t
 {
 	int ret;
 
-	lu->resumed_wall_ns = kvmlu_wall_ns();
+	if (!lu->resumed_wall_ns)
+		lu->resumed_wall_ns = kvmlu_wall_ns();
 	ret = luo_session_finish(&lu->session, err, errlen);
 	live_update_restore_publish(lu);
 	return ret;

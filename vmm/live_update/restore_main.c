@@ -6,7 +6,10 @@
  * Happy path: checks before the take -> control socket -> serial file ->
  * take the session (live_update_restore_take) -> build, verify, restore
  * (live_update_restore_build) -> vCPUs run -> FINISH the session -> serve
- * the VM like `kvmlu-vmm run`.
+ * the VM like `kvmlu-vmm run`. Verified lazily (the default where the
+ * kernel has userfaultfd; --verify sync or KVMLU_RESTORE_VERIFY=sync
+ * for the old way): the vCPUs run before the verdict, the main thread
+ * waits for it (lazy_restore.c), and FINISH comes after it.
  *
  * Unhappy paths:
  *  1. Before the take (a bad session name, no /dev/liveupdate, no usable
@@ -32,6 +35,9 @@
  *  5. FINISH fails after the guest runs: reported; the guest keeps
  *     running (its files are ours already), the kernel finishes the
  *     session when this process exits.
+ *  6. Verified lazily, a chunk differs: the running VM is held
+ *     (checksum-mismatch) and paused before anything read the chunk,
+ *     the session is not FINISHed; shutdown or a signal: exit 2.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -189,7 +195,10 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 			return snprintf(why, whylen, "%s", err), rc;
 		r->built = true;
 	}
-	if (!r->lu.memory_verified) {
+	/* Lazy: a chunk may be found bad before the vCPUs start; then as sync. */
+	if (r->lu.lazy && live_update_lazy_failed(&r->lu))
+		live_update_lazy_settle(&r->lu);
+	if (!r->lu.memory_verified && !(r->lu.lazy && !live_update_lazy_failed(&r->lu))) {
 		*state = "checksum-mismatch";
 		*resumable = false;
 		char chunks[128] = "";
@@ -209,6 +218,7 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 	if (rc) {
 		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "start failed");
 		vm_join(&r->vm);
+		live_update_lazy_stop(&r->lu);
 		vm_destroy(&r->vm);
 		r->built = false;
 		return snprintf(why, whylen, "start vCPUs: %.400s", err), rc;
@@ -256,19 +266,63 @@ static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 {
 	const struct live_update_restore *lu = &r->lu;
 
-	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): checksum %s verified, "
+	char verified[128];
+
+	if (lu->lazy)
+		snprintf(verified, sizeof(verified), "memory being verified lazily (%llu chunks)",
+			 (unsigned long long)lu->nr_chunks);
+	else
+		snprintf(verified, sizeof(verified), "checksum %s verified", lu->checksum_now);
+	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): %s, "
 		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
 		"paused %.3f s by wall clock, control socket %s\n",
-		r->vm.name, r->session, (int)getpid(), lu->checksum_now,
+		r->vm.name, r->session, (int)getpid(), verified,
 		(double)(kvmlu_mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
-		(double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
+		lu->lazy ? 0.0 : (double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
 		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
 		lu->resumed_wall_ns > lu->paused_wall_ns ?
 		(double)(lu->resumed_wall_ns - lu->paused_wall_ns) / 1e9 : 0.0,
 		r->hold.reachable[0] ? r->hold.reachable : "(none)");
 }
 
-int live_update_restore_main(const char *session, const char *control, const char *serial)
+/*
+ * Lazy verification runs: the guest does. Wait for the verdict, then
+ * FINISH; a mismatch holds the VM (paused) until shutdown or a signal.
+ * Returns false when the VM is given up (*status set).
+ */
+static bool restore_lazy_verdict(struct restore_run *r, int sig_fd, int *status)
+{
+	int rc = live_update_lazy_watch(&r->lu, &r->hold, &r->vm, sig_fd);
+
+	if (rc == LIVE_UPDATE_LAZY_VERIFIED) {
+		fprintf(stderr, "kvmlu-vmm: %s: all %llu chunks verified equal to the pause, %.1f ms after the guest resumed (%llu first touches waited, %llu chunks hashed for them)\n",
+			r->vm.name, (unsigned long long)r->lu.nr_chunks,
+			r->lu.verified_wall_ns > r->lu.resumed_wall_ns ?
+			(double)(r->lu.verified_wall_ns - r->lu.resumed_wall_ns) / 1e6 : 0.0,
+			(unsigned long long)r->lu.verify_faults,
+			(unsigned long long)r->lu.verify_fault_chunks);
+		return true;
+	}
+	if (rc == LIVE_UPDATE_LAZY_MISMATCH) {
+		r->lu.phase = "checksum-mismatch";
+		live_update_restore_publish(&r->lu);
+		/* Not resumable: only shutdown or a signal ends the hold. */
+		(void)live_update_hold_wait(&r->hold, sig_fd);
+		fprintf(stderr, "kvmlu-vmm: restore %s: VM %s given up while held: %s\n",
+			r->session, r->hold.vm_name, r->lu.reason);
+		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "memory checksum mismatch");
+		*status = 2;
+		return false;
+	}
+	/* Stopping (shutdown, a signal, the guest) or an error: serve winds it down. */
+	if (rc < 0)
+		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "verification watch: %s", strerror(-rc));
+	*status = -1;
+	return false;
+}
+
+int live_update_restore_main(const char *session, const char *control, const char *serial,
+			     const char *verify)
 {
 	struct restore_run r = { .session = session, .control = control, .serial = serial,
 				 .serial_fd = -1 };
@@ -281,6 +335,11 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	control_server_init(&r.server);
 	control_server_init(&r.fallback);
 	live_update_restore_init(&r.lu);
+	r.lu.want_lazy = live_update_verify_lazy_wanted(verify, err, sizeof(err));
+	if (!r.lu.want_lazy)
+		fprintf(stderr, "kvmlu-vmm: restore %s: %s: all RAM is verified before the guest runs\n",
+			session, err);
+	err[0] = '\0';
 	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
 		fprintf(stderr, "kvmlu-vmm: restore: signal setup: %s\n", strerror(errno));
@@ -321,6 +380,25 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	live_update_hold_go_live(&r.hold);
 	r.lu.phase = "restored";
 	r.lu.reason[0] = '\0';
+	if (r.lu.lazy) {
+		int st = 0;
+
+		r.lu.resumed_wall_ns = kvmlu_wall_ns();
+		live_update_restore_publish(&r.lu);
+		/* Answers a waiting resume: the guest runs. */
+		live_update_hold_done(&r.hold);
+		restore_report_resumed(&r, t0);
+		if (!restore_lazy_verdict(&r, sig_fd, &st)) {
+			if (st >= 0) {
+				status = st;
+				vm_join(&r.vm);
+				goto out_vm;
+			}
+			/* Stopping: no FINISH; serve joins the vCPUs and reports. */
+			status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);
+			goto out_vm;
+		}
+	}
 	if (live_update_restore_finish(&r.lu, err, sizeof(err)))
 		fprintf(stderr, "kvmlu-vmm: restore %s: guest running, but %s\n", session, err);
 	/* Answers a waiting resume; after it, the held name has done its job. */
@@ -330,13 +408,16 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		r.ctx.listen_fd = r.server.listen_fd;
 		r.ctx.control_path = control;
 	}
-	restore_report_resumed(&r, t0);
+	if (!r.lu.lazy)
+		restore_report_resumed(&r, t0);
 	/* Whichever socket serves the VM now; the other is stopped below too. */
 	status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);
 out_vm:
 	/* The control threads may be in a command that touches the VM: stop them first. */
 	control_server_stop(&r.server);
 	control_server_stop(&r.fallback);
+	/* Only now, with every vCPU thread gone, may the verifier let faults through. */
+	live_update_lazy_stop(&r.lu);
 	if (r.built)
 		vm_destroy(&r.vm);
 	goto out_release;

@@ -1,11 +1,22 @@
 # Harness case: memory that changed between the pause and the restore is
-# never run. Stage 1 prepares a witness VM, then writes 8 bytes into its
-# preserved RAM memfd from outside (through /proc/PID/fd, as a bad actor
-# or a kernel bug would) and kexecs. Stage 2: `kvmlu-vmm restore` must see
-# the memory checksum differ from the one recorded at pause, keep the VM
-# paused (no tick line ever), keep the session unfinished (files held),
-# say so on update-status and stderr (naming the one 2 MiB chunk that
-# changed, from the chunk digests in the state), and exit 2 on shutdown.
+# never run. Stage 1 prepares two witness VMs, then writes 8 bytes into
+# each one's preserved RAM memfd from outside (through /proc/PID/fd, as a
+# bad actor or a kernel bug would) and kexecs. Stage 2:
+#  - vm-bad, restored with --verify sync: `kvmlu-vmm restore` must see
+#    the memory checksum differ from the one recorded at pause, keep the
+#    VM paused (no tick line ever), keep the session unfinished (files
+#    held), say so on update-status and stderr (naming the one 2 MiB
+#    chunk that changed, from the chunk digests in the state), and exit 2
+#    on shutdown.
+#  - vm-lazy, verified lazily (where this kernel has userfaultfd) with no
+#    background pass (KVMLU_TEST_LAZY_FAULT_ONLY), so that the guest
+#    itself meets the changed chunk: it runs (ticks) on the chunks it
+#    touches, each verified first; then its own memory check walks into
+#    chunk 16 and must never get past it: the VM is held as
+#    checksum-mismatch and paused, the guest prints no verify result
+#    (it would have found the 8 bytes), ticks stop, resume is refused,
+#    session kept, exit 2. Without userfaultfd it must fall back to the
+#    synchronous check, say so, and behave as vm-bad.
 HARNESS_MEM=2G
 HARNESS_TIMEOUT=400
 
@@ -13,23 +24,105 @@ HARNESS_TIMEOUT=400
 # The sanitizer build (ASan+UBSan) when it is there: these paths must be clean.
 [ -x /kvmlu/san/kvmlu-vmm ] && VM_BIN=/kvmlu/san/kvmlu-vmm
 
+corrupt() { # corrupt N: 8 bytes at 32 MiB of N's RAM memfd, from outside
+	pid=$(cat "/tmp/$1.pid")
+	fd=$(ls -l "/proc/$pid/fd" | grep "memfd:.*$1.*ram0 (deleted)" | sed -n 's/.* \([0-9]*\) -> .*/\1/p' | head -n 1)
+	[ -n "$fd" ] || fail "$1: no RAM memfd among $(ls -l /proc/$pid/fd | grep memfd)"
+	printf 'CORRUPT!' | dd of="/proc/$pid/fd/$fd" bs=1 seek=$((32 << 20)) conv=notrunc 2>/dev/null ||
+		fail "$1: could not write into its RAM memfd (fd $fd)"
+	harness_log "$1: 8 bytes written at 32 MiB of its RAM memfd after prepare-update"
+}
+
 stage1() {
 	vm_need_binaries
 	vm_start vm-bad 64M 1
+	vm_start vm-lazy 64M 1
 	vm_wait_running vm-bad
+	vm_wait_running vm-lazy
 	vm_prepare vm-bad
-	pid=$(cat /tmp/vm-bad.pid)
-	fd=$(ls -l "/proc/$pid/fd" | grep 'memfd:.*vm-bad.*ram0 (deleted)' | sed -n 's/.* \([0-9]*\) -> .*/\1/p' | head -n 1)
-	[ -n "$fd" ] || fail "vm-bad: no RAM memfd among $(ls -l /proc/$pid/fd | grep memfd)"
-	printf 'CORRUPT!' | dd of="/proc/$pid/fd/$fd" bs=1 seek=$((32 << 20)) conv=notrunc 2>/dev/null ||
-		fail "vm-bad: could not write into its RAM memfd (fd $fd)"
-	harness_log "vm-bad: 8 bytes written at 32 MiB of its RAM memfd after prepare-update"
+	vm_prepare vm-lazy
+	corrupt vm-bad
+	corrupt vm-lazy
 	vm_kexec_next_stage
+}
+
+wait_mismatch() { # wait_mismatch N: the VMM said MISMATCH, and stayed
+	i=0
+	while ! grep -q "MEMORY CHECKSUM MISMATCH" "/tmp/$1.vmm" 2>/dev/null; do
+		kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null ||
+			fail "$1: restore exited instead of holding the VM: $(tail -n 2 "/tmp/$1.vmm")"
+		[ $i -lt 300 ] || fail "$1: no checksum verdict within 300 s"
+		sleep 1
+		i=$((i + 1))
+	done
+}
+
+stage2_lazy() {
+	pid=$(cat /tmp/vm-lazy.pid)
+	if ! vm_lazy_expected; then
+		wait_mismatch vm-lazy
+		grep -q "lazy verification not used" /tmp/vm-lazy.vmm ||
+			fail "vm-lazy: no userfaultfd here, but no fallback said so: $(head -n 3 /tmp/vm-lazy.vmm)"
+		grep -q 'tick=' /tmp/vm-lazy.serial 2>/dev/null && fail "vm-lazy: the guest ran on changed memory"
+		vm_ctl vm-lazy shutdown >/dev/null
+		wait "$pid"
+		rc=$?
+		[ $rc -eq 2 ] || fail "vm-lazy: restore exited $rc after shutdown, expected 2"
+		report PASS "harness/$HARNESS_CASE/lazy-fallback" "no userfaultfd in this kernel: verified before resuming, mismatch held, exit 2"
+		return 0
+	fi
+	vm_wait_restored vm-lazy || fail "vm-lazy: did not resume: $(tail -n 3 /tmp/vm-lazy.vmm)"
+	st=$(vm_ctl vm-lazy update-status)
+	echo "$st" | grep -q '"verify_mode":"lazy"' || fail "vm-lazy: not verified lazily: $st"
+	# It runs on the chunks it touched, each verified before the touch.
+	vm_wait_tick vm-lazy "$(cat "$HARNESS_CARRY/vm-lazy.tick")" 120 ||
+		fail "vm-lazy: no tick after the lazy resume: $(tail -n 3 /tmp/vm-lazy.vmm)"
+	grep -q "MEMORY CHECKSUM MISMATCH" /tmp/vm-lazy.vmm &&
+		fail "vm-lazy: mismatch found before the guest touched chunk 16 (no background pass asked)"
+	# The guest's own check reads every word of its RAM, chunk 16 too.
+	# (The request times out on the port; the guest's walk goes on regardless.)
+	$VM_CTL -t 60 "$VM_RUN_DIR/vm-lazy.sock" '{"cmd":"guest-verify","args":{"timeout_ms":30000}}' \
+		>/tmp/vm-lazy.verify 2>&1 &
+	vpid=$!
+	wait_mismatch vm-lazy
+	# Its control request ends first: resume and shutdown wait for it.
+	wait "$vpid"
+	harness_log "vm-lazy: guest-verify answered: $(cat /tmp/vm-lazy.verify)"
+	harness_log "vm-lazy: $(grep MISMATCH /tmp/vm-lazy.vmm | tail -n 1)"
+	grep -q "1 of 32 chunks of 2 MiB differ, the first is chunk 16" /tmp/vm-lazy.vmm ||
+		fail "vm-lazy: the mismatch does not name chunk 16: $(grep MISMATCH /tmp/vm-lazy.vmm)"
+	grep -q "paused before the guest touched it" /tmp/vm-lazy.vmm ||
+		fail "vm-lazy: not paused before the touch: $(grep MISMATCH /tmp/vm-lazy.vmm)"
+	t1=$(vm_last vm-lazy tick)
+	sleep 3
+	[ "$(vm_last vm-lazy tick)" = "$t1" ] || fail "vm-lazy: ticks went on after the mismatch ($t1 -> $(vm_last vm-lazy tick))"
+	grep -q 'witness verify' /tmp/vm-lazy.serial &&
+		fail "vm-lazy: the guest finished reading its memory: $(grep 'witness verify' /tmp/vm-lazy.serial)"
+	st=$(vm_ctl vm-lazy update-status)
+	echo "$st" | grep -q '"phase":"checksum-mismatch"' || fail "vm-lazy: update-status: $st"
+	echo "$st" | grep -q '"verification":"mismatch"' || fail "vm-lazy: verification: $st"
+	echo "$st" | grep -q '"session_finished":false' || fail "vm-lazy: session finished: $st"
+	s=$(vm_ctl vm-lazy status)
+	echo "$s" | grep -q '"state":"held"' || fail "vm-lazy: status: $s"
+	r=$(vm_ctl vm-lazy resume)
+	echo "$r" | grep -q 'ChecksumMismatch' || fail "vm-lazy: resume not refused as a mismatch: $r"
+	sleep 2
+	[ "$(vm_last vm-lazy tick)" = "$t1" ] || fail "vm-lazy: resume ran the guest on changed memory"
+	vm_ctl vm-lazy shutdown >/dev/null
+	wait "$pid"
+	rc=$?
+	[ $rc -eq 2 ] || fail "vm-lazy: restore exited $rc after shutdown, expected 2"
+	grep -q 'witness verify' /tmp/vm-lazy.serial &&
+		fail "vm-lazy: the guest read chunk 16 before the end: $(grep 'witness verify' /tmp/vm-lazy.serial)"
+	report PASS "harness/$HARNESS_CASE/lazy" "guest ran lazily verified, its touch of the changed chunk 16 never completed: held, paused, resume refused, session kept, exit 2"
 }
 
 stage2() {
 	vm_need_binaries
-	vm_restore vm-bad
+	vm_restore vm-bad --verify sync
+	export KVMLU_TEST_LAZY_FAULT_ONLY=1
+	vm_restore vm-lazy
+	unset KVMLU_TEST_LAZY_FAULT_ONLY
 	pid=$(cat /tmp/vm-bad.pid)
 	i=0
 	while ! grep -q "MEMORY CHECKSUM MISMATCH" /tmp/vm-bad.vmm 2>/dev/null; do
@@ -56,5 +149,7 @@ stage2() {
 	wait "$pid"
 	rc=$?
 	[ $rc -eq 2 ] || fail "vm-bad: restore exited $rc after shutdown, expected 2 (never resumed)"
-	pass "checksum mismatch after the kexec: VM kept paused, never ran, session kept, exit 2"
+	report PASS "harness/$HARNESS_CASE/sync" "verified before resuming: mismatch held, never ran, exit 2"
+	stage2_lazy
+	pass "checksum mismatch after the kexec: never run on changed memory (sync and lazy), session kept, exit 2"
 }

@@ -48,6 +48,9 @@ static struct journal *sample(void)
 		vm->paused_ns = T0 + 3000 + i;
 		vm->prepared_ns = T0 + 4000 + i;
 	}
+	/* vm1 verified lazily: after it resumed. */
+	j->vms[0].resumed_ns = T0 + 8000;
+	j->vms[0].verified_ns = T0 + 9500;
 	journal_note(j, "KHO scratch %d MiB is less than twice the estimate", 512);
 	/* One libvirt domain saved and restored, one opted out. */
 	j->nr_domains = 2;
@@ -84,6 +87,9 @@ static void test_journal_round_trip_keeps_everything(void **state)
 	assert_string_equal(back->vms[1].checksum, j->vms[1].checksum);
 	assert_int_equal(back->vms[1].memory_bytes, 512ULL << 20);
 	assert_int_equal(back->vms[0].paused_ns, T0 + 3000);
+	assert_int_equal(back->vms[0].verified_ns, T0 + 9500);
+	assert_int_equal(journal_vm_to_verified_ns(&back->vms[0]), 6500);
+	assert_int_equal(journal_vm_to_verified_ns(&back->vms[1]), -1);
 	assert_true(back->phases[UPDATE_PREPARE].failed);
 	assert_int_equal(back->phases[UPDATE_PREFLIGHT].end_ns, T0 + 1000);
 	assert_int_equal(back->nr_notes, 1);
@@ -239,6 +245,24 @@ static void test_journal_without_libvirt_domains_still_reads(void **state)
 	assert_int_equal(journal_parse(env, strlen(env), j, err, sizeof(err)), 0);
 	assert_int_equal(j->nr_domains, 0);
 	assert_int_equal(j->nr_vms, 2);
+	json_object_put(o);
+	free(env);
+	/* Nor verified_ns, nor to_verified_ns (from before lazy verification). */
+	o = json_tokener_parse(body);
+	assert_non_null(o);
+	json_object_object_del(o, "old_domains");
+	for (size_t i = 0; i < json_object_array_length(json_object_object_get(o, "vms")); i++) {
+		struct json_object *vm = json_object_array_get_idx(json_object_object_get(o, "vms"), i);
+
+		json_object_object_del(vm, "verified_ns");
+		json_object_object_del(vm, "to_verified_ns");
+	}
+	env = envelope(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
+	memset(j, 0, sizeof(*j));
+	assert_int_equal(journal_parse(env, strlen(env), j, err, sizeof(err)), 0);
+	assert_int_equal(j->nr_vms, 2);
+	assert_int_equal(j->vms[0].verified_ns, 0);
+	assert_int_equal(j->vms[0].resumed_ns, T0 + 8000);
 	json_object_put(o);
 	free(env);
 	free(body);

@@ -78,7 +78,14 @@ static void test_report_shows_done_update_with_phases_and_blackout(void **state)
 	assert_contains(text, "equal");
 	assert_null(strstr(text, "failed in"));
 	assert_null(strstr(text, "libvirt domain"));
+	assert_null(strstr(text, "all memory verified"));
 	free(text);
+	/* Verified lazily: the guest ran at 4.30 s, all RAM verified at 6.01 s. */
+	j->vms[0].verified_ns = T0 + 6020 * MS;
+	text = format(j, false);
+	assert_contains(text, "first guest instruction 4.30 s after the pause, all memory verified 6.01 s after it");
+	free(text);
+	j->vms[0].verified_ns = 0;
 	/* A libvirt domain gets its own row: action, downtime, result. */
 	j->nr_domains = 1;
 	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "web1");
