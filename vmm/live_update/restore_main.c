@@ -262,6 +262,20 @@ static bool restore_until_running(struct restore_run *r, int sig_fd, int *status
 	}
 }
 
+/*
+ * Once a resume is answered the VM is served on --control alone: the held
+ * name has done its job, and two names for one VM would outlive the hold.
+ */
+static void restore_serve_on_control(struct restore_run *r)
+{
+	live_update_hold_done(&r->hold);
+	if (r->server.started) {
+		control_server_stop(&r->fallback);
+		r->ctx.listen_fd = r->server.listen_fd;
+		r->ctx.control_path = r->control;
+	}
+}
+
 static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 {
 	const struct live_update_restore *lu = &r->lu;
@@ -385,8 +399,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 
 		r.lu.resumed_wall_ns = kvmlu_wall_ns();
 		live_update_restore_publish(&r.lu);
-		/* Answers a waiting resume: the guest runs. */
-		live_update_hold_done(&r.hold);
+		/* Answers a waiting resume: the guest runs, verified as it goes. */
+		restore_serve_on_control(&r);
 		restore_report_resumed(&r, t0);
 		if (!restore_lazy_verdict(&r, sig_fd, &st)) {
 			if (st >= 0) {
@@ -401,13 +415,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	}
 	if (live_update_restore_finish(&r.lu, err, sizeof(err)))
 		fprintf(stderr, "kvmlu-vmm: restore %s: guest running, but %s\n", session, err);
-	/* Answers a waiting resume; after it, the held name has done its job. */
-	live_update_hold_done(&r.hold);
-	if (r.server.started) {
-		control_server_stop(&r.fallback);
-		r.ctx.listen_fd = r.server.listen_fd;
-		r.ctx.control_path = control;
-	}
+	restore_serve_on_control(&r);
 	if (!r.lu.lazy)
 		restore_report_resumed(&r, t0);
 	/* Whichever socket serves the VM now; the other is stopped below too. */
