@@ -4,8 +4,9 @@
  * chosen once: the boot structures the kernel reads only while it starts
  * (GDT, page tables, zero page, command line) lie in the first 64 KiB,
  * which Linux keeps for itself (CONFIG_X86_RESERVE_LOW) and copies what it
- * needs out of before it reuses RAM; the MP table lies in the BIOS area
- * that the e820 map reports as reserved, because Linux keeps reading it.
+ * needs out of before it reuses RAM; the MP table and the ACPI tables lie
+ * in the BIOS area that the e820 map reports as reserved, because Linux
+ * keeps reading them (and scans 0xe0000-0xfffff for the ACPI RSDP).
  *
  * Lifecycle: used by linux_boot_load() at first boot only. A restored VM
  * never rewrites them, so changing a number here does not affect running
@@ -26,9 +27,11 @@
 
 /* Legacy holes the e820 map never reports as RAM. */
 #define LINUX_EBDA_START	0x9fc00ULL	/* top KiB of base memory */
-#define LINUX_BIOS_START	0xf0000ULL	/* BIOS ROM area: MP table here */
+#define LINUX_BIOS_START	0xf0000ULL	/* BIOS ROM area: MP and ACPI tables */
 #define LINUX_HIGH_MEM_START	0x100000ULL	/* 1 MiB */
-#define LINUX_MPTABLE_GPA	LINUX_BIOS_START
+#define LINUX_MPTABLE_GPA	LINUX_BIOS_START	/* up to 8 KiB */
+#define LINUX_ACPI_GPA		0xf2000ULL	/* RSDP first, then the tables */
+#define LINUX_ACPI_END		LINUX_HIGH_MEM_START
 
 /* Boot GDT selectors the 64-bit boot protocol asks for. */
 #define LINUX_BOOT_CS		0x10

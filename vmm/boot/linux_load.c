@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "vmm/acpi/acpi_tables.h"
 #include "vmm/boot/linux_e820.h"
 #include "vmm/boot/linux_layout.h"
 #include "vmm/boot/linux_load.h"
@@ -55,10 +56,18 @@ _Static_assert(LINUX_BOOT_PARAMS_GPA + 4096 <= LINUX_PML4_GPA, "zero page below 
 _Static_assert(LINUX_PD_GPA + LINUX_IDMAP_GIB * 4096 <= LINUX_CMDLINE_GPA, "PDs below cmdline");
 _Static_assert(LINUX_CMDLINE_GPA + LINUX_CMDLINE_MAX + 1 <= LINUX_LOW_STRUCT_END, "low 64 KiB");
 
+static void linux_acpi_machine(const struct linux_load_input *in, struct acpi_machine *m)
+{
+	m->ncpus = in->nr_cpus;
+	m->mmio = in->mmio;
+	m->n_mmio = in->n_mmio;
+}
+
 int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in,
 		    struct linux_load_plan *plan, char *err, size_t errlen)
 {
 	struct boot_e820_entry e820[E820_MAX_ENTRIES_ZEROPAGE];
+	struct acpi_machine acpi;
 	const struct linux_bzimage *img;
 	uint64_t top, cmax;
 	unsigned int nr;
@@ -81,9 +90,18 @@ int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in
 	if (in->nr_cpus == 0 || in->nr_cpus > MPTABLE_MAX_CPUS)
 		return kvmlu_err(err, errlen, -EINVAL, "Linux boot: %u vCPUs, must be 1..%u",
 				 in->nr_cpus, MPTABLE_MAX_CPUS);
-	if (mptable_size(in->nr_cpus) > LINUX_HIGH_MEM_START - LINUX_MPTABLE_GPA)
+	if (mptable_size(in->nr_cpus) > LINUX_ACPI_GPA - LINUX_MPTABLE_GPA)
 		return kvmlu_err(err, errlen, -E2BIG, "Linux boot: MP table for %u vCPUs too big",
 				 in->nr_cpus);
+	linux_acpi_machine(in, &acpi);
+	rc = acpi_machine_check(&acpi, err, errlen);
+	if (rc)
+		return rc;
+	if (acpi_tables_size(&acpi) > LINUX_ACPI_END - LINUX_ACPI_GPA)
+		return kvmlu_err(err, errlen, -E2BIG,
+				 "Linux boot: ACPI tables for %u vCPUs and %zu devices need %zu bytes, %llu reserved",
+				 in->nr_cpus, in->n_mmio, acpi_tables_size(&acpi),
+				 LINUX_ACPI_END - LINUX_ACPI_GPA);
 
 	cmax = img->cmdline_max < LINUX_CMDLINE_MAX ? img->cmdline_max : LINUX_CMDLINE_MAX;
 	plan->cmdline_len = strlen(in->cmdline);
@@ -170,6 +188,8 @@ static int linux_write_zero_page(const struct guestmem *gm, const struct linux_l
 	h->ramdisk_image = (uint32_t)plan->initrd_gpa;
 	h->ramdisk_size = (uint32_t)plan->initrd_size;
 	h->setup_data = 0;
+	/* Kernels from 5.0 take the RSDP from here; older ones scan the BIOS area. */
+	bp->acpi_rsdp_addr = LINUX_ACPI_GPA;
 
 	rc = linux_e820_build(gm, bp->e820_table, E820_MAX_ENTRIES_ZEROPAGE, &nr, err, errlen);
 	if (rc)
@@ -183,7 +203,8 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 {
 	struct boot_params *bp;
 	uint64_t *gdt, *pml4, *pdpt, *pd;
-	void *kernel, *initrd = NULL, *mp;
+	void *kernel, *initrd = NULL, *mp, *acpi_buf;
+	struct acpi_machine acpi;
 	char *cmdline;
 	size_t mp_len;
 	int rc;
@@ -198,10 +219,11 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 	pd = guestmem_gpa_to_hva(gm, LINUX_PD_GPA, LINUX_IDMAP_GIB * 4096);
 	cmdline = guestmem_gpa_to_hva(gm, LINUX_CMDLINE_GPA, plan->cmdline_len + 1);
 	mp = guestmem_gpa_to_hva(gm, LINUX_MPTABLE_GPA, mp_len);
+	acpi_buf = guestmem_gpa_to_hva(gm, LINUX_ACPI_GPA, LINUX_ACPI_END - LINUX_ACPI_GPA);
 	kernel = guestmem_gpa_to_hva(gm, plan->kernel_gpa, in->image->kernel_size);
 	if (plan->initrd_size)
 		initrd = guestmem_gpa_to_hva(gm, plan->initrd_gpa, plan->initrd_size);
-	if (!gdt || !bp || !pml4 || !pdpt || !pd || !cmdline || !mp || !kernel ||
+	if (!gdt || !bp || !pml4 || !pdpt || !pd || !cmdline || !mp || !acpi_buf || !kernel ||
 	    (plan->initrd_size && !initrd))
 		return kvmlu_err(err, errlen, -EFAULT,
 				 "Linux boot: guest RAM lacks room planned for the boot structures (kernel at %#llx)",
@@ -211,6 +233,11 @@ int linux_load_write(const struct guestmem *gm, const struct linux_load_input *i
 	if (rc)
 		return rc;
 	rc = mptable_write(mp, mp_len, (uint32_t)LINUX_MPTABLE_GPA, in->nr_cpus, err, errlen);
+	if (rc)
+		return rc;
+	linux_acpi_machine(in, &acpi);
+	rc = acpi_tables_write(acpi_buf, LINUX_ACPI_END - LINUX_ACPI_GPA, LINUX_ACPI_GPA, &acpi,
+			       err, errlen);
 	if (rc)
 		return rc;
 	linux_write_gdt(gdt);

@@ -5,8 +5,9 @@
  * preferred address (or the first aligned one from 1 MiB), the zero page
  * (boot_params: the image's setup header, e820 map, command line and
  * initrd pointers, type_of_loader), a boot GDT with the protocol's
- * __BOOT_CS/__BOOT_DS, identity page tables for 0..4 GiB, and the MP
- * table. The initrd goes as high as the kernel allows (initrd_addr_max)
+ * __BOOT_CS/__BOOT_DS, identity page tables for 0..4 GiB, the MP table
+ * (for kernels without ACPI) and the ACPI tables (vmm/acpi/; the zero
+ * page's acpi_rsdp_addr points at their RSDP). The initrd goes as high as the kernel allows (initrd_addr_max)
  * and low RAM reaches, above the kernel's init_size.
  *
  * Lifecycle: linux_load_plan() decides every address and checks that
@@ -21,6 +22,7 @@
 
 #include "guestmem/guestmem.h"
 #include "kvmlu/kvm_uapi.h"
+#include "vmm/acpi/acpi_machine.h"
 #include "vmm/boot/linux_bzimage.h"
 
 struct linux_load_input {
@@ -29,6 +31,9 @@ struct linux_load_input {
 	size_t initrd_size;
 	const char *cmdline;		/* never NULL; may be "" */
 	unsigned int nr_cpus;
+	/* virtio-mmio devices for the DSDT (vmm/acpi/acpi_machine.h) */
+	const struct acpi_mmio_device *mmio;
+	size_t n_mmio;
 };
 
 struct linux_load_plan {

@@ -4,7 +4,9 @@
  * ACPI-free Linux guest how many CPUs it has (LAPIC ids 0..n-1), where
  * the IOAPIC is (id n, 0xfec00000, the in-kernel KVM one) and how the 16
  * ISA interrupts reach it. Kernels built without CONFIG_X86_MPPARSE
- * ignore it and boot one CPU in virtual-wire mode (PIC through LINT0).
+ * ignore it and learn the same from the ACPI MADT (vmm/acpi/madt.h);
+ * with ACPI on, Linux prefers the MADT, so this table serves kernels
+ * booted with acpi=off.
  *
  * Lifecycle: written once into guest RAM at first boot, in the BIOS area
  * the e820 map reserves; the guest keeps it, a restored VM has it in RAM.

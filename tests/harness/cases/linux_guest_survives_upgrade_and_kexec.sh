@@ -1,9 +1,11 @@
-# Harness case: a stock Linux guest keeps running, and keeps time, across
-# several VMM live upgrades and then a host kexec. Its initramfs
-# (tests/guest/linux/init) runs one counter process writing into a tmpfs
-# file and prints
-#   KVMLU-GUEST-STATUS pid=P alive=yes counter=N uptime=S clock=EPOCH wall=EPOCH.USEC
-# every second.
+# Harness case: a stock Linux guest with 2 vCPUs keeps running, on both,
+# and keeps time, across several VMM live upgrades and then a host kexec.
+# Its initramfs (tests/guest/linux/init) runs one counter process writing
+# into a tmpfs file and prints
+#   KVMLU-GUEST-STATUS pid=P alive=yes counter=N uptime=S clock=EPOCH wall=EPOCH.USEC cpus=2 online=0-1 ran=0,1
+# every second. Debian's kernel finds its second vCPU in the ACPI MADT
+# (vmm/acpi/); every line checked must show both CPUs listed, online,
+# and each one running a pinned probe (ran=0,1).
 #
 # Stage 1 only sets the host up: it kexecs into stage 2 with an early TSC
 # calibration LX_EARLY_PPM below the rate this boot refined, the way a
@@ -38,6 +40,7 @@ LX_UPGRADES=5
 LX_MARGIN=2
 LX_SETTLE=3
 LX_EARLY_PPM=1500
+LX_CPUS=2
 
 lx_line() { # lx_line N: the Nth status line (1 = first)
 	grep -a 'KVMLU-GUEST-STATUS' "$LX_SERIAL" 2>/dev/null | sed -n "${1}p" | tr -d '\r'
@@ -85,6 +88,7 @@ lx_sample() { # lx_sample SECONDS: wait for the next status line, then read both
 	_l=$(lx_line $((_n + 1)))
 	S_PID=$(lx_get "$_l" pid) S_CNT=$(lx_get "$_l" counter) S_ALIVE=$(lx_get "$_l" alive)
 	S_UP=$(lx_get "$_l" uptime) S_WALL=$(lx_get "$_l" wall)
+	S_CPUS=$(lx_get "$_l" cpus) S_ONLINE=$(lx_get "$_l" online) S_RAN=$(lx_get "$_l" ran)
 	# An older guest init prints whole seconds only (clock=).
 	[ -n "$S_WALL" ] || S_WALL=$(lx_get "$_l" clock)
 }
@@ -106,6 +110,11 @@ lx_fail() { # lx_fail REASON: fail with the guest's last status lines in the log
 	fail "$1"
 }
 
+lx_check_cpus() { # lx_check_cpus WHAT: the sample just taken shows every vCPU at work
+	[ "$S_CPUS" = $LX_CPUS ] && [ "$S_ONLINE" = "0-$((LX_CPUS - 1))" ] && [ "$S_RAN" = 0,1 ] ||
+		lx_fail "$1: guest reports cpus=$S_CPUS online=$S_ONLINE ran=$S_RAN, want $LX_CPUS, 0-$((LX_CPUS - 1)), 0,1"
+}
+
 # lx_check_step WHAT HOST_ELAPSED SLACK PID COUNTER UPTIME WALL: the sample
 # just taken (S_*) goes on from these. SLACK: extra seconds the host's own
 # reading may be short by (its wall clock from the RTC after a kexec).
@@ -113,7 +122,8 @@ lx_check_step() {
 	_d_up=$(awk -v a="$6" -v b="$S_UP" 'BEGIN { printf "%.2f", b - a }')
 	_d_wall=$(awk -v a="$7" -v b="$S_WALL" 'BEGIN { printf "%.2f", b - a }')
 	_max=$(awk -v h="$2" -v m="$LX_MARGIN" -v s="$3" 'BEGIN { printf "%.2f", h + m + s }')
-	harness_log "$1: host +$2 s; guest uptime $6 -> $S_UP (+$_d_up s), wall $7 -> $S_WALL (+$_d_wall s), counter $5 -> $S_CNT; limit +$_max s"
+	harness_log "$1: host +$2 s; guest uptime $6 -> $S_UP (+$_d_up s), wall $7 -> $S_WALL (+$_d_wall s), counter $5 -> $S_CNT; limit +$_max s; cpus=$S_CPUS online=$S_ONLINE ran=$S_RAN"
+	lx_check_cpus "$1"
 	[ "$S_ALIVE" = yes ] || lx_fail "$1: counter process not alive"
 	[ "$S_PID" = "$4" ] || lx_fail "$1: counter pid $S_PID, was $4: the guest restarted"
 	[ -n "$S_CNT" ] && [ "$S_CNT" -gt "$5" ] || lx_fail "$1: counter $S_CNT, was $5: it did not continue"
@@ -183,7 +193,7 @@ stage2() {
 	host_wait_refined
 	harness_log "host TSC: $(dmesg | grep -E 'tsc: (Detected|Refined)' | sed 's/.*tsc: //' | tr '\n' ';')"
 	rm -f "/run/$LX.sock"
-	$VM_BIN run --name $LX --memory 256M --cpus 1 \
+	$VM_BIN run --name $LX --memory 256M --cpus $LX_CPUS \
 		--kernel /kvmlu/linux/vmlinuz --initrd /kvmlu/linux/initramfs.cpio.gz \
 		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=1" \
 		--serial "$LX_SERIAL" --control "/run/$LX.sock" >"/tmp/$LX.vmm" 2>&1 &
@@ -193,7 +203,11 @@ stage2() {
 		fail "Linux guest printed no two status lines within 900 s"
 	}
 	grep -a 'KVMLU-LINUX-GUEST-UP' "$LX_SERIAL" | head -n 1
+	grep -aE 'ACPI: (RSDP|XSDT|FACP|APIC|DSDT)|smpboot: Allowing|Brought up' "$LX_SERIAL" | tr -d '\r' | sed 's/^/guest| /'
 	harness_log "guest up: $(grep -a 'KVMLU-GUEST-STATUS' "$LX_SERIAL" | tail -n 1)"
+	lx_sample 60 || fail "guest stalled after boot"
+	lx_check_cpus "boot"
+	report PASS "harness/$HARNESS_CASE/boot_cpus" "cpus=$S_CPUS online=$S_ONLINE ran=$S_RAN"
 
 	# The first with the checksum (the memory is the same), then plain ones.
 	i=1
@@ -232,5 +246,5 @@ stage3() {
 	lx_dump
 	report PASS "harness/$HARNESS_CASE/kexec" \
 		"host +$_h s, guest uptime +$_d_up s, wall +$_d_wall s, counter $c -> $S_CNT"
-	pass "Linux guest kept running and kept time across $LX_UPGRADES live upgrades and a host kexec: counter pid $p went on, uptime and wall clock advanced by no more than the host's time + $LX_MARGIN s"
+	pass "Linux guest on $LX_CPUS vCPUs (ran=$S_RAN after the kexec) kept running and kept time across $LX_UPGRADES live upgrades and a host kexec: counter pid $p went on, uptime and wall clock advanced by no more than the host's time + $LX_MARGIN s"
 }

@@ -4,7 +4,9 @@
  * linux_e820.c, linux_load.c, mptable.c) on a synthetic bzImage: header
  * validation and its refusals, the e820 map for a 256 MiB and a 4 GiB
  * guest (the PCI hole), kernel and initrd placement, the zero page, the
- * boot page tables and GDT, the MP table and the boot vCPU's registers.
+ * boot page tables and GDT, the MP table, the ACPI RSDP in the zero page
+ * (the tables themselves: test_acpi_tables.c) and the boot vCPU's
+ * registers.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -420,6 +422,14 @@ static void test_write_fills_zero_page_tables_and_copies_images(void **state)
 	assert_int_equal(cfg, LINUX_MPTABLE_GPA + 16);
 	assert_memory_equal(mp + 16, "PCMP", 4);
 	assert_int_equal(sum(mp + 16, mptable_size(2) - 16), 0);
+
+	/* The ACPI RSDP where the zero page says, in the BIOS area Linux scans. */
+	assert_int_equal(bp->acpi_rsdp_addr, LINUX_ACPI_GPA);
+	assert_true(LINUX_ACPI_GPA >= 0xe0000 && LINUX_ACPI_GPA % 16 == 0);
+	assert_true(LINUX_ACPI_GPA >= LINUX_MPTABLE_GPA + mptable_size(MPTABLE_MAX_CPUS));
+	mp = guestmem_gpa_to_hva(&f.gm, LINUX_ACPI_GPA, 36);
+	assert_memory_equal(mp, "RSD PTR ", 8);
+	assert_int_equal(sum(mp, 36), 0);
 	fixture_free(&f);
 }
 

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/* DSDT (see dsdt.h). */
+#include <errno.h>
+#include <stdio.h>
+
+#include "vmm/acpi/acpi_sdt.h"
+#include "vmm/acpi/aml.h"
+#include "vmm/acpi/dsdt.h"
+
+/* Revision 2: integers in this AML are 64 bits wide. */
+#define DSDT_REVISION	2
+
+static void dsdt_com1(struct aml *a)
+{
+	uint8_t rt[AML_RES_IO_SIZE + AML_RES_IRQ_SIZE + AML_RES_END_SIZE];
+	size_t n = 0, dev;
+
+	aml_res_io(rt, &n, DSDT_COM1_PORT, 8);
+	aml_res_irq(rt, &n, DSDT_COM1_IRQ);
+	aml_res_end(rt, &n);
+	dev = aml_device_begin(a, "COM1");
+	aml_name(a, "_HID");
+	aml_string(a, "PNP0501");
+	aml_name(a, "_UID");
+	aml_integer(a, 1);
+	aml_name(a, "_CRS");
+	aml_buffer(a, rt, n);
+	aml_pkg_end(a, dev);
+}
+
+static void dsdt_i8042(struct aml *a)
+{
+	uint8_t rt[2 * AML_RES_IO_SIZE + AML_RES_IRQ_SIZE + AML_RES_END_SIZE];
+	size_t n = 0, dev;
+
+	aml_res_io(rt, &n, DSDT_I8042_DATA, 1);
+	aml_res_io(rt, &n, DSDT_I8042_CMD, 1);
+	aml_res_irq(rt, &n, DSDT_I8042_IRQ);
+	aml_res_end(rt, &n);
+	dev = aml_device_begin(a, "PS2_");
+	aml_name(a, "_HID");
+	aml_string(a, "PNP0303");
+	aml_name(a, "_CRS");
+	aml_buffer(a, rt, n);
+	aml_pkg_end(a, dev);
+}
+
+static void dsdt_virtio_mmio(struct aml *a, unsigned int i, const struct acpi_mmio_device *d)
+{
+	uint8_t rt[AML_RES_MEM32F_SIZE + AML_RES_XIRQ_SIZE + AML_RES_END_SIZE];
+	char name[5];
+	size_t n = 0, dev;
+
+	aml_res_mem32_fixed(rt, &n, (uint32_t)d->base, d->size);
+	aml_res_ext_irq(rt, &n, d->gsi);
+	aml_res_end(rt, &n);
+	snprintf(name, sizeof(name), "V%03X", i & 0xfffu);
+	dev = aml_device_begin(a, name);
+	aml_name(a, "_HID");
+	aml_string(a, "LNRO0005");
+	aml_name(a, "_UID");
+	aml_integer(a, i);
+	aml_name(a, "_CRS");
+	aml_buffer(a, rt, n);
+	aml_pkg_end(a, dev);
+}
+
+int dsdt_write(uint8_t *buf, size_t cap, const struct acpi_machine *m, size_t *len)
+{
+	struct aml a;
+	size_t sb, i;
+	int rc;
+
+	if (cap < ACPI_SDT_HEADER_SIZE)
+		return -ENOSPC;
+	aml_init(&a, buf + ACPI_SDT_HEADER_SIZE, cap - ACPI_SDT_HEADER_SIZE);
+	sb = aml_scope_begin(&a, "\\_SB_");
+	dsdt_com1(&a);
+	dsdt_i8042(&a);
+	for (i = 0; i < m->n_mmio; i++)
+		dsdt_virtio_mmio(&a, (unsigned int)i, &m->mmio[i]);
+	aml_pkg_end(&a, sb);
+	rc = aml_error(&a);
+	if (rc)
+		return rc;
+	*len = ACPI_SDT_HEADER_SIZE + a.len;
+	acpi_sdt_header(buf, "DSDT", (uint32_t)*len, DSDT_REVISION);
+	acpi_sdt_seal(buf);
+	return 0;
+}
