@@ -50,7 +50,7 @@ struct virtio_blk_spec {
 /* What identifies the disk: recorded at pause, checked after a kexec. */
 struct virtio_blk_identity {
 	char path[PATH_MAX];	/* absolute, as opened */
-	uint64_t dev, ino;	/* st_dev, st_ino */
+	uint64_t dev, ino;	/* st_dev, st_ino; a block device: st_rdev, 0 */
 	uint64_t size;		/* bytes */
 };
 
