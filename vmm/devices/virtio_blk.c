@@ -331,6 +331,16 @@ int virtio_blk_handle(struct virtio_blk *b, const struct virtq_chain *c)
 	return (int)(written + 1);
 }
 
+int virtio_blk_sync(struct virtio_blk *b, char *err, size_t errlen)
+{
+	if (b->readonly)
+		return 0;
+	if (fdatasync(b->fd) < 0)
+		return kvmlu_err(err, errlen, -errno, "%s: fdatasync %s: %s", b->name,
+				 b->ident.path, strerror(errno));
+	return 0;
+}
+
 void virtio_blk_close(struct virtio_blk *b)
 {
 	if (b->thread_started) {

@@ -102,6 +102,13 @@ int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen);
 /* Every available request done and pushed; the caller keeps the vCPUs parked. */
 void virtio_blk_quiesce(struct virtio_blk *b);
 
+/*
+ * Make what the guest wrote durable (fdatasync; nothing for a read-only
+ * disk), flushed or not: before a kexec, which drops this kernel's page
+ * cache while the guest keeps believing its completed writes are there.
+ */
+int virtio_blk_sync(struct virtio_blk *b, char *err, size_t errlen);
+
 /* Handle every available request now, in the caller's thread (tests, quiesce). */
 void virtio_blk_process(struct virtio_blk *b);
 
