@@ -134,6 +134,8 @@ lx_wait_ack() { # lx_wait_ack N SECONDS: an ack >= N
 	return 1
 }
 lx_fsck_clean() { /sbin/e2fsck -fn $LX_DISK >/dev/null 2>&1; }
+# e2fsprogs come into every harness initramfs with the .files of
+# tests/harness/cases/linux_guest_disk_keeps_acked_records.
 lx_disk_args() { # the VM's --disk and its writer, when the host has a disk and mke2fs
 	[ -b $LX_DISK ] && [ -x /sbin/mke2fs ] && [ -x /sbin/debugfs ] || return 0
 	/sbin/mke2fs -q -F -t ext4 -L demo-records $LX_DISK 60M >/dev/null 2>&1 || return 0
