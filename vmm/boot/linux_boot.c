@@ -47,19 +47,24 @@ _Static_assert(VM_VIRTIO_MAX_DEVICES <= ACPI_MAX_MMIO_DEVICES, "too many virtio-
 _Static_assert(VM_VIRTIO_MMIO_BASE + VM_VIRTIO_MAX_DEVICES * VM_VIRTIO_MMIO_SIZE <= 0xfec00000ULL,
 	       "virtio-mmio windows reach the IOAPIC page");
 
-static size_t linux_boot_mmio(const struct vm *vm,
-			      struct acpi_mmio_device out[VM_VIRTIO_MAX_DEVICES])
+static int linux_boot_mmio(const struct vm *vm,
+			   struct acpi_mmio_device out[VM_VIRTIO_MAX_DEVICES], size_t *n_out,
+			   char *err, size_t errlen)
 {
 	struct vm_virtio_slot slots[VM_VIRTIO_MAX_DEVICES];
 	unsigned int n = vm_virtio_mmio_devices(vm, slots, VM_VIRTIO_MAX_DEVICES);
 
+	/* A device the guest is not told of would be a disk it never sees. */
 	if (n > VM_VIRTIO_MAX_DEVICES)
-		n = VM_VIRTIO_MAX_DEVICES;
+		return kvmlu_err(err, errlen, -E2BIG,
+				 "Linux boot: %u virtio-mmio devices, the layout has %u slots", n,
+				 VM_VIRTIO_MAX_DEVICES);
 	for (unsigned int i = 0; i < n; i++)
 		out[i] = (struct acpi_mmio_device){
 			.base = slots[i].base, .size = slots[i].size, .gsi = slots[i].gsi,
 		};
-	return n;
+	*n_out = n;
+	return 0;
 }
 
 int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
@@ -96,7 +101,9 @@ int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	in.initrd_size = ilen;
 	in.cmdline = cmdline ? cmdline : LINUX_BOOT_DEFAULT_CMDLINE;
 	in.nr_cpus = vm->nr_vcpus;
-	in.n_mmio = linux_boot_mmio(vm, mmio);
+	rc = linux_boot_mmio(vm, mmio, &in.n_mmio, err, errlen);
+	if (rc)
+		goto err_free_initrd;
 	in.mmio = in.n_mmio ? mmio : NULL;
 	rc = linux_load_plan(&vm->mem, &in, &plan, err, errlen);
 	if (rc)
