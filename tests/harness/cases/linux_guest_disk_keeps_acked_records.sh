@@ -13,7 +13,9 @@
 # `KVMLU-REC-ACK n=N` after each fsync returned (kvmlu.records=/dev/vda).
 #
 # Stage 1: boot, LD_UPGRADES live upgrades; after each the guest's acks
-# go on (same writer, more records); prepare-update, kexec. Stage 2:
+# go on (same writer, more records); the agent's preflight (a dry run of
+# `kvmlu host-update`) accepts the VM on its block device;
+# prepare-update, kexec. Stage 2:
 # `kvmlu-vmm restore`; the acks go on from the last one seen before the
 # kexec (the same guest, not a reboot); then the host writes KVMLU-STOP
 # into the disk's last 4 KiB: the guest stops, unmounts, reboots (the VM
@@ -30,7 +32,7 @@ HARNESS_MEM=2G
 HARNESS_TIMEOUT=1500
 HARNESS_DISK=64M
 
-. /harness/vm_common.sh
+. /harness/agent_common.sh
 
 LD=lxdisk
 LD_SERIAL=/tmp/$LD.serial
@@ -164,6 +166,20 @@ ld_finish() {
 	report PASS "harness/$HARNESS_CASE/records" "rec 1..$_m on the disk in order; last ack $_last"
 }
 
+ld_preflight() { # the agent's preflight passes the VM on its disk DISK
+	ag_config
+	ag_start
+	harness_make_initrd /tmp/next-initrd.cpio || fail "could not build an initramfs for the dry run"
+	kvmlu host-update --kernel "$HARNESS_KERNEL" --initrd /tmp/next-initrd.cpio \
+		--append "$(ag_next_cmdline)" --dry-run >/tmp/dry.out 2>&1
+	_rc=$?
+	sed 's/^/dry-run| /' /tmp/dry.out
+	rm -f /tmp/next-initrd.cpio
+	kill "$(cat /tmp/agent.pid)" 2>/dev/null
+	[ $_rc = 0 ] || ld_fail "the agent's preflight refused the VM on $1 (exit $_rc): $(grep -i 'disk' /tmp/dry.out | head -n 1)"
+	report PASS "harness/$HARNESS_CASE/preflight" "a dry run of kvmlu host-update accepts the VM on $1"
+}
+
 stage1() {
 	vm_need_binaries
 	ld_need_tools
@@ -209,6 +225,7 @@ stage1() {
 		;;
 	esac
 
+	ld_preflight "$disk"
 	harness_log "$LD pausing: prepare-update"
 	r=$(vm_ctl $LD prepare-update)
 	echo "$r" | grep -q '"ok":true' || ld_fail "prepare-update refused: $r"
