@@ -16,7 +16,13 @@
 # tests/guest/linux (fetched and built once, then cached), whose counter
 # process prints a status line every 2 s. The same phases; after the
 # kexec it shows the same counter PID, the counter going on, the guest's
-# uptime not reset and its clock not behind.
+# uptime not reset and its clock not behind. The Linux guest also has a
+# virtio disk: the QEMU host's own (a raw image, build/demo-linux/disk.raw,
+# which outlives the kexec), an ext4 to which the guest appends fsync'd
+# records without pause (tests/guest/linux/init, kvmlu.records=); the demo
+# shows the last record acknowledged before the pause and after the
+# kexec, then stops the writer and shows the disk: records 1..N in order,
+# e2fsck clean.
 #
 # The whole serial log is kept in build/test-logs/demo.log (GUEST=linux:
 # demo-linux.log).
@@ -113,6 +119,29 @@ cp "$lx_initrd" "$root/kvmlu/linux/initramfs.cpio.gz"
 cat >"$root/cases/demo.sh" <<'EOF'
 . /harness/vm_common.sh
 LX_SERIAL=/tmp/demo.serial
+LX_DISK=/dev/vda	# the QEMU host's virtio disk (-drive below)
+lx_ack() { # the guest's last acknowledged record (0: none yet)
+	_a=$(grep -a -o 'KVMLU-REC-ACK n=[0-9]*' "$LX_SERIAL" 2>/dev/null | tail -n 1 | sed 's/.*n=//')
+	echo "${_a:-0}"
+}
+lx_wait_ack() { # lx_wait_ack N SECONDS: an ack >= N
+	_i=0
+	while [ $_i -lt "$2" ]; do
+		[ "$(lx_ack)" -ge "$1" ] && return 0
+		kill -0 "$(cat /tmp/demo.pid)" 2>/dev/null || return 1
+		sleep 1
+		_i=$((_i + 1))
+	done
+	return 1
+}
+lx_fsck_clean() { /sbin/e2fsck -fn $LX_DISK >/dev/null 2>&1; }
+# e2fsprogs come into every harness initramfs with the .files of
+# tests/harness/cases/linux_guest_disk_keeps_acked_records.
+lx_disk_args() { # the VM's --disk and its writer, when the host has a disk and mke2fs
+	[ -b $LX_DISK ] && [ -x /sbin/mke2fs ] && [ -x /sbin/debugfs ] || return 0
+	/sbin/mke2fs -q -F -t ext4 -L demo-records $LX_DISK 60M >/dev/null 2>&1 || return 0
+	echo "--disk $LX_DISK,id=records"
+}
 lx_lines() { # lx_lines PATTERN: the guest's console lines matching it, without CRs
 	grep -a "$1" "$LX_SERIAL" 2>/dev/null | tr -d '\r'
 }
@@ -140,11 +169,19 @@ stage1() {
 	vm_need_binaries
 	demo "host kernel $(uname -r) is up: /dev/kvm and /dev/liveupdate are there"
 	rm -f /run/demo.sock
+	disk=$(lx_disk_args)
+	rec=
+	[ -n "$disk" ] && rec="kvmlu.records=/dev/vda"
 	$VM_BIN run --name demo --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd /kvmlu/linux/initramfs.cpio.gz \
-		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=2" \
+		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=2 $rec" $disk \
 		--serial "$LX_SERIAL" --control /run/demo.sock >/tmp/demo.vmm 2>&1 &
 	echo $! >/tmp/demo.pid
+	if [ -n "$disk" ]; then
+		demo "its disk: this host's $LX_DISK (a file on the machine outside QEMU, so it outlives the kexec), an ext4 made just now; the guest appends a numbered record and fsyncs it, again and again"
+	else
+		demo "no disk: this host has no $LX_DISK or no mke2fs"
+	fi
 	demo "starting a Linux VM: Debian's stock kernel + a busybox initramfs, 1 vCPU, 256 MiB of RAM in a memfd (it boots in a minute or so)"
 	lx_wait_status 3 900 || {
 		tail -n 5 /tmp/demo.vmm "$LX_SERIAL"
@@ -155,11 +192,17 @@ stage1() {
 	lx_lines KVMLU-LINUX-GUEST-UP | head -n 1 | sed 's/^/DEMO:   guest| /'
 	lx_lines KVMLU-COUNTER-STARTED | head -n 1 | sed 's/^/DEMO:   guest| /'
 	demo_console 2
+	if [ -n "$disk" ]; then
+		lx_wait_ack 5 300 || fail "the guest's disk writer acknowledged no 5 records within 300 s"
+		lx_lines 'KVMLU-GUEST-DISKS' | head -n 1 | sed 's/^/DEMO:   guest| /'
+		demo "records acknowledged (written and fsync'd) so far: $(lx_ack)"
+	fi
 	demo_prepare
 	# Paused now: the last status line stays the last one until the restore.
 	pid=$(lx_field pid) cnt=$(lx_field counter) up=$(lx_field uptime) clk=$(lx_field clock)
 	echo "$pid $cnt $up $clk" >"$HARNESS_CARRY/demo.status"
-	demo_kexec "counter=$cnt (pid $pid)"
+	[ -n "$disk" ] && echo "$(lx_ack)" >"$HARNESS_CARRY/demo.ack"
+	demo_kexec "counter=$cnt (pid $pid)${disk:+, record $(lx_ack)}"
 }
 stage2() {
 	demo_restore
@@ -186,8 +229,27 @@ stage2() {
 	demo "memory checksum before the kexec: $before"
 	demo "memory checksum after the kexec:  $after ($(demo_verify_how "$st"))"
 	[ -n "$before" ] && [ "$before" = "$after" ] || ok=no
+	if [ -f "$HARNESS_CARRY/demo.ack" ]; then
+		a=$(cat "$HARNESS_CARRY/demo.ack")
+		lx_wait_ack $((a + 5)) 120 || true
+		check "disk records: $a acknowledged before the kexec, $(lx_ack) now (the same writer went on)" \
+			[ "$(lx_ack)" -gt "$a" ]
+		# Stop the writer (a mark past the file system's end): it unmounts
+		# and reboots, which ends the VM; then read the disk here.
+		printf KVMLU-STOP | dd of=$LX_DISK bs=4096 seek=$(($(blockdev --getsize64 $LX_DISK) / 4096 - 1)) conv=notrunc 2>/dev/null
+		_i=0
+		while kill -0 "$(cat /tmp/demo.pid)" 2>/dev/null && [ $_i -lt 120 ]; do
+			sleep 1
+			_i=$((_i + 1))
+		done
+		last=$(lx_ack)
+		m=$(/sbin/debugfs -R 'cat /records' $LX_DISK 2>/dev/null | awk '$0 != "rec " NR { exit 1 } END { print NR }')
+		check "the guest stopped its writer at record $last and shut down; the disk holds records 1..$m, in order" \
+			[ -n "$m" -a "$m" = "$last" ]
+		check "e2fsck -fn of the disk: clean" lx_fsck_clean
+	fi
 	[ "$ok" = yes ] || fail "the Linux guest did not survive intact"
-	pass "the Linux guest survived the kexec: counter pid $pid2 kept counting ($cnt -> $cnt2)"
+	pass "the Linux guest survived the kexec: counter pid $pid2 kept counting ($cnt -> $cnt2)${m:+; its disk holds its records 1..$m}"
 }
 EOF
 fi
@@ -266,11 +328,18 @@ if [ "$guest" = linux ]; then
 	cmdline="$cmdline no_timer_check"
 	limit=1500
 fi
+drive=()
+if [ "$guest" = linux ]; then
+	# The guest's disk: the QEMU host's virtio disk, a file out here.
+	rm -f "$work/disk.raw"
+	truncate -s 64M "$work/disk.raw"
+	drive=(-drive "file=$work/disk.raw,if=virtio,format=raw")
+fi
 set +e
 timeout -k 5 "$limit" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 2G -smp 2 \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-	-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" -append "$cmdline" \
+	-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" -append "$cmdline" "${drive[@]}" \
 	</dev/null 2>&1 | show
 rc=${PIPESTATUS[0]}
 set -e

@@ -176,6 +176,17 @@ void vm_virtio_quiesce(struct vm *vm)
 		virtio_blk_quiesce(&vm->disks[i]);
 }
 
+int vm_virtio_sync(struct vm *vm, char *err, size_t errlen)
+{
+	for (unsigned int i = 0; i < vm->nr_disks; i++) {
+		int rc = virtio_blk_sync(&vm->disks[i], err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 void vm_virtio_destroy(struct vm *vm)
 {
 	for (unsigned int i = 0; i < vm->nr_disks; i++)

@@ -91,6 +91,8 @@ void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_in
 int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 int vm_virtio_start(struct vm *vm, char *err, size_t errlen);
 void vm_virtio_quiesce(struct vm *vm);
+/* Every disk's writes durable (virtio_blk_sync), for prepare-update. */
+int vm_virtio_sync(struct vm *vm, char *err, size_t errlen);
 void vm_virtio_destroy(struct vm *vm);
 
 #endif /* KVMLU_VMM_VM_VIRTIO_H */

@@ -3,7 +3,8 @@
  * Can each disk of a VM be found again after the kexec (see vm_disks.h)?
  * The VMM reports path, st_dev and st_ino of the file it has open; the
  * agent runs on the same host, so a stat() of the path must give the
- * same pair, and the filesystem must be one that survives a reboot.
+ * same pair, and the filesystem must be one that survives a reboot. A
+ * block device is reported as st_rdev and inode 0, and compared so.
  */
 #include <errno.h>
 #include <linux/magic.h>
@@ -46,6 +47,21 @@ static int check_one(json_object *d, size_t i, char *why, size_t whylen)
 		return kvmlu_err(why, whylen, -errno,
 				 "disk %s cannot be identified: %s (the restore after the kexec "
 				 "reopens it by this path)", path, strerror(errno));
+	if (S_ISBLK(st.st_mode)) {
+		/*
+		 * The VMM identifies a block device by its device number and
+		 * inode 0 (vmm/devices/virtio_blk.c): the node is in devtmpfs,
+		 * remade by the next kernel, which is also why the tmpfs test
+		 * below is not for it. The disk behind it is what must stay.
+		 */
+		if ((uint64_t)st.st_rdev != dev || ino != 0)
+			return kvmlu_err(why, whylen, -ESTALE,
+					 "disk %s is not the block device the VM has open (device "
+					 "number %llu, the VM's %llu/%llu): the restore would reopen "
+					 "another disk", path, (unsigned long long)st.st_rdev,
+					 (unsigned long long)dev, (unsigned long long)ino);
+		return 0;
+	}
 	if ((uint64_t)st.st_dev != dev || (uint64_t)st.st_ino != ino)
 		return kvmlu_err(why, whylen, -ESTALE,
 				 "disk %s is not the file the VM has open (device/inode %llu/%llu, "

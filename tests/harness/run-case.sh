@@ -22,6 +22,12 @@
 #   HARNESS_APPEND   extra kernel command line words
 #                    (KVMLU_HARNESS_APPEND in the environment adds more, for
 #                    experiments: transparent_hugepage_shmem=advise)
+#   HARNESS_DISK     a size (64M): a fresh, sparse raw image file
+#                    LOGDIR/harness-CASE.disk.raw, the host's virtio disk
+#                    (-drive if=virtio,format=raw; /dev/vda in there). It
+#                    lives on this machine, so it keeps its data across the
+#                    case's kexecs, which the host's tmpfs does not; it is
+#                    kept after the run for a look
 #   HARNESS_PASS_LINE / HARNESS_FAIL_LINE  judge by the serial log instead
 #                    of the exit code: pass iff PASS_LINE appears and
 #                    FAIL_LINE does not (for tests that cannot power off)
@@ -45,6 +51,7 @@ mem=$(setting HARNESS_MEM 2G)
 smp=$(setting HARNESS_SMP 2)
 limit=$(setting HARNESS_TIMEOUT 120)
 append="$(setting HARNESS_APPEND "") ${KVMLU_HARNESS_APPEND:-}"
+disk=$(setting HARNESS_DISK "")
 pass_line=$(setting HARNESS_PASS_LINE "")
 fail_line=$(setting HARNESS_FAIL_LINE "")
 
@@ -57,6 +64,14 @@ stamp() { # prefix each serial line with the host time since $1 (us)
 	done
 }
 
+drive=()
+if [ -n "$disk" ]; then
+	img=$logs/harness-$case.disk.raw
+	rm -f "$img"
+	truncate -s "$disk" "$img" || { echo "FAIL: $name (HARNESS_DISK=$disk: no image $img)"; exit 1; }
+	drive=(-drive "file=$img,if=virtio,format=raw")
+fi
+
 # no_timer_check: under TCG on a loaded host the IO-APIC timer check can
 # miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
@@ -65,7 +80,7 @@ timeout -k 5 "$limit" "$QEMU_HOST_BIN" \
 	-accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$mem" -smp "$smp" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" \
+	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "${drive[@]}" \
 	-d "${KVMLU_HARNESS_QEMU_DEBUG:-cpu_reset,guest_errors}" -D "$logs/harness-$case.qemu.log" \
 	</dev/null 2>&1 | stamp "$start" >"$log"
 rc=${PIPESTATUS[0]}

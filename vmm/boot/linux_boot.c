@@ -14,6 +14,7 @@
 #include "vmm/boot/linux_load.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 static int linux_boot_bsp(struct vcpu *v, const struct linux_load_plan *plan,
 			  char *err, size_t errlen)
@@ -32,9 +33,44 @@ static int linux_boot_bsp(struct vcpu *v, const struct linux_load_plan *plan,
 	return vcpu_set_regs(v, &r, err, errlen);
 }
 
+/*
+ * The VM's virtio-mmio devices as the DSDT lists them: the guest's
+ * virtio_mmio driver finds them only there (no command-line devices in
+ * Debian's kernel). The layout's GSIs (16..23) and windows (0xd0000000,
+ * below the APIC pages) lie inside what the ACPI builder takes, and
+ * acpi_machine_check() checks it again in linux_load_plan().
+ */
+_Static_assert(VM_VIRTIO_GSI_BASE >= ACPI_MMIO_GSI_MIN &&
+	       VM_VIRTIO_GSI_BASE + VM_VIRTIO_MAX_DEVICES - 1 <= ACPI_MMIO_GSI_MAX,
+	       "virtio-mmio GSIs outside what the DSDT may name");
+_Static_assert(VM_VIRTIO_MAX_DEVICES <= ACPI_MAX_MMIO_DEVICES, "too many virtio-mmio devices");
+_Static_assert(VM_VIRTIO_MMIO_BASE + VM_VIRTIO_MAX_DEVICES * VM_VIRTIO_MMIO_SIZE <= 0xfec00000ULL,
+	       "virtio-mmio windows reach the IOAPIC page");
+
+static int linux_boot_mmio(const struct vm *vm,
+			   struct acpi_mmio_device out[VM_VIRTIO_MAX_DEVICES], size_t *n_out,
+			   char *err, size_t errlen)
+{
+	struct vm_virtio_slot slots[VM_VIRTIO_MAX_DEVICES];
+	unsigned int n = vm_virtio_mmio_devices(vm, slots, VM_VIRTIO_MAX_DEVICES);
+
+	/* A device the guest is not told of would be a disk it never sees. */
+	if (n > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -E2BIG,
+				 "Linux boot: %u virtio-mmio devices, the layout has %u slots", n,
+				 VM_VIRTIO_MAX_DEVICES);
+	for (unsigned int i = 0; i < n; i++)
+		out[i] = (struct acpi_mmio_device){
+			.base = slots[i].base, .size = slots[i].size, .gsi = slots[i].gsi,
+		};
+	*n_out = n;
+	return 0;
+}
+
 int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	       const char *cmdline, char *err, size_t errlen)
 {
+	struct acpi_mmio_device mmio[VM_VIRTIO_MAX_DEVICES];
 	struct linux_load_input in = { 0 };
 	struct linux_load_plan plan;
 	struct linux_bzimage img;
@@ -65,6 +101,10 @@ int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	in.initrd_size = ilen;
 	in.cmdline = cmdline ? cmdline : LINUX_BOOT_DEFAULT_CMDLINE;
 	in.nr_cpus = vm->nr_vcpus;
+	rc = linux_boot_mmio(vm, mmio, &in.n_mmio, err, errlen);
+	if (rc)
+		goto err_free_initrd;
+	in.mmio = in.n_mmio ? mmio : NULL;
 	rc = linux_load_plan(&vm->mem, &in, &plan, err, errlen);
 	if (rc)
 		goto err_free_initrd;

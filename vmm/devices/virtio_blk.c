@@ -50,8 +50,19 @@ static int blk_identify(int fd, struct virtio_blk_identity *id, char *err, size_
 		return kvmlu_err(err, errlen, -EINVAL,
 				 "disk %s: not a regular file or block device", id->path);
 	}
-	id->dev = (uint64_t)st.st_dev;
-	id->ino = (uint64_t)st.st_ino;
+	if (S_ISBLK(st.st_mode)) {
+		/*
+		 * A block device's node lives in devtmpfs, made anew at every
+		 * boot: its st_dev/st_ino differ after a kexec though the disk
+		 * is the same. What stays is the device number; so record
+		 * st_rdev and inode 0 (with the size, checked below).
+		 */
+		id->dev = (uint64_t)st.st_rdev;
+		id->ino = 0;
+	} else {
+		id->dev = (uint64_t)st.st_dev;
+		id->ino = (uint64_t)st.st_ino;
+	}
 	id->size = size;
 	return 0;
 }
@@ -318,6 +329,16 @@ int virtio_blk_handle(struct virtio_blk *b, const struct virtq_chain *c)
 		__atomic_fetch_add(&b->io_errors, 1, __ATOMIC_RELAXED);
 	*status = st;
 	return (int)(written + 1);
+}
+
+int virtio_blk_sync(struct virtio_blk *b, char *err, size_t errlen)
+{
+	if (b->readonly)
+		return 0;
+	if (fdatasync(b->fd) < 0)
+		return kvmlu_err(err, errlen, -errno, "%s: fdatasync %s: %s", b->name,
+				 b->ident.path, strerror(errno));
+	return 0;
 }
 
 void virtio_blk_close(struct virtio_blk *b)

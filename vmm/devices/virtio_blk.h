@@ -50,7 +50,7 @@ struct virtio_blk_spec {
 /* What identifies the disk: recorded at pause, checked after a kexec. */
 struct virtio_blk_identity {
 	char path[PATH_MAX];	/* absolute, as opened */
-	uint64_t dev, ino;	/* st_dev, st_ino */
+	uint64_t dev, ino;	/* st_dev, st_ino; a block device: st_rdev, 0 */
 	uint64_t size;		/* bytes */
 };
 
@@ -101,6 +101,13 @@ int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen);
 
 /* Every available request done and pushed; the caller keeps the vCPUs parked. */
 void virtio_blk_quiesce(struct virtio_blk *b);
+
+/*
+ * Make what the guest wrote durable (fdatasync; nothing for a read-only
+ * disk), flushed or not: before a kexec, which drops this kernel's page
+ * cache while the guest keeps believing its completed writes are there.
+ */
+int virtio_blk_sync(struct virtio_blk *b, char *err, size_t errlen);
 
 /* Handle every available request now, in the caller's thread (tests, quiesce). */
 void virtio_blk_process(struct virtio_blk *b);

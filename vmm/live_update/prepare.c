@@ -6,7 +6,8 @@
  * Happy path, first while the guest runs: dirty logging on and every
  * chunk of RAM hashed (vmm/memory_digest.h) -> LUO session
  * "kvmlu/vm/<name>" -> preserve RAM file i under LUO_TOKEN_RAM(i) -> hash
- * again what the guest wrote; then pause -> capture, the checksum's last
+ * again what the guest wrote; then pause -> every disk fdatasync'ed ->
+ * capture, the checksum's last
  * round -> state FDT with the chunk digests in a sealed memfd -> preserve
  * it under LUO_TOKEN_STATE -> reply ready and stay paused holding the
  * session fd. The kexec then carries the session to the next kernel
@@ -17,7 +18,7 @@
  * (running if it ran) and nothing preserved:
  *  1. No usable /dev/liveupdate, or a name that cannot be a session name:
  *     refused before the pause.
- *  2. Pause or capture fails: resumed, error.
+ *  2. Pause, a disk's fdatasync or capture fails: resumed, error.
  *  3. A RAM file the kernel cannot preserve (guest_memfd on a kernel
  *     without the project's patch, kernel/patches: ENOENT, no LUO handler;
  *     or EOPNOTSUPP, memory it refuses; hugetlb): class NotPreservable,
@@ -50,6 +51,7 @@
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 /* One VM per process: what prepare-update holds until kexec or abort. */
 struct live_update_prepared {
@@ -285,6 +287,19 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 				    "pause: %s", err);
 		luo_session_close(&s);
 		goto err_release;
+	}
+	/*
+	 * The pause completed every disk request, but a write the guest has
+	 * not flushed yet may still be only in this kernel's page cache,
+	 * which the kexec drops (nothing in between need sync()): the guest
+	 * would go on with a completed write that is not on its disk. So
+	 * make every disk durable here, while nothing can write to it.
+	 */
+	rc = vm_virtio_sync(vm, err, sizeof(err));
+	if (rc) {
+		json_line_error_set(e, KVMLU_ERR_FAILED, "disk: %s", err);
+		luo_session_close(&s);
+		goto err_resume;
 	}
 	rc = prepare_state(vm, &md, &state_fd, sum, &bytes, &capture_ns,
 			   &prepared.paused_wall_ns, e);

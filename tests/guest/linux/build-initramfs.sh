@@ -1,20 +1,49 @@
 #!/bin/bash
-# Builds the Linux guest's initramfs: Debian's busybox-static and the
-# /init next to this script, as a gzip'd newc cpio (Debian's cloud kernel
-# has RD_GZIP) at $1 (default build/guest-linux/initramfs.cpio.gz).
-# Rebuilt only when /init, busybox or this script changed. Needs root for
-# the /dev/console node the kernel opens before /init runs.
+# Builds the Linux guest's initramfs: Debian's busybox-static, the /init
+# next to this script and the guest kernel's virtio-mmio and virtio-blk
+# modules, as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
+# (default build/guest-linux/initramfs.cpio.gz). Rebuilt only when /init,
+# busybox, the modules or this script changed. Needs root for the
+# /dev/console node the kernel opens before /init runs.
+#
+# The modules come from the kernel package fetch-kernel.sh extracted
+# (KVMLU_GUEST_KERNEL_CACHE, default /var/cache/kvmlu/guest-kernel): the
+# version whose vmlinuz is the one at build/guest-linux/vmlinuz, else the
+# newest there. Debian's cloud kernel has virtio as modules and the package
+# ships no modules.dep, so the list below is in dependency order (each
+# module's own `depends=`): virtio_ring, virtio, then virtio_mmio (the
+# transport, found through the ACPI DSDT) and virtio_blk. /init insmods
+# them from /lib/modules. Without the cache the initramfs has no modules
+# and /init says so (no disk).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 out=${1:-$top/build/guest-linux/initramfs.cpio.gz}
 bb=/bin/busybox
+cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
+vmlinuz=$top/build/guest-linux/vmlinuz
+modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko drivers/block/virtio_blk.ko"
+
+moddir=
+for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
+	ver=${k##*/vmlinuz-}
+	[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
+	moddir=$cache/x/lib/modules/$ver/kernel
+	cmp -s "$k" "$vmlinuz" 2>/dev/null && break
+done
 
 if ! file -L "$bb" 2>/dev/null | grep -q 'statically linked'; then
 	echo "build-initramfs: $bb is not busybox-static (apt-get install busybox-static)"
 	exit 77
 fi
-if [ -s "$out" ] && [ "$out" -nt "$here/init" ] && [ "$out" -nt "$bb" ] && [ "$out" -nt "$0" ]; then
+fresh=1
+[ -s "$out" ] && [ "$out" -nt "$here/init" ] && [ "$out" -nt "$bb" ] && [ "$out" -nt "$0" ] || fresh=0
+if [ -n "$moddir" ]; then
+	for m in $modules; do
+		[ "$out" -nt "$moddir/$m" ] || fresh=0
+	done
+fi
+if [ $fresh = 1 ]; then
 	echo "$out"
 	exit 0
 fi
@@ -24,6 +53,14 @@ mkdir -p "$stage"/{bin,dev,proc,sys,run,tmp}
 cp "$bb" "$stage/bin/busybox"
 ln -s busybox "$stage/bin/sh"
 install -m 0755 "$here/init" "$stage/init"
+if [ -n "$moddir" ]; then
+	mkdir -p "$stage/lib/modules"
+	for m in $modules; do
+		[ -f "$moddir/$m" ] || { echo "build-initramfs: $moddir/$m missing"; exit 1; }
+		cp "$moddir/$m" "$stage/lib/modules/"
+		echo "${m##*/}" >>"$stage/lib/modules/load.order"
+	done
+fi
 mknod -m 600 "$stage/dev/console" c 5 1
 mknod -m 666 "$stage/dev/null" c 1 3
 mkdir -p "$(dirname "$out")"

@@ -11,6 +11,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -142,6 +143,66 @@ static void test_vm_disks_refuses_a_disk_on_tmpfs(void **state)
 	unlink(path);
 }
 
+/* A block device node in /dev (only stat()ed), or NULL. */
+static const char *some_block_device(struct stat *st)
+{
+	static char path[300];
+	struct dirent *e;
+	DIR *d = opendir("/dev");
+
+	if (!d)
+		return NULL;
+	while ((e = readdir(d))) {
+		snprintf(path, sizeof(path), "/dev/%s", e->d_name);
+		if (!stat(path, st) && S_ISBLK(st->st_mode)) {
+			closedir(d);
+			return path;
+		}
+	}
+	closedir(d);
+	return NULL;
+}
+
+static json_object *status_raw(const char *path, uint64_t dev, uint64_t ino)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	json_object *d = json_object_new_object();
+
+	json_object_object_add(d, "path", json_object_new_string(path));
+	json_object_object_add(d, "dev", json_object_new_int64((int64_t)dev));
+	json_object_object_add(d, "ino", json_object_new_int64((int64_t)ino));
+	json_object_array_add(arr, d);
+	json_object_object_add(o, "disks", arr);
+	return o;
+}
+
+/* Its node is in devtmpfs (a tmpfs), remade at boot: the device number counts. */
+static void test_vm_disks_accepts_a_block_device_by_its_device_number(void **state)
+{
+	const char *p;
+	struct stat st;
+	json_object *o;
+
+	(void)state;
+	p = some_block_device(&st);
+	if (!p)
+		skip();
+	o = status_raw(p, st.st_rdev, 0);
+	if (vm_disks_check(o, why, sizeof(why)))
+		fail_msg("%s refused: %s", p, why);
+	json_object_put(o);
+
+	o = status_raw(p, st.st_rdev + 1, 0);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "is not the block device the VM has open"));
+	json_object_put(o);
+
+	/* The node's own st_dev/st_ino are not what a VMM reports for it. */
+	o = status_raw(p, st.st_dev, st.st_ino);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
+	json_object_put(o);
+}
+
 static void test_vm_disks_refuses_a_disk_it_cannot_identify(void **state)
 {
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
@@ -164,6 +225,7 @@ int main(void)
 		cmocka_unit_test(test_vm_disks_refuses_a_replaced_file),
 		cmocka_unit_test(test_vm_disks_refuses_a_removed_file),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_on_tmpfs),
+		cmocka_unit_test(test_vm_disks_accepts_a_block_device_by_its_device_number),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_it_cannot_identify),
 	};
 

@@ -26,6 +26,7 @@
 #include "vmm/acpi/aml.h"
 #include "vmm/acpi/fadt.h"
 #include "vmm/acpi/madt.h"
+#include "vmm/vm_virtio.h"
 
 #define BASE_GPA	0xf2000ULL
 #define AREA		0xe000u
@@ -378,6 +379,37 @@ static void test_dsdt_has_legacy_devices_and_one_per_mmio_entry(void **state)
 	}
 }
 
+/* What linux_boot() passes for a VM with every --disk it may have. */
+static void test_dsdt_takes_every_virtio_slot_of_the_vm_layout(void **state)
+{
+	struct acpi_mmio_device mmio[VM_VIRTIO_MAX_DEVICES];
+	struct parsed p;
+	struct devs ds;
+	unsigned int i;
+
+	(void)state;
+	for (i = 0; i < VM_VIRTIO_MAX_DEVICES; i++) {
+		struct vm_virtio_slot s = vm_virtio_slot(i);
+
+		mmio[i] = (struct acpi_mmio_device){ .base = s.base, .size = s.size, .gsi = s.gsi };
+	}
+	assert_int_equal(write_tables(2, mmio, VM_VIRTIO_MAX_DEVICES), 0);
+	parse_tables(&p);
+	read_dsdt(p.dsdt, &ds);
+	assert_int_equal(ds.n, 2 + VM_VIRTIO_MAX_DEVICES);
+	for (i = 0; i < VM_VIRTIO_MAX_DEVICES; i++) {
+		char name[5];
+		const struct dev *d;
+
+		snprintf(name, sizeof(name), "V%03X", i);
+		d = find_dev(&ds, name);
+		assert_non_null(d);
+		assert_int_equal(rd32(d->crs + 4), 0xd0000000u + i * 0x1000u);
+		assert_int_equal(rd32(d->crs + 8), 0x1000);
+		assert_int_equal(rd32(d->crs + 17), 16 + i);
+	}
+}
+
 static void test_tables_for_the_largest_machine_fit_their_bound(void **state)
 {
 	struct acpi_mmio_device mmio[ACPI_MAX_MMIO_DEVICES];
@@ -520,6 +552,7 @@ int main(void)
 		cmocka_unit_test(test_acpi_rsdp_xsdt_fadt_link_and_checksum),
 		cmocka_unit_test(test_madt_has_one_enabled_lapic_per_vcpu),
 		cmocka_unit_test(test_dsdt_has_legacy_devices_and_one_per_mmio_entry),
+		cmocka_unit_test(test_dsdt_takes_every_virtio_slot_of_the_vm_layout),
 		cmocka_unit_test(test_tables_for_the_largest_machine_fit_their_bound),
 		cmocka_unit_test(test_acpi_refuses_machines_it_cannot_describe),
 		cmocka_unit_test(test_aml_package_lengths_round_trip),

@@ -194,6 +194,27 @@ static void test_blk_flush_succeeds(void **state)
 	assert_int_equal(len, 1);
 }
 
+/* prepare-update's sync: a written disk, a read-only one, and a dead fd. */
+static void test_blk_sync_makes_writes_durable_or_says_why(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t len;
+	int fd;
+
+	open_disk(f, false, "");
+	request(f, VIRTIO_BLK_T_OUT, 0, 512, false);
+	assert_int_equal(complete(f, &len), VIRTIO_BLK_S_OK);
+	assert_int_equal(virtio_blk_sync(f->b, f->err, sizeof(f->err)), 0);
+	fd = f->b->fd;
+	f->b->fd = -1;
+	assert_int_equal(virtio_blk_sync(f->b, f->err, sizeof(f->err)), -EBADF);
+	assert_non_null(strstr(f->err, "fdatasync"));
+	f->b->readonly = true;
+	assert_int_equal(virtio_blk_sync(f->b, f->err, sizeof(f->err)), 0);
+	f->b->readonly = false;
+	f->b->fd = fd;
+}
+
 static void test_blk_readonly_refuses_writes(void **state)
 {
 	struct fixture *f = *state;
@@ -443,6 +464,7 @@ int main(void)
 		T(test_blk_reports_capacity_in_config),
 		T(test_blk_write_then_read_back),
 		T(test_blk_flush_succeeds),
+		T(test_blk_sync_makes_writes_durable_or_says_why),
 		T(test_blk_readonly_refuses_writes),
 		T(test_blk_out_of_range_sectors_are_ioerr),
 		T(test_blk_get_id_returns_the_id),
