@@ -5,13 +5,16 @@
 # The result is keyed by a hash of: the source package version, the config
 # fragment (configs/kernel.fragment), every kernel/patches/*.patch (applied
 # in name order), and this script. A key already in the cache is reused in
-# seconds; a new key builds from scratch (~7 min on 2 cores).
+# seconds; a new key builds from scratch (20-55 min on 2 cores, depending
+# on what else runs).
 #
 # Steps of a build: tinyconfig, merge the fragment, olddefconfig, check
 # that every option the fragment asks for survived (else fail naming them),
 # bzImage, headers_install. The result directory is filled under a
 # temporary name and renamed when complete, so an interrupted build never
-# leaves a result that looks valid. Concurrent runs serialize on a lock.
+# leaves a result that looks valid. Concurrent builds serialize on a lock;
+# a key already built is published without waiting for it, so one build
+# of a new key does not hold up every run that uses an old one.
 #
 # Result layout ($KVMLU_CACHE/kernel/<key>/):
 #   bzImage  config  headers/include/...  build.log  options-check.txt  info
@@ -52,6 +55,10 @@ publish() {
 	log "ready: $link -> $result ($version, ${#patches[@]} patches)"
 }
 
+if [ -f "$result/info" ]; then
+	publish
+	exit 0
+fi
 exec 9>"$cache/kernel/.lock"
 flock 9
 if [ -f "$result/info" ]; then
