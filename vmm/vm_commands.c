@@ -88,6 +88,10 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 			json_object_object_add(j, "slot", json_object_new_int64((int)i));
 			json_object_object_add(j, "id", json_object_new_string(d.id));
 			json_object_object_add(j, "path", json_object_new_string(d.path));
+			/* The agent's preflight checks the path still names this file. */
+			json_object_object_add(j, "dev", json_line_new_u64(d.dev));
+			json_object_object_add(j, "ino", json_line_new_u64(d.ino));
+			json_object_object_add(j, "size", json_line_new_u64(d.size));
 			json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
 			json_object_object_add(j, "mmio_base", json_line_new_u64(d.slot.base));
 			json_object_object_add(j, "gsi", json_object_new_int64((int)d.slot.gsi));

@@ -136,6 +136,8 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		}
 		if (!v->preservable)
 			refuse(&r, "VM %s: cannot be preserved: %s", j->vms[i].name, v->why);
+		if (v->disk_why[0])
+			refuse(&r, "VM %s: %s", j->vms[i].name, v->disk_why);
 		if (!strcmp(v->state, "paused"))
 			journal_note(j, "VM %s is paused now; it will be running after the "
 				     "update or a rollback", j->vms[i].name);

@@ -43,6 +43,8 @@ struct vm_facts {
 	char backend[24];	/* "memfd", "guest_memfd", ... */
 	char state[24];		/* "running", "paused", ... */
 	char why[JOURNAL_TEXT_MAX];	/* why not answered / not preservable */
+	/* Why a disk could not be found again after the kexec (vm_disks.h); "" if fine. */
+	char disk_why[JOURNAL_TEXT_MAX];
 };
 
 /* What preflight estimates the next kernel needs from KHO scratch memory. */

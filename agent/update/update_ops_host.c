@@ -22,6 +22,7 @@
 #include "agent/update/host_facts.h"
 #include "agent/update/kexec_image.h"
 #include "agent/update/update_ops_host.h"
+#include "agent/update/vm_disks.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/test_stop.h"
@@ -90,6 +91,8 @@ static void vm_facts_op(void *vctx, const struct journal_vm *vm, struct vm_facts
 		snprintf(vf->why, sizeof(vf->why), "memory backend %s (only shmem memfd is "
 			 "preserved; hugetlb is refused by LUO)", vf->backend);
 	}
+	/* A disk the restore could not reopen as the same file would leave the VM held. */
+	(void)vm_disks_check(ret, vf->disk_why, sizeof(vf->disk_why));
 	json_object_put(ret);
 }
 

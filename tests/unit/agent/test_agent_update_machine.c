@@ -38,6 +38,7 @@ struct fake {
 	int prepared[NVM], aborts[NVM], restores[NVM];
 	bool loaded;
 	bool unloaded_behind;	/* someone ran kexec -u after preflight */
+	bool disk_gone[3];	/* vm_facts: a disk the restore could not reopen */
 	struct journal saved;	/* the last journal_save */
 	int saves;
 	char log[4096];
@@ -101,6 +102,9 @@ static void f_vm_facts(void *c, const struct journal_vm *vm, struct vm_facts *vf
 		return;
 	}
 	vf->answered = true;
+	if (f->disk_gone[i])
+		snprintf(vf->disk_why, sizeof(vf->disk_why),
+			 "disk /var/lib/kvmlu/vm%d.raw cannot be identified: No such file or directory", i);
 	vf->preservable = !f->unpreservable[i];
 	if (!vf->preservable)
 		snprintf(vf->why, sizeof(vf->why), "memory backend hugetlb");
@@ -523,6 +527,16 @@ static void test_preflight_refuses_unreachable_and_unpreservable_vms(void **stat
 	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
 	assert_contains(t->j.error, "VM vm1: its VMM (/run/kvmlu/vms/vm1.sock) does not answer");
 	assert_contains(t->j.error, "VM vm2: cannot be preserved: memory backend hugetlb");
+	assert_no_vm_touched(t);
+}
+
+static void test_preflight_refuses_a_vm_whose_disk_it_cannot_identify(void **state)
+{
+	struct tcase *t = *state;
+
+	t->f.disk_gone[1] = true;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), -EPERM);
+	assert_contains(t->j.error, "VM vm1: disk /var/lib/kvmlu/vm1.raw cannot be identified");
 	assert_no_vm_touched(t);
 }
 
@@ -1069,6 +1083,7 @@ int main(void)
 		T(test_preflight_refuses_without_liveupdate_before_pausing),
 		T(test_preflight_refuses_cmdline_without_kho_and_liveupdate),
 		T(test_preflight_refuses_unreachable_and_unpreservable_vms),
+		T(test_preflight_refuses_a_vm_whose_disk_it_cannot_identify),
 		T(test_preflight_refuses_small_scratch_with_numbers),
 		T(test_preflight_warns_when_scratch_is_close),
 		T(test_preflight_refuses_low_free_memory),

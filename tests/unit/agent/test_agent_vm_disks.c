@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of agent/update/vm_disks.c: the preflight's question whether
+ * each disk a VMM reports can be found again by its path after the
+ * kexec. Temp files stand in for disks; the status replies are built the
+ * way kvmlu-vmm writes them.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
+#include <unistd.h>
+
+#include "agent/update/vm_disks.h"
+
+static char why[256];
+
+/* {"disks":[{"path":P,"dev":D,"ino":I}]} for the file at path as it is now. */
+static json_object *status_for(const char *path, int64_t dev_delta)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	json_object *d = json_object_new_object();
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	json_object_object_add(d, "path", json_object_new_string(path));
+	json_object_object_add(d, "dev", json_object_new_int64((int64_t)st.st_dev));
+	json_object_object_add(d, "ino", json_object_new_int64((int64_t)st.st_ino + dev_delta));
+	json_object_array_add(arr, d);
+	json_object_object_add(o, "disks", arr);
+	return o;
+}
+
+/* A disk file somewhere that is not tmpfs (the build tree), or NULL. */
+static char *persistent_file(void)
+{
+	static char path[64];
+	struct statfs sf;
+	int fd;
+
+	snprintf(path, sizeof(path), "build/kvmlu-test-disk-XXXXXX");
+	fd = mkstemp(path);
+
+	if (fd < 0)
+		return NULL;
+	close(fd);
+	if (statfs(path, &sf) < 0 || sf.f_type == TMPFS_MAGIC || sf.f_type == RAMFS_MAGIC) {
+		unlink(path);
+		return NULL;
+	}
+	return path;
+}
+
+static void test_vm_disks_accepts_no_disks(void **state)
+{
+	json_object *o = json_object_new_object();
+
+	(void)state;
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), 0);
+	json_object_put(o);
+}
+
+static void test_vm_disks_accepts_the_file_the_vm_has_open(void **state)
+{
+	char abs[4096], *p = persistent_file();
+	json_object *o;
+
+	(void)state;
+	if (!p)
+		skip();
+	assert_non_null(realpath(p, abs));
+	o = status_for(abs, 0);
+	if (vm_disks_check(o, why, sizeof(why)))
+		fail_msg("refused: %s", why);
+	json_object_put(o);
+	unlink(p);
+}
+
+static void test_vm_disks_refuses_a_replaced_file(void **state)
+{
+	char abs[4096], *p = persistent_file();
+	json_object *o;
+
+	(void)state;
+	if (!p)
+		skip();
+	assert_non_null(realpath(p, abs));
+	o = status_for(abs, 1);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "is not the file the VM has open"));
+	json_object_put(o);
+	unlink(p);
+}
+
+static void test_vm_disks_refuses_a_removed_file(void **state)
+{
+	char abs[4096], *p = persistent_file();
+	json_object *o;
+
+	(void)state;
+	if (!p)
+		skip();
+	assert_non_null(realpath(p, abs));
+	o = status_for(abs, 0);
+	unlink(p);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ENOENT);
+	assert_non_null(strstr(why, "cannot be identified: No such file or directory"));
+	json_object_put(o);
+}
+
+static void test_vm_disks_refuses_a_disk_on_tmpfs(void **state)
+{
+	char path[] = "/dev/shm/kvmlu-test-disk-XXXXXX";
+	struct statfs sf;
+	json_object *o;
+	int fd;
+
+	(void)state;
+	fd = mkstemp(path);
+	if (fd < 0 || statfs(path, &sf) < 0 || sf.f_type != TMPFS_MAGIC) {
+		if (fd >= 0) {
+			close(fd);
+			unlink(path);
+		}
+		skip();
+	}
+	close(fd);
+	o = status_for(path, 0);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -EXDEV);
+	assert_non_null(strstr(why, "is on tmpfs, which does not survive the kexec"));
+	json_object_put(o);
+	unlink(path);
+}
+
+static void test_vm_disks_refuses_a_disk_it_cannot_identify(void **state)
+{
+	json_object *o = json_object_new_object(), *arr = json_object_new_array();
+	json_object *d = json_object_new_object();
+
+	(void)state;
+	json_object_object_add(d, "path", json_object_new_string("/var/lib/x.raw"));
+	json_object_array_add(arr, d);
+	json_object_object_add(o, "disks", arr);
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -EPROTO);
+	assert_non_null(strstr(why, "disk 0 cannot be identified"));
+	json_object_put(o);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vm_disks_accepts_no_disks),
+		cmocka_unit_test(test_vm_disks_accepts_the_file_the_vm_has_open),
+		cmocka_unit_test(test_vm_disks_refuses_a_replaced_file),
+		cmocka_unit_test(test_vm_disks_refuses_a_removed_file),
+		cmocka_unit_test(test_vm_disks_refuses_a_disk_on_tmpfs),
+		cmocka_unit_test(test_vm_disks_refuses_a_disk_it_cannot_identify),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
