@@ -273,15 +273,22 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 {
 	unsigned int done = 0, batch = 0;
 
-	while (virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ)) {
+	while (!n->tap_failed && virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ)) {
 		ssize_t r = read(n->fd, n->frame, sizeof(n->frame));
 		bool pushed, last;
 		int used;
 
 		if (r < 0 && errno == EINTR)
 			continue;
-		if (r <= 0)
-			break;		/* EAGAIN: nothing waiting; or the tap went away */
+		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			break;		/* nothing waiting */
+		if (r <= 0) {
+			/* EBADFD: the interface was deleted; it would poll readable forever. */
+			n->tap_failed = true;
+			fprintf(stderr, "kvmlu-vmm: %s: read: %s; no more frames are received\n",
+				n->name, r < 0 ? strerror(errno) : "end of file");
+			break;
+		}
 		if ((size_t)r < VIRTIO_NET_HDR_LEN) {
 			__atomic_fetch_add(&n->rx_dropped, 1, __ATOMIC_RELAXED);
 			continue;

@@ -30,8 +30,10 @@
  * header, longer than the header and VIRTIO_NET_FRAME_MAX, with
  * device-writable buffers or with a header asking for offloads that were
  * not negotiated is completed and not sent (tx_dropped); a tap write that
- * fails drops that frame (tx_dropped). Hostile rings are the transport's
- * device error (NEEDS_RESET).
+ * fails drops that frame (tx_dropped). A read of the tap that fails for
+ * good (the interface was deleted under us) is said once on stderr and
+ * the NIC stops receiving, rather than spin on an fd that stays
+ * readable. Hostile rings are the transport's device error (NEEDS_RESET).
  */
 #ifndef KVMLU_VMM_DEVICES_VIRTIO_NET_H
 #define KVMLU_VMM_DEVICES_VIRTIO_NET_H
@@ -76,6 +78,7 @@ struct virtio_net {
 	bool paused;		/* quiesced: no frame moves until resume */
 	uint64_t quiesce_req, quiesce_done, resume_req;
 
+	bool tap_failed;	/* a read of the tap failed for good: no more receiving */
 	struct virtq_chain chain;	/* device thread only */
 	uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];	/* rx bounce */
 	/* atomic: `status` reads them */

@@ -96,7 +96,8 @@ static void *net_thread(void *arg)
 		paused = n->paused;
 		pthread_mutex_unlock(&n->lock);
 		/* Paused: only ctl. Running: the tap only when there is somewhere to put a frame. */
-		nfds = paused ? 1 : virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
+		nfds = paused ? 1 :
+		       !n->tap_failed && virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
 		if (poll(pfd, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;

@@ -452,6 +452,27 @@ static void test_virtio_net_rx_loop_is_device_error(void **state)
 	assert_int_equal(virtio_net_rx(f->n), 0);
 }
 
+static void test_virtio_net_rx_stops_on_a_tap_that_is_gone(void **state)
+{
+	struct fixture *f = *state;
+	int w = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	post_rx(f, 0, 2048);
+	/* Reads now fail at once (EBADF), as a deleted tap's do (EBADFD): do not spin on it. */
+	assert_true(w >= 0);
+	assert_true(dup2(w, f->n->fd) >= 0);
+	close(w);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_true(f->n->tap_failed);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
+	/* Transmit still works, and the device is not in error. */
+	post_tx(f, 0, 60, 1);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(f->n->tx_packets, 1);
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
 static void wait_used(struct fixture *f, unsigned int q, uint16_t want)
 {
 	for (int i = 0; i < 2000 && used_idx(f, q) != want; i++)
@@ -615,6 +636,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_waits_in_fd_when_no_buffer, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_offload_frame_from_tap_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_loop_is_device_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_stops_on_a_tap_that_is_gone, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_thread_moves_frames_and_pause_holds_them, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_moves_to_new_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_refuses_other_mac_or_tap, setup, teardown),
