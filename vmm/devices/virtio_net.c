@@ -271,9 +271,15 @@ static int rx_one(struct virtio_net *n, size_t len, bool *pushed)
 
 unsigned int virtio_net_rx(struct virtio_net *n)
 {
-	unsigned int done = 0, batch = 0;
+	unsigned int done = 0, batch = 0, reads = 0;
 
-	while (!n->tap_failed && virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ)) {
+	/*
+	 * At most VIRTIO_NET_RX_BUDGET frames a call, whatever becomes of them:
+	 * under a flood that the guest keeps posting buffers for, the thread
+	 * must still get back to the transmit queue (the guest's ACKs).
+	 */
+	while (reads < VIRTIO_NET_RX_BUDGET && !n->tap_failed &&
+	       virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ)) {
 		ssize_t r = read(n->fd, n->frame, sizeof(n->frame));
 		bool pushed, last;
 		int used;
@@ -289,6 +295,7 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 				n->name, r < 0 ? strerror(errno) : "end of file");
 			break;
 		}
+		reads++;
 		if ((size_t)r < VIRTIO_NET_HDR_LEN) {
 			__atomic_fetch_add(&n->rx_dropped, 1, __ATOMIC_RELAXED);
 			continue;
@@ -304,7 +311,7 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 					   __ATOMIC_RELAXED);
 		}
 		done++;
-		last = ++batch == NET_IRQ_BATCH ||
+		last = ++batch == NET_IRQ_BATCH || reads == VIRTIO_NET_RX_BUDGET ||
 		       virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) == 0 || !fd_readable(n->fd);
 		virtio_mmio_push(&n->t, VIRTIO_NET_RXQ, n->chain.head, (uint32_t)(used > 0 ? used : 0),
 				 last);

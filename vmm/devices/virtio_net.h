@@ -53,6 +53,8 @@
 #define VIRTIO_NET_HDR_LEN	TAP_VNET_HDR_LEN
 /* Largest frame without offloads: a 64 KiB MTU and its Ethernet and VLAN headers. */
 #define VIRTIO_NET_FRAME_MAX	(65535 + 18)
+/* Frames one virtio_net_rx() call reads at most before the thread looks at tx again. */
+#define VIRTIO_NET_RX_BUDGET	64
 
 /* What --net asked for (vmm/options.c); after creation the MAC is always set. */
 struct virtio_net_spec {
@@ -114,8 +116,8 @@ void virtio_net_resume(struct virtio_net *n);
 /*
  * One step each, in the caller's thread (the device thread, tests):
  * virtio_net_tx() sends every available tx chain; virtio_net_rx() moves
- * frames from the fd into rx chains until either runs out. Both return
- * how many chains they completed.
+ * frames from the fd into rx chains until either runs out, or it has read
+ * VIRTIO_NET_RX_BUDGET frames. Both return how many chains they completed.
  */
 unsigned int virtio_net_tx(struct virtio_net *n);
 unsigned int virtio_net_rx(struct virtio_net *n);

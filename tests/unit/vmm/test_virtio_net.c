@@ -473,6 +473,34 @@ static void test_virtio_net_rx_stops_on_a_tap_that_is_gone(void **state)
 	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
 }
 
+static void test_virtio_net_rx_reads_at_most_a_budget_per_call(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_spec s = spec();
+	struct virtio_net *n = &f->dev[1];
+	int sv[2], sz = 1 << 20;
+
+	/* seqpacket: unlike a datagram pair, it queues more than 10 records, as a tap does. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &s, &f->gm, f->err, sizeof(f->err)), 0);
+	drive(n);
+	post_rx(f, 0, 2048);
+	/* A flood the guest cannot take (offload frames): each is read and dropped. */
+	for (int i = 0; i < VIRTIO_NET_RX_BUDGET + 10; i++)
+		net_send(f->peer2, 60, (uint8_t)i, 0, VIRTIO_NET_HDR_GSO_TCPV4);
+	net_send(f->peer2, 60, 7, 0, 0);
+	assert_int_equal(virtio_net_rx(n), 0);
+	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET);
+	/* The next call goes on where it stopped, and the good frame gets the buffer. */
+	assert_int_equal(virtio_net_rx(n), 1);
+	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET + 10);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 60, 7));
+	assert_true(tg_eventfd(n->t.irq_fd) >= 1);
+}
+
 static void wait_used(struct fixture *f, unsigned int q, uint16_t want)
 {
 	for (int i = 0; i < 2000 && used_idx(f, q) != want; i++)
@@ -637,6 +665,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_offload_frame_from_tap_dropped, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_loop_is_device_error, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_stops_on_a_tap_that_is_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_reads_at_most_a_budget_per_call, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_thread_moves_frames_and_pause_holds_them, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_moves_to_new_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_refuses_other_mac_or_tap, setup, teardown),
