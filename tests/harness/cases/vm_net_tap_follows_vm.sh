@@ -2,7 +2,8 @@
 # bridge port and MAC across a live upgrade and a host kexec. The witness
 # has no network driver, so this proves the host side, by values: the
 # refusals of bad --net arguments (exit status and message, no tap left
-# behind); status lists the NIC with its MAC; the tap is up and a port of
+# behind) and of taps that cannot be had (held by another VM, a name
+# that is a bridge); status lists the NIC with its MAC; the tap is up and a port of
 # the bridge; after a live upgrade the new process holds the same
 # interface (same ifindex: the fd was passed, nothing reopened) with the
 # same MAC. Across the kexec the tap dies with its fd: stage 2 restores
@@ -73,6 +74,12 @@ stage1() {
 	*) fail "generated MAC '$mac' is not locally administered unicast: $(vm_ctl vm-net status)" ;;
 	esac
 	check_tap "started" "$mac"
+	# Taps that cannot be had: one another VM holds, a name that is not a tap.
+	refuse 1 "tap $TAP: TUNSETIFF: Device or resource busy (another process has this tap open)" \
+		--net tap=$TAP
+	refuse 1 "tap $BR: TUNSETIFF: Invalid argument (an interface of that name exists and is not a single-queue tap)" \
+		--net tap=$BR
+	report PASS "harness/$HARNESS_CASE/taps_in_use" "a tap another VM holds and a bridge's name: refused with the reason"
 	ifindex=$(cat /sys/class/net/$TAP/ifindex)
 	pid=$(cat /tmp/vm-net.pid)
 	harness_log "vm-net: tap $TAP ifindex $ifindex on $BR, MAC $mac"
