@@ -15,6 +15,7 @@
 #include "common/err.h"
 #include "vmm/options.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 enum {
 	OPT_NAME = 'n',
@@ -31,6 +32,7 @@ enum {
 	OPT_SESSION,
 	OPT_DISK,
 	OPT_VERIFY,
+	OPT_NET,
 	OPT_MAX_,
 };
 
@@ -46,6 +48,7 @@ static const struct option run_opts[] = {
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
 	{ "disk", required_argument, NULL, OPT_DISK },
+	{ "net", required_argument, NULL, OPT_NET },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -65,6 +68,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
 		"           [--serial FILE] [--control SOCK] [--disk PATH[,readonly][,id=NAME]]...\n"
+		"           [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
 		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--verify lazy|sync]\n"
 		"       %s --help | --version\n"
 		"\n"
@@ -79,11 +83,16 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"  --disk PATH[,readonly][,id=NAME]\n"
 		"                      a virtio-blk disk on a raw image or block device, up to %d;\n"
 		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n"
+		"  --net tap=NAME[,mac=MAC][,bridge=BR]\n"
+		"                      a virtio-net NIC on tap NAME (created if missing, brought up,\n"
+		"                      added to bridge BR), up to %d; MAC like 52:54:00:12:34:56,\n"
+		"                      or one generated at start and kept across upgrades and kexecs\n"
 		"  --verify lazy|sync  restore: resume first and verify RAM chunk by chunk on\n"
 		"                      first touch (lazy, the default; falls back to sync where\n"
 		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
 		"                      default from KVMLU_RESTORE_VERIFY\n",
-		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX);
+		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX,
+		VMM_MAX_NETS);
 }
 
 bool vmm_options_name_valid(const char *name)
@@ -195,6 +204,71 @@ static int options_parse_disk(const char *arg, struct vmm_options *o, char *err,
 	return 0;
 }
 
+/* tap=NAME[,mac=MAC][,bridge=BR], keys in any order, each once; tap required. */
+static int options_parse_net(const char *arg, struct vmm_options *o, char *err, size_t errlen)
+{
+	struct virtio_net_spec *n;
+	bool has_tap = false, has_bridge = false;
+	const char *p = arg;
+
+	if (o->nr_nets >= VMM_MAX_NETS)
+		return kvmlu_err(err, errlen, -EINVAL, "--net: at most %d", VMM_MAX_NETS);
+	n = &o->nets[o->nr_nets];
+	memset(n, 0, sizeof(*n));
+	while (*p) {
+		size_t len = strcspn(p, ",");
+		char val[32];
+		const char *eq = memchr(p, '=', len);
+		size_t klen = eq ? (size_t)(eq - p) : len;
+		size_t vlen = eq ? len - klen - 1 : 0;
+
+		if (!eq || vlen >= sizeof(val))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "--net %s: '%.*s': expected tap=NAME, mac=MAC or bridge=BR",
+					 arg, (int)len, p);
+		memcpy(val, eq + 1, vlen);
+		val[vlen] = '\0';
+		if (klen == 3 && !strncmp(p, "tap", 3) && !has_tap) {
+			if (!tap_name_valid(val))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--net %s: tap '%s': use 1..%d of [A-Za-z0-9._-]", arg,
+						 val, IFNAMSIZ - 1);
+			memcpy(n->tap, val, strlen(val) + 1);	/* valid: < IFNAMSIZ */
+			has_tap = true;
+		} else if (klen == 3 && !strncmp(p, "mac", 3) && !n->has_mac) {
+			if (!virtio_net_mac_parse(val, n->mac))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--net %s: mac '%s': need a unicast MAC like 52:54:00:12:34:56",
+						 arg, val);
+			n->has_mac = true;
+		} else if (klen == 6 && !strncmp(p, "bridge", 6) && !has_bridge) {
+			if (!tap_name_valid(val))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--net %s: bridge '%s': use 1..%d of [A-Za-z0-9._-]",
+						 arg, val, IFNAMSIZ - 1);
+			memcpy(n->bridge, val, strlen(val) + 1);
+			has_bridge = true;
+		} else {
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "--net %s: unknown or repeated option '%.*s' (tap=NAME, mac=MAC, bridge=BR)",
+					 arg, (int)klen, p);
+		}
+		p += len;
+		if (*p == ',' && *++p == '\0')
+			return kvmlu_err(err, errlen, -EINVAL, "--net %s: trailing ','", arg);
+	}
+	if (!has_tap)
+		return kvmlu_err(err, errlen, -EINVAL, "--net '%s': tap=NAME is required", arg);
+	for (unsigned int i = 0; i < o->nr_nets; i++) {
+		if (!strcmp(o->nets[i].tap, n->tap))
+			return kvmlu_err(err, errlen, -EINVAL, "--net: tap '%s' is used twice", n->tap);
+		if (n->has_mac && o->nets[i].has_mac && !memcmp(o->nets[i].mac, n->mac, 6))
+			return kvmlu_err(err, errlen, -EINVAL, "--net %s: the MAC is used twice", arg);
+	}
+	o->nr_nets++;
+	return 0;
+}
+
 static int options_take(int c, const char *arg, struct vmm_options *o,
 			char *err, size_t errlen)
 {
@@ -242,6 +316,8 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 			return kvmlu_err(err, errlen, -EINVAL, "--verify '%s': lazy or sync", arg);
 		o->verify = arg;
 		return 0;
+	case OPT_NET:
+		return options_parse_net(arg, o, err, errlen);
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
 			return kvmlu_err(err, errlen, -EINVAL,
@@ -266,6 +342,10 @@ static int options_check_run(struct vmm_options *o, char *err, size_t errlen)
 	if (o->payload && (o->initrd || o->append))
 		return kvmlu_err(err, errlen, -EINVAL,
 			       "run: --initrd and --append go with --kernel, not --payload");
+	if (o->nr_disks + o->nr_nets > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "run: %u disks and %u nets: at most %u virtio devices in all",
+				 o->nr_disks, o->nr_nets, VM_VIRTIO_MAX_DEVICES);
 	return 0;
 }
 
@@ -327,7 +407,7 @@ int vmm_options_parse(int argc, char **argv, struct vmm_options *o,
 		}
 		if (c < 0 || c >= OPT_MAX_)
 			return kvmlu_err(err, errlen, -EINVAL, "%s: unexpected option", sub);
-		if (seen[c] && c != OPT_DISK)
+		if (seen[c] && c != OPT_DISK && c != OPT_NET)
 			return kvmlu_err(err, errlen, -EINVAL, "%s: option '--%s' given twice", sub,
 				       options_name(table, c));
 		seen[c] = true;

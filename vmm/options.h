@@ -5,6 +5,7 @@
  *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
  *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
  *                 [--disk PATH[,readonly][,id=NAME]]...
+ *                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...
  *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE] [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
  * Parsed once in main(); every value is checked here so the rest of the
@@ -20,9 +21,12 @@
 
 #include "guestmem/guestmem.h"
 #include "vmm/devices/virtio_blk.h"
+#include "vmm/devices/virtio_net.h"
 
 /* --disk may be given this often: one virtio-mmio slot each (vmm/vm_virtio.h). */
 #define VMM_MAX_DISKS 8
+/* --net may be given this often; disks and nets share the 8 virtio-mmio slots. */
+#define VMM_MAX_NETS 4
 
 enum vmm_command {
 	VMM_CMD_NONE = 0,	/* --help / --version only */
@@ -49,6 +53,8 @@ struct vmm_options {
 	struct virtio_blk_spec disks[VMM_MAX_DISKS];	/* path points into disk_paths */
 	char disk_paths[VMM_MAX_DISKS][PATH_MAX];
 	const char *verify;		/* restore: "lazy", "sync", NULL: default */
+	unsigned int nr_nets;		/* --net, in the order given */
+	struct virtio_net_spec nets[VMM_MAX_NETS];	/* has_mac false: generated at start */
 };
 
 /*

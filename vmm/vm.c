@@ -540,6 +540,8 @@ int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
 	vm->pause_req = false;
 	atomic_store(&vm->kick, 0);
 	vm->state = VM_STATE_RUNNING;
+	/* NICs held their frames since the quiesce; they move again (only eventfd writes). */
+	vm_virtio_resume(vm);
 	pthread_cond_broadcast(&vm->cond);
 	/* Resumed means every vCPU is on its way back into KVM_RUN. */
 	while (vm->nr_parked > 0 && !vm->stop_req)

@@ -61,6 +61,8 @@ struct vcpu;
 struct virtio_blk;
 struct virtio_blk_spec;
 struct virtio_blk_identity;
+struct virtio_net;
+struct virtio_net_spec;
 
 struct vm_config {
 	const char *name;
@@ -84,6 +86,15 @@ struct vm_config {
 	 */
 	const int *adopt_disk_fds;
 	const struct virtio_blk_identity *adopt_disk_idents;
+	/*
+	 * virtio-net NICs, in the slots after the disks (vm_virtio.h); their
+	 * taps opened (created if missing) by vm_create(). A spec without a
+	 * MAC gets a generated one, which the device then keeps.
+	 */
+	const struct virtio_net_spec *nets;
+	unsigned int nr_nets;
+	/* Live upgrade: the old process's tap fds, one per net; the VM uses dups. NULL: open. */
+	const int *adopt_net_fds;
 };
 
 struct vm {
@@ -103,6 +114,8 @@ struct vm {
 	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
 	struct virtio_blk *disks;	/* virtio-mmio slots 0..nr_disks-1 (vm_virtio.c) */
 	unsigned int nr_disks;
+	struct virtio_net *nets;	/* slots nr_disks.. (vm_virtio.c) */
+	unsigned int nr_nets;
 	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*

@@ -120,6 +120,34 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 		}
 		json_object_object_add(o, "disks", disks);
 	}
+	if (vm->nr_nets) {
+		json_object *nets = json_object_new_array();
+
+		for (unsigned int i = 0; i < vm->nr_nets; i++) {
+			struct vm_virtio_net_info d;
+			json_object *j = json_object_new_object();
+
+			vm_virtio_net_info(vm, i, &d);
+			json_object_object_add(j, "slot", json_object_new_int64((int)(vm->nr_disks + i)));
+			json_object_object_add(j, "tap", json_object_new_string(d.tap));
+			json_object_object_add(j, "bridge", d.bridge[0]
+					       ? json_object_new_string(d.bridge) : NULL);
+			json_object_object_add(j, "mac", json_object_new_string(d.mac));
+			json_object_object_add(j, "mmio_base", json_line_new_u64(d.slot.base));
+			json_object_object_add(j, "gsi", json_object_new_int64((int)d.slot.gsi));
+			json_object_object_add(j, "driver_status", json_object_new_int64((int)d.status));
+			json_object_object_add(j, "rx_packets", json_line_new_u64(d.rx_packets));
+			json_object_object_add(j, "rx_bytes", json_line_new_u64(d.rx_bytes));
+			json_object_object_add(j, "rx_dropped", json_line_new_u64(d.rx_dropped));
+			json_object_object_add(j, "tx_packets", json_line_new_u64(d.tx_packets));
+			json_object_object_add(j, "tx_bytes", json_line_new_u64(d.tx_bytes));
+			json_object_object_add(j, "tx_dropped", json_line_new_u64(d.tx_dropped));
+			json_object_object_add(j, "device_error", d.device_error
+					       ? json_object_new_string(d.error) : NULL);
+			json_object_array_add(nets, j);
+		}
+		json_object_object_add(o, "nets", nets);
+	}
 	*ret = o;
 	return 0;
 }

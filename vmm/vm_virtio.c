@@ -13,6 +13,7 @@
 
 #include "common/err.h"
 #include "vmm/devices/virtio_blk_state.h"
+#include "vmm/devices/virtio_net_state.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
@@ -28,9 +29,9 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i)
 unsigned int vm_virtio_mmio_devices(const struct vm *vm, struct vm_virtio_slot *out,
 				    unsigned int max)
 {
-	for (unsigned int i = 0; i < vm->nr_disks && i < max; i++)
+	for (unsigned int i = 0; i < vm->nr_disks + vm->nr_nets && i < max; i++)
 		out[i] = vm_virtio_slot(i);
-	return vm->nr_disks;
+	return vm->nr_disks + vm->nr_nets;
 }
 
 /* The transport's eventfds into KVM: notify without an exit, interrupt without an ioctl. */
@@ -67,16 +68,72 @@ static int vm_virtio_open(struct vm *vm, const struct vm_config *cfg, unsigned i
 	return rc;
 }
 
+/* NIC i of cfg: the old process's tap on an upgrade, else the tap opened (made) by name. */
+static int vm_virtio_net_open(struct vm *vm, const struct vm_config *cfg, unsigned int i,
+			      char *err, size_t errlen)
+{
+	struct virtio_net_spec spec = cfg->nets[i];
+	int fd, rc;
+
+	/* Generated once: from here the MAC travels in the state and the upgrade wire. */
+	if (!spec.has_mac) {
+		rc = virtio_net_mac_generate(spec.mac);
+		if (rc)
+			return kvmlu_err(err, errlen, rc, "tap %s: generate a MAC: %s", spec.tap,
+					 strerror(-rc));
+		spec.has_mac = true;
+	}
+	if (!cfg->adopt_net_fds)
+		return virtio_net_open(&vm->nets[i], &spec, &vm->mem, err, errlen);
+	fd = fcntl(cfg->adopt_net_fds[i], F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "tap %s: dup: %s", spec.tap, strerror(errno));
+	rc = virtio_net_adopt(&vm->nets[i], fd, &spec, &vm->mem, err, errlen);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+static int vm_virtio_create_nets(struct vm *vm, const struct vm_config *cfg, char *err,
+				 size_t errlen)
+{
+	int rc;
+
+	if (!cfg->nr_nets)
+		return 0;
+	vm->nets = calloc(cfg->nr_nets, sizeof(*vm->nets));
+	if (!vm->nets)
+		return kvmlu_err(err, errlen, -ENOMEM, "allocate %u NICs", cfg->nr_nets);
+	for (unsigned int i = 0; i < cfg->nr_nets; i++) {
+		struct vm_virtio_slot s = vm_virtio_slot(vm->nr_disks + i);
+		struct virtio_net *n = &vm->nets[i];
+
+		rc = vm_virtio_net_open(vm, cfg, i, err, errlen);
+		if (rc)
+			return rc;
+		vm->nr_nets = i + 1;
+		rc = io_bus_register(&vm->bus, IO_SPACE_MMIO, s.base, s.size, &virtio_mmio_ops,
+				     &n->t, n->name);
+		if (rc)
+			return kvmlu_err(err, errlen, rc, "%s: MMIO window at 0x%llx: %s", n->name,
+					 (unsigned long long)s.base, strerror(-rc));
+		rc = vm_virtio_wire(vm, &n->t, s, err, errlen);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
 	unsigned int nr = cfg->nr_disks;
 	int rc;
 
+	if (nr + cfg->nr_nets > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EINVAL, "%u disks and %u NICs: at most %u virtio devices",
+				 nr, cfg->nr_nets, VM_VIRTIO_MAX_DEVICES);
 	if (!nr)
-		return 0;
-	if (nr > VM_VIRTIO_MAX_DEVICES)
-		return kvmlu_err(err, errlen, -EINVAL, "%u disks: at most %u virtio devices", nr,
-				 VM_VIRTIO_MAX_DEVICES);
+		return vm_virtio_create_nets(vm, cfg, err, errlen);
 	vm->disks = calloc(nr, sizeof(*vm->disks));
 	if (!vm->disks)
 		return kvmlu_err(err, errlen, -ENOMEM, "allocate %u disks", nr);
@@ -97,7 +154,7 @@ int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size
 		if (rc)
 			return rc;
 	}
-	return 0;
+	return vm_virtio_create_nets(vm, cfg, err, errlen);
 }
 
 int vm_virtio_capture(struct vm *vm, struct virtio_blk_state *out, unsigned int max,
@@ -138,6 +195,66 @@ int vm_virtio_restore(struct vm *vm, const struct virtio_blk_state *in, uint32_t
 	return 0;
 }
 
+int vm_virtio_net_capture(struct vm *vm, struct virtio_net_state *out, unsigned int max,
+			  uint32_t *nr, char *err, size_t errlen)
+{
+	*nr = 0;
+	if (vm->nr_nets > max)
+		return kvmlu_err(err, errlen, -E2BIG, "capture: %u NICs, the state holds %u",
+				 vm->nr_nets, max);
+	for (unsigned int i = 0; i < vm->nr_nets; i++) {
+		struct vm_virtio_slot s = vm_virtio_slot(vm->nr_disks + i);
+		int rc = virtio_net_get_state(&vm->nets[i], &out[i]);
+
+		if (rc)
+			return kvmlu_err(err, errlen, rc, "capture %s: %s", vm->nets[i].name,
+					 rc == -EBUSY ? "a frame is in flight (not quiesced)"
+						      : strerror(-rc));
+		out[i].slot = vm->nr_disks + i;
+		out[i].base = s.base;
+		out[i].gsi = s.gsi;
+	}
+	*nr = vm->nr_nets;
+	return 0;
+}
+
+int vm_virtio_net_restore(struct vm *vm, const struct virtio_net_state *in, uint32_t nr,
+			  char *err, size_t errlen)
+{
+	if (nr != vm->nr_nets)
+		return kvmlu_err(err, errlen, -EINVAL, "restore: the state has %u NICs, the VM %u",
+				 nr, vm->nr_nets);
+	for (unsigned int i = 0; i < nr; i++) {
+		int rc = virtio_net_set_state(&vm->nets[i], &in[i], err, errlen);
+
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+void vm_virtio_net_info(struct vm *vm, unsigned int i, struct vm_virtio_net_info *out)
+{
+	struct virtio_net *n = &vm->nets[i];
+
+	memset(out, 0, sizeof(*out));
+	out->slot = vm_virtio_slot(vm->nr_disks + i);
+	out->tap = n->spec.tap;
+	out->bridge = n->spec.bridge;
+	virtio_net_mac_format(n->spec.mac, out->mac);
+	out->rx_packets = __atomic_load_n(&n->rx_packets, __ATOMIC_RELAXED);
+	out->rx_bytes = __atomic_load_n(&n->rx_bytes, __ATOMIC_RELAXED);
+	out->rx_dropped = __atomic_load_n(&n->rx_dropped, __ATOMIC_RELAXED);
+	out->tx_packets = __atomic_load_n(&n->tx_packets, __ATOMIC_RELAXED);
+	out->tx_bytes = __atomic_load_n(&n->tx_bytes, __ATOMIC_RELAXED);
+	out->tx_dropped = __atomic_load_n(&n->tx_dropped, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&n->t.lock);
+	out->status = n->t.status;
+	out->device_error = n->t.broken;
+	snprintf(out->error, sizeof(out->error), "%s", n->t.broken_why);
+	pthread_mutex_unlock(&n->t.lock);
+}
+
 void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_info *out)
 {
 	struct virtio_blk *b = &vm->disks[i];
@@ -167,6 +284,12 @@ int vm_virtio_start(struct vm *vm, char *err, size_t errlen)
 		if (rc)
 			return rc;
 	}
+	for (unsigned int i = 0; i < vm->nr_nets; i++) {
+		int rc = virtio_net_start(&vm->nets[i], err, errlen);
+
+		if (rc)
+			return rc;
+	}
 	return 0;
 }
 
@@ -174,6 +297,14 @@ void vm_virtio_quiesce(struct vm *vm)
 {
 	for (unsigned int i = 0; i < vm->nr_disks; i++)
 		virtio_blk_quiesce(&vm->disks[i]);
+	for (unsigned int i = 0; i < vm->nr_nets; i++)
+		virtio_net_quiesce(&vm->nets[i]);
+}
+
+void vm_virtio_resume(struct vm *vm)
+{
+	for (unsigned int i = 0; i < vm->nr_nets; i++)
+		virtio_net_resume(&vm->nets[i]);
 }
 
 int vm_virtio_sync(struct vm *vm, char *err, size_t errlen)
@@ -194,4 +325,9 @@ void vm_virtio_destroy(struct vm *vm)
 	free(vm->disks);
 	vm->disks = NULL;
 	vm->nr_disks = 0;
+	for (unsigned int i = 0; i < vm->nr_nets; i++)
+		virtio_net_close(&vm->nets[i]);
+	free(vm->nets);
+	vm->nets = NULL;
+	vm->nr_nets = 0;
 }

@@ -3,7 +3,8 @@
  * The VM's virtio-mmio devices: where they sit in the guest's physical
  * address space, which GSI each interrupts on, and their wiring into KVM.
  *
- * Layout (docs/devices.md): device i (the i-th --disk) has the 4 KiB
+ * Layout (docs/devices.md): device i (the i-th --disk, then the --net
+ * NICs after the last disk) has the 4 KiB
  * register window at VM_VIRTIO_MMIO_BASE + i * VM_VIRTIO_MMIO_SIZE and
  * interrupts on GSI VM_VIRTIO_GSI_BASE + i, an IOAPIC pin (16..23) that
  * no ISA device or the PIC shares. The window lies in the hole below
@@ -29,6 +30,7 @@
 #include <stdint.h>
 
 #include "vmm/devices/virtio_blk.h"
+#include "vmm/devices/virtio_net.h"
 
 #define VM_VIRTIO_MMIO_BASE	0xd0000000ULL
 #define VM_VIRTIO_MMIO_SIZE	0x1000u
@@ -87,12 +89,37 @@ struct vm_virtio_disk_info {
 /* Disk i of the VM (i < vm->nr_disks); safe while its I/O thread runs. */
 void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_info *out);
 
+struct virtio_net_state;
+
+/* The NICs of a paused VM, as vm_virtio_capture() the disks. */
+int vm_virtio_net_capture(struct vm *vm, struct virtio_net_state *out, unsigned int max,
+			  uint32_t *nr, char *err, size_t errlen);
+/* Saved NIC state into the VM's NICs: the same taps, bridges and MACs in the same slots. */
+int vm_virtio_net_restore(struct vm *vm, const struct virtio_net_state *in, uint32_t nr,
+			  char *err, size_t errlen);
+
+/* One NIC as `status` reports it. */
+struct vm_virtio_net_info {
+	struct vm_virtio_slot slot;
+	const char *tap, *bridge;	/* the device's own strings */
+	char mac[18];
+	uint32_t status;
+	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
+	bool device_error;
+	char error[160];
+};
+
+/* NIC i of the VM (i < vm->nr_nets); safe while its thread runs. */
+void vm_virtio_net_info(struct vm *vm, unsigned int i, struct vm_virtio_net_info *out);
+
 /* cfg->disks, opened by path or adopted (cfg->adopt_disk_fds, see vm.h). */
 int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
 int vm_virtio_start(struct vm *vm, char *err, size_t errlen);
 void vm_virtio_quiesce(struct vm *vm);
 /* Every disk's writes durable (virtio_blk_sync), for prepare-update. */
 int vm_virtio_sync(struct vm *vm, char *err, size_t errlen);
+/* After a pause: the NICs move frames again (disks need nothing). */
+void vm_virtio_resume(struct vm *vm);
 void vm_virtio_destroy(struct vm *vm);
 
 #endif /* KVMLU_VMM_VM_VIRTIO_H */

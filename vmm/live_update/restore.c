@@ -23,7 +23,9 @@
  *   moved onto this boot's TSC.
  *   Disks (virtio-blk) are reopened by the path the state recorded and
  *   must be the same files (device, inode, size): another disk, or none,
- *   fails the build and the VM is held with that reason.
+ *   fails the build and the VM is held with that reason. Taps
+ *   (virtio-net) are made again by name, up, on the recorded bridge, with
+ *   the recorded MAC; a tap that cannot be made holds the VM likewise.
  *   Every failure destroys the VM it built and leaves the taken files as
  *   they were: the caller holds the VM and may build again.
  *
@@ -328,6 +330,7 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 			      char *err, size_t errlen)
 {
 	struct virtio_blk_spec disks[STATE_MAX_DISKS];
+	struct virtio_net_spec nets[STATE_MAX_NETS];
 	struct vm_config cfg = { 0 };
 	struct state_vm s = { 0 };
 	uint64_t ram = 0;
@@ -355,6 +358,16 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	}
 	cfg.disks = disks;
 	cfg.nr_disks = s.nr_disks;
+	/*
+	 * Nor do tap fds, and a tap we created went with its fd: make it
+	 * again by the recorded name, on the recorded bridge, and give the
+	 * guest the recorded MAC. A tap that cannot be made fails the build,
+	 * and the VM is held with the reason (tap_open() names it).
+	 */
+	for (uint32_t i = 0; i < s.nr_nets; i++)
+		virtio_net_state_spec(&s.nets[i], &nets[i]);
+	cfg.nets = nets;
+	cfg.nr_nets = s.nr_nets;
 	if (s.backend == STATE_BACKEND_GUEST_MEMFD) {
 		cfg.backend = GUESTMEM_GUEST_MEMFD;
 		ret = restore_vm_guest_memfd(vm, &cfg, lu, err, errlen);

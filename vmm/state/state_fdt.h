@@ -28,6 +28,7 @@
 #define STATE_FDT_COMPAT_KVMCLOCK	"kvmlu,kvmclock-v1"
 #define STATE_FDT_COMPAT_UART		"kvmlu,uart8250-v1"
 #define STATE_FDT_COMPAT_VIRTIO_BLK	"kvmlu,virtio-blk-v1"
+#define STATE_FDT_COMPAT_VIRTIO_NET	"kvmlu,virtio-net-v1"
 #define STATE_FDT_COMPAT_VIRTQUEUE	"kvmlu,virtqueue-split-v1"
 
 /* Largest blob a reader accepts: bounds what a hostile sender can make us map. */

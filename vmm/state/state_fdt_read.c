@@ -518,11 +518,13 @@ static int read_virtqueue(const struct reader *rd, int node, struct virtio_mmio_
 	return 0;
 }
 
+static int read_virtio_mmio(const struct reader *rd, int node, struct virtio_mmio_state *t);
+
 static int read_virtio_blk(const struct reader *rd, int node, struct virtio_blk_state *d)
 {
 	struct virtio_mmio_state *t = &d->t;
 	const void *v = NULL;
-	int len = 0, ret, q;
+	int ret;
 
 	memset(d, 0, sizeof(*d));
 	ret = get_prop(rd, node, "reg", 8, false, &v, NULL);
@@ -547,8 +549,18 @@ static int read_virtio_blk(const struct reader *rd, int node, struct virtio_blk_
 		ret = get_bool(rd, node, "readonly", &d->readonly);
 	if (!ret)
 		ret = get_str(rd, node, "disk-id", false, d->id, VIRTIO_BLK_ID_MAX);
-	if (!ret)
-		ret = get_u32(rd, node, "device-id", false, &t->device_id);
+	if (ret)
+		return ret;
+	return read_virtio_mmio(rd, node, t);
+}
+
+/* The transport's properties and queue@N subnodes, shared by every virtio device node. */
+static int read_virtio_mmio(const struct reader *rd, int node, struct virtio_mmio_state *t)
+{
+	const void *v = NULL;
+	int len = 0, ret, q;
+
+	ret = get_u32(rd, node, "device-id", false, &t->device_id);
 	if (!ret)
 		ret = get_u64(rd, node, "device-features", false, &t->device_features);
 	if (!ret)
@@ -586,6 +598,44 @@ static int read_virtio_blk(const struct reader *rd, int node, struct virtio_blk_
 	return 0;
 }
 
+/* "reg" (base, size) of a virtio device node, checked against the window size. */
+static int read_virtio_reg(const struct reader *rd, int node, uint64_t *base)
+{
+	const void *v = NULL;
+	int ret = get_prop(rd, node, "reg", 8, false, &v, NULL);
+
+	if (ret)
+		return ret;
+	*base = fdt32_ld(v);
+	if (fdt32_ld((const fdt32_t *)v + 1) != VM_VIRTIO_MMIO_SIZE)
+		return rd_err(rd, node, "reg size 0x%x, expected 0x%x",
+			      fdt32_ld((const fdt32_t *)v + 1), VM_VIRTIO_MMIO_SIZE);
+	return 0;
+}
+
+static int read_virtio_net(const struct reader *rd, int node, struct virtio_net_state *d)
+{
+	const void *v = NULL;
+	int ret;
+
+	memset(d, 0, sizeof(*d));
+	ret = read_virtio_reg(rd, node, &d->base);
+	if (!ret)
+		ret = get_u32(rd, node, "slot", false, &d->slot);
+	if (!ret)
+		ret = get_u32(rd, node, "gsi", false, &d->gsi);
+	if (!ret)
+		ret = get_str(rd, node, "tap", false, d->tap, sizeof(d->tap) - 1);
+	if (!ret)
+		ret = get_str(rd, node, "bridge", false, d->bridge, sizeof(d->bridge) - 1);
+	if (!ret)
+		ret = get_prop(rd, node, "mac", 6, false, &v, NULL);
+	if (ret)
+		return ret;
+	memcpy(d->mac, v, 6);
+	return read_virtio_mmio(rd, node, &d->t);
+}
+
 /*
  * Every device under /devices (a node with a compatible) must be one this
  * reader knows: a state naming a device we would silently drop is
@@ -612,6 +662,16 @@ static int check_device_nodes(const struct reader *rd, int dev, struct state_vm 
 			if (ret)
 				return ret;
 			s->nr_disks++;
+			continue;
+		}
+		if (!fdt_node_check_compatible(rd->fdt, node, STATE_FDT_COMPAT_VIRTIO_NET)) {
+			if (s->nr_nets >= STATE_MAX_NETS)
+				return rd_err(rd, node, "more than %d virtio-net devices",
+					      STATE_MAX_NETS);
+			ret = read_virtio_net(rd, node, &s->nets[s->nr_nets]);
+			if (ret)
+				return ret;
+			s->nr_nets++;
 			continue;
 		}
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

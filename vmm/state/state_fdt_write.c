@@ -212,6 +212,8 @@ static int write_virtqueue(void *fdt, unsigned int i, const struct virtio_mmio_q
 	return fdt_end_node(fdt);
 }
 
+static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t);
+
 static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
 {
 	const struct virtio_mmio_state *t = &d->t;
@@ -232,6 +234,13 @@ static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
 	TRY(prop_u64(fdt, "disk-size", d->ident.size));
 	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
 	TRY(fdt_property_string(fdt, "disk-id", d->id));
+	TRY(write_virtio_mmio(fdt, t));
+	return fdt_end_node(fdt);
+}
+
+/* The transport's registers, config and queues, shared by every virtio device node. */
+static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t)
+{
 	TRY(fdt_property_u32(fdt, "device-id", t->device_id));
 	TRY(prop_u64(fdt, "device-features", t->device_features));
 	TRY(prop_u64(fdt, "driver-features", t->driver_features));
@@ -245,6 +254,26 @@ static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
 	TRY(fdt_property(fdt, "config", t->config, (int)t->config_len));
 	for (uint32_t i = 0; i < t->nr_queues && i < VIRTIO_MMIO_MAX_QUEUES; i++)
 		TRY(write_virtqueue(fdt, i, &t->q[i]));
+	return 0;
+}
+
+static int write_virtio_net(void *fdt, const struct virtio_net_state *d)
+{
+	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)d->base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
+	char node[32];
+
+	snprintf(node, sizeof(node), "virtio-net@%" PRIx64, d->base);
+	TRY(fdt_begin_node(fdt, node));
+	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTIO_NET));
+	TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
+	TRY(fdt_property_u32(fdt, "#address-cells", 1));
+	TRY(fdt_property_u32(fdt, "#size-cells", 0));
+	TRY(fdt_property_u32(fdt, "slot", d->slot));
+	TRY(fdt_property_u32(fdt, "gsi", d->gsi));
+	TRY(fdt_property_string(fdt, "tap", d->tap));
+	TRY(fdt_property_string(fdt, "bridge", d->bridge));
+	TRY(fdt_property(fdt, "mac", d->mac, 6));
+	TRY(write_virtio_mmio(fdt, &d->t));
 	return fdt_end_node(fdt);
 }
 
@@ -284,6 +313,8 @@ static int write_devices(void *fdt, const struct state_vm *s)
 		TRY(write_uart(fdt, &s->uart));
 	for (uint32_t i = 0; i < s->nr_disks && i < STATE_MAX_DISKS; i++)
 		TRY(write_virtio_blk(fdt, &s->disks[i]));
+	for (uint32_t i = 0; i < s->nr_nets && i < STATE_MAX_NETS; i++)
+		TRY(write_virtio_net(fdt, &s->nets[i]));
 	return fdt_end_node(fdt);
 }
 
@@ -316,7 +347,7 @@ int state_fdt_write(const struct state_vm *s, void **blob, size_t *size,
 		    char *err, size_t errlen)
 {
 	/* Per vCPU: XSAVE, 256 CPUID and 512 MSR entries, structs, names. */
-	size_t len = 8192 + (size_t)s->nr_disks * (PATH_MAX + 2048) + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
+	size_t len = 8192 + (size_t)s->nr_disks * (PATH_MAX + 2048) + (size_t)s->nr_nets * 2048 + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
 		     (size_t)s->nr_chunk_digests * 16;
 	void *buf;
 	int r;

@@ -240,6 +240,39 @@ static int check_disks(const struct state_vm *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* virtio-net: the slots after the disks, in order, at the layout's window and GSI. */
+static int check_nets(const struct state_vm *s, char *err, size_t errlen)
+{
+	char why[256];
+
+	if (s->nr_nets > STATE_MAX_NETS)
+		return kvmlu_err(err, errlen, -EINVAL, "state: %u NICs, at most %d", s->nr_nets,
+				 STATE_MAX_NETS);
+	if (s->nr_disks + s->nr_nets > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "state: %u disks and %u NICs, at most %u virtio devices", s->nr_disks,
+				 s->nr_nets, VM_VIRTIO_MAX_DEVICES);
+	for (uint32_t i = 0; i < s->nr_nets; i++) {
+		const struct virtio_net_state *d = &s->nets[i];
+		uint32_t slot = s->nr_disks + i;
+		struct vm_virtio_slot want = vm_virtio_slot(slot);
+
+		if (d->slot != slot || d->base != want.base || d->gsi != want.gsi)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "state: NIC %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
+					 i, d->slot, (unsigned long long)d->base, d->gsi, slot,
+					 (unsigned long long)want.base, want.gsi);
+		if (virtio_net_state_validate(d, why, sizeof(why)))
+			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-net@%llx: %s",
+					 (unsigned long long)d->base, why);
+		for (uint32_t j = 0; j < i; j++)
+			if (!strcmp(s->nets[j].tap, d->tap) || !memcmp(s->nets[j].mac, d->mac, 6))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "state: NICs %u and %u share a tap or a MAC", j, i);
+	}
+	return 0;
+}
+
 int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 		   char *err, size_t errlen)
 {
@@ -251,7 +284,7 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
 				    STATE_FORMAT_MAJOR_MAX);
 	/* What a 1.x reader would drop must not hide in a 1.x state. */
-	if (s->nr_disks && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
+	if ((s->nr_disks || s->nr_nets) && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
 		return kvmlu_err(err, errlen, -EINVAL,
 				 "state: format %u.%u has virtio devices, which need format %d.x",
 				 s->format_major, s->format_minor, STATE_FORMAT_MAJOR_VIRTIO);
@@ -264,6 +297,8 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 		ret = check_devices(s, err, errlen);
 	if (!ret)
 		ret = check_disks(s, err, errlen);
+	if (!ret)
+		ret = check_nets(s, err, errlen);
 	if (!ret)
 		ret = check_cpus(s, expect_vcpus, err, errlen);
 	return ret;

@@ -68,8 +68,9 @@ const char *state_backend_name(enum state_backend b)
 
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor)
 {
-	bool virtio = s->nr_disks > 0;
+	bool virtio = s->nr_disks > 0 || s->nr_nets > 0;
 
 	*major = virtio ? STATE_FORMAT_MAJOR_VIRTIO : STATE_FORMAT_MAJOR;
-	*minor = virtio ? STATE_FORMAT_MINOR_VIRTIO : STATE_FORMAT_MINOR;
+	*minor = !virtio ? STATE_FORMAT_MINOR :
+		 s->nr_nets ? STATE_FORMAT_MINOR_NET : STATE_FORMAT_MINOR_VIRTIO;
 }

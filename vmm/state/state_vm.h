@@ -20,6 +20,7 @@
 #include "guestmem/digest_table.h"
 #include "vmm/devices/uart8250.h"
 #include "vmm/devices/virtio_blk_state.h"
+#include "vmm/devices/virtio_net_state.h"
 #include "vmm/state/cpu_state.h"
 #include "vmm/state/vm_devices_state.h"
 
@@ -29,17 +30,21 @@
  * since chunk digests reads. One with virtio devices is 2.0: a 1.x
  * reader would ignore the device nodes and give the guest a VM without
  * its disks, so it must refuse the state instead, and only a new major
- * makes it. This code reads both.
+ * makes it. One with a virtio-net NIC is 2.1: a 2.0 reader refuses it
+ * anyway (it refuses every device node whose compatible it does not
+ * know), and the minor says what it needs. This code reads all three.
  */
 #define STATE_FORMAT_MAJOR	1
 #define STATE_FORMAT_MINOR	1	/* 1.1: memory chunk-digests */
 #define STATE_FORMAT_MAJOR_VIRTIO	2	/* 2.0: 1.1 + /devices/virtio-blk@... */
 #define STATE_FORMAT_MINOR_VIRTIO	0
+#define STATE_FORMAT_MINOR_NET		1	/* 2.1: 2.0 + /devices/virtio-net@... */
 #define STATE_FORMAT_MAJOR_MAX	2	/* the newest major this code reads */
 
 #define STATE_MAX_VCPUS	256
 #define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
 #define STATE_MAX_DISKS		8	/* VM_VIRTIO_MAX_DEVICES */
+#define STATE_MAX_NETS		4	/* VMM_MAX_NETS */
 #define STATE_NAME_MAX	64
 #define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
 #define STATE_VERSION_MAX	32
@@ -84,6 +89,8 @@ struct state_vm {
 	struct uart8250_state uart;
 	uint32_t nr_disks;		/* virtio-blk devices (2.0), in slot order */
 	struct virtio_blk_state disks[STATE_MAX_DISKS];
+	uint32_t nr_nets;		/* virtio-net devices (2.1), in slot order after the disks */
+	struct virtio_net_state nets[STATE_MAX_NETS];
 };
 
 /* Zero s and allocate nr_vcpus zeroed vCPU states. */
@@ -96,7 +103,7 @@ int state_uuid_generate(char out[STATE_UUID_LEN + 1]);
 
 const char *state_backend_name(enum state_backend b);
 
-/* The format a writer gives s: 2.0 with virtio devices, else 1.1. */
+/* The format a writer gives s: 2.1 with a NIC, 2.0 with only disks, else 1.1. */
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor);
 
 #endif /* KVMLU_STATE_VM_H */

@@ -77,6 +77,9 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 	ret = vm_virtio_capture(vm, s->disks, STATE_MAX_DISKS, &s->nr_disks, err, errlen);
 	if (ret)
 		goto err_free;
+	ret = vm_virtio_net_capture(vm, s->nets, STATE_MAX_NETS, &s->nr_nets, err, errlen);
+	if (ret)
+		goto err_free;
 	state_format_of(s, &s->format_major, &s->format_minor);
 	/* Last, and only on request: it reads all of guest RAM. */
 	if (with_checksum) {
@@ -133,6 +136,9 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 	}
 	/* After the irqchip: a pending virtio interrupt is raised again into it. */
 	ret = vm_virtio_restore(vm, s->disks, s->nr_disks, err, errlen);
+	if (ret)
+		return ret;
+	ret = vm_virtio_net_restore(vm, s->nets, s->nr_nets, err, errlen);
 	if (ret)
 		return ret;
 	state_vm_uuid_set(s->uuid);

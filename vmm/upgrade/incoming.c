@@ -71,6 +71,10 @@ struct handoff {
 	int disk_fd[VM_VIRTIO_MAX_DEVICES];
 	struct virtio_blk_spec disk[VM_VIRTIO_MAX_DEVICES];
 	struct virtio_blk_identity disk_ident[VM_VIRTIO_MAX_DEVICES];
+	/* virtio-net NICs, slot order after the disks: the old process's taps. */
+	unsigned int nr_nets;
+	int net_fd[VM_VIRTIO_MAX_DEVICES];
+	struct virtio_net_spec net[VM_VIRTIO_MAX_DEVICES];
 };
 
 static void maybe_stop_at(const struct handoff *h, const char *point)
@@ -151,6 +155,52 @@ static int parse_disks(json_object *o, struct handoff *h, char *err, size_t errl
 	return 0;
 }
 
+/* An interface name from a handoff object ("" allowed only if optional). */
+static bool get_ifname(json_object *o, const char *key, bool optional, char out[IFNAMSIZ])
+{
+	json_object *v;
+	const char *str;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return false;
+	str = json_object_get_string(v);
+	if (!(optional && !str[0]) && !tap_name_valid(str))
+		return false;
+	memcpy(out, str, strlen(str) + 1);	/* valid: < IFNAMSIZ */
+	return true;
+}
+
+/* "nets": each NIC's tap, bridge, MAC and tap fd. Absent: none. */
+static int parse_nets(json_object *o, struct handoff *h, char *err, size_t errlen)
+{
+	json_object *arr, *d, *v;
+	size_t n;
+
+	if (!json_object_object_get_ex(o, "nets", &arr))
+		return 0;
+	if (!json_object_is_type(arr, json_type_array) ||
+	    (n = json_object_array_length(arr)) + h->nr_disks > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad nets");
+	for (size_t i = 0; i < n; i++) {
+		struct virtio_net_spec *sp = &h->net[i];
+
+		d = json_object_array_get_idx(arr, i);
+		if (!json_object_is_type(d, json_type_object) ||
+		    (h->net_fd[i] = fd_at(h, d, "fd", true)) < 0)
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad fd", i);
+		memset(sp, 0, sizeof(*sp));
+		if (!get_ifname(d, "tap", false, sp->tap) || !get_ifname(d, "bridge", true, sp->bridge))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad tap or bridge", i);
+		if (!json_object_object_get_ex(d, "mac", &v) ||
+		    !json_object_is_type(v, json_type_string) ||
+		    !virtio_net_mac_parse(json_object_get_string(v), sp->mac))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad mac", i);
+		sp->has_mac = true;
+	}
+	h->nr_nets = (unsigned int)n;
+	return 0;
+}
+
 static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t errlen)
 {
 	json_object *v, *arr;
@@ -206,7 +256,9 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 	h->verify_timeout_ms = 10000;
 	if (json_object_object_get_ex(o, "verify_timeout_ms", &v) && json_object_get_int(v) > 0)
 		h->verify_timeout_ms = (unsigned int)json_object_get_int(v);
-	return parse_disks(o, h, err, errlen);
+	if (parse_disks(o, h, err, errlen))
+		return -EPROTO;
+	return parse_nets(o, h, err, errlen);
 }
 
 /* The state must describe the VM built from "prepare": token i is region i. */
@@ -356,6 +408,10 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	cfg.nr_disks = h->nr_disks;
 	cfg.adopt_disk_fds = h->disk_fd;
 	cfg.adopt_disk_idents = h->disk_ident;
+	/* The same for the taps: the interface is not made again. */
+	cfg.nets = h->net;
+	cfg.nr_nets = h->nr_nets;
+	cfg.adopt_net_fds = h->net_fd;
 	/*
 	 * memfd: the very same files, nothing copied. vm_create() owns them
 	 * on success; forget them in h->fds so they are not closed twice.

@@ -57,6 +57,7 @@
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/devices/virtio_blk.h"
+#include "vmm/devices/virtio_net.h"
 #include "vmm/vm.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
@@ -197,6 +198,24 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 			json_object_array_add(disks, d);
 		}
 		json_object_object_add(o, "disks", disks);
+	}
+	if (vm->nr_nets) {
+		json_object *nets = json_object_new_array();
+
+		for (unsigned int i = 0; i < vm->nr_nets; i++) {
+			const struct virtio_net *nd = &vm->nets[i];
+			json_object *d = json_object_new_object();
+			char mac[18];
+
+			virtio_net_mac_format(nd->spec.mac, mac);
+			json_object_object_add(d, "fd", json_object_new_int64((int)n));
+			fds[n++] = nd->fd;
+			json_object_object_add(d, "tap", json_object_new_string(nd->spec.tap));
+			json_object_object_add(d, "bridge", json_object_new_string(nd->spec.bridge));
+			json_object_object_add(d, "mac", json_object_new_string(mac));
+			json_object_array_add(nets, d);
+		}
+		json_object_object_add(o, "nets", nets);
 	}
 	json_object_object_add(o, "verify_timeout_ms",
 			       json_object_new_int64((int)ctx->verify_timeout_ms));

@@ -8,12 +8,16 @@
  *                "backend":"memfd","serial_fd":0,"listen_fd":1,
  *                "control_path":"...","region_fds":[2,...],"stop_at":"...",
  *                "disks":[{"fd":3,"path":"/abs","readonly":false,"id":"root",
- *                          "dev":N,"ino":N,"size":N},...]}
+ *                          "dev":N,"ino":N,"size":N},...],
+ *                "nets":[{"fd":4,"tap":"tap0","bridge":"br0","mac":"52:54:..."},...]}
  *               + fds: the UART output, the listening control socket
  *               (optional), one per RAM region in memory-map order, one
  *               per virtio-blk disk in slot order (the open disk itself:
  *               the new process never reopens a path, and checks the fd
- *               is the file dev/ino/size name)
+ *               is the file dev/ino/size name), one per virtio-net NIC
+ *               after them (its tap: the interface, its bridge port and
+ *               the frames queued in it stay; the new process checks the
+ *               fd is that tap and never reopens the name)
  *   new -> old  {"msg":"ready"}: VM built, waiting for its state
  *   old -> new  {"msg":"state","state_fd":0} + the sealed state memfd
  *               (the VM is paused from now on)
@@ -31,7 +35,8 @@
 
 #include <json-c/json.h>
 
-#define UPGRADE_WIRE_MAX_FDS	(3 + 8 + 8)	/* state, serial, listen + regions + disks */
+/* state, serial, listen + regions + disks and NICs (8 virtio devices in all) */
+#define UPGRADE_WIRE_MAX_FDS	(3 + 8 + 8)
 #define UPGRADE_WIRE_MAX_JSON	(48u << 10)	/* 8 disk paths of up to PATH_MAX */
 
 /* Send obj (consumed) with nfds fds as one message. */

@@ -297,10 +297,89 @@ static void test_options_refuses_a_duplicate_disk_id_and_a_ninth_disk(void **sta
 	assert_string_equal(err, "--disk: at most 8 disks");
 }
 
+static void test_options_takes_nets_with_tap_mac_and_bridge(void **state)
+{
+	const char *const a[] = { RUN_OK, "--net", "tap=tap0", "--net",
+				  "bridge=br0,mac=52:54:00:AB:cd:01,tap=vm1-net1", NULL };
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0xab, 0xcd, 0x01 };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.nr_nets, 2);
+	assert_string_equal(o.nets[0].tap, "tap0");
+	assert_string_equal(o.nets[0].bridge, "");
+	assert_false(o.nets[0].has_mac);	/* generated when the VM is made */
+	assert_string_equal(o.nets[1].tap, "vm1-net1");
+	assert_string_equal(o.nets[1].bridge, "br0");
+	assert_true(o.nets[1].has_mac);
+	assert_memory_equal(o.nets[1].mac, mac, 6);
+}
+
+static void test_options_refuses_bad_net_options(void **state)
+{
+	static const struct { const char *arg, *msg; } bad[] = {
+		{ "tap0", "--net tap0: 'tap0': expected tap=NAME, mac=MAC or bridge=BR" },
+		{ "mac=52:54:00:00:00:01", "--net 'mac=52:54:00:00:00:01': tap=NAME is required" },
+		{ "tap=t0,mac=52:54:00:00:00", "mac '52:54:00:00:00': need a unicast MAC" },
+		{ "tap=t0,mac=01:00:5e:00:00:01", "mac '01:00:5e:00:00:01': need a unicast MAC" },
+		{ "tap=t0,mac=00:00:00:00:00:00", "need a unicast MAC" },
+		{ "tap=t0,mac=zz:54:00:00:00:01", "need a unicast MAC" },
+		{ "tap=t0,vhost=on", "--net tap=t0,vhost=on: unknown or repeated option 'vhost'" },
+		{ "tap=t0,tap=t1", "unknown or repeated option 'tap'" },
+		{ "tap=a-very-long-tap-name", "tap 'a-very-long-tap-name': use 1..15 of" },
+		{ "tap=a/b", "tap 'a/b': use 1..15 of" },
+		{ "tap=tap%d", "tap 'tap%d': use 1..15 of" },
+		{ "tap=", "tap '': use 1..15 of" },
+		{ "tap=t0,bridge=b r", "bridge 'b r': use 1..15 of" },
+		{ "tap=t0,", "trailing ','" },
+		{ "", "tap=NAME is required" },
+	};
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *const a[] = { RUN_OK, "--net", bad[i].arg, NULL };
+
+		assert_int_equal(parse(&o, err, a), -EINVAL);
+		if (!strstr(err, bad[i].msg))
+			fail_msg("--net %s: got \"%s\", want \"%s\"", bad[i].arg, err, bad[i].msg);
+	}
+}
+
+static void test_options_refuses_shared_tap_or_mac_and_too_many_devices(void **state)
+{
+	const char *const tap[] = { RUN_OK, "--net", "tap=t", "--net", "tap=t", NULL };
+	const char *const mac[] = { RUN_OK, "--net", "tap=a,mac=02:00:00:00:00:01", "--net",
+				    "tap=b,mac=02:00:00:00:00:01", NULL };
+	const char *const five[] = { RUN_OK, "--net", "tap=1", "--net", "tap=2", "--net", "tap=3",
+				     "--net", "tap=4", "--net", "tap=5", NULL };
+	const char *const nine[] = { RUN_OK, "--disk", "1", "--disk", "2", "--disk", "3",
+				     "--disk", "4", "--disk", "5", "--disk", "6", "--net", "tap=a",
+				     "--net", "tap=b", "--net", "tap=c", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, tap), -EINVAL);
+	assert_string_equal(err, "--net: tap 't' is used twice");
+	assert_int_equal(parse(&o, err, mac), -EINVAL);
+	assert_string_equal(err, "--net tap=b,mac=02:00:00:00:00:01: the MAC is used twice");
+	assert_int_equal(parse(&o, err, five), -EINVAL);
+	assert_string_equal(err, "--net: at most 4");
+	assert_int_equal(parse(&o, err, nine), -EINVAL);
+	assert_string_equal(err, "run: 6 disks and 3 nets: at most 8 virtio devices in all");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options_takes_several_disks_with_their_options),
+		cmocka_unit_test(test_options_takes_nets_with_tap_mac_and_bridge),
+		cmocka_unit_test(test_options_refuses_bad_net_options),
+		cmocka_unit_test(test_options_refuses_shared_tap_or_mac_and_too_many_devices),
 		cmocka_unit_test(test_options_refuses_bad_disk_options),
 		cmocka_unit_test(test_options_refuses_a_duplicate_disk_id_and_a_ninth_disk),
 		cmocka_unit_test(test_options_parses_a_full_run_line),

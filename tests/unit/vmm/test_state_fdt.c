@@ -783,6 +783,184 @@ static void test_state_fdt_writes_1_1_without_virtio_devices(void **state)
 	state_vm_free(&b);
 }
 
+/* A virtio-net NIC in slot 1, after the disk, as a Linux driver leaves it running. */
+static void make_net(struct virtio_net_state *d)
+{
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+	struct virtio_mmio_state *t = &d->t;
+	uint16_t link_up = 1;
+
+	memset(d, 0, sizeof(*d));
+	d->slot = 1;
+	d->base = 0xd0001000;
+	d->gsi = 17;
+	strcpy(d->tap, "vm1-net0");
+	strcpy(d->bridge, "br0");
+	memcpy(d->mac, mac, 6);
+	t->device_id = 1;
+	t->device_features = (1ULL << 32) | (1u << 16) | (1u << 5);
+	t->driver_features = t->device_features;
+	t->status = 1 | 2 | 4 | 8;
+	t->nr_queues = 2;
+	t->q[0] = (struct virtio_mmio_queue_state){
+		.present = true, .size = 256, .ready = true, .desc = 0x7e000000,
+		.avail = 0x7e001000, .used = 0x7e002000, .last_avail = 0x1234, .used_idx = 0x1234,
+	};
+	t->q[1] = (struct virtio_mmio_queue_state){
+		.present = true, .size = 256, .ready = true, .desc = 0x7e004000,
+		.avail = 0x7e005000, .used = 0x7e006000, .last_avail = 7, .used_idx = 7,
+	};
+	t->config_len = 8;
+	memcpy(t->config, mac, 6);
+	memcpy(t->config + 6, &link_up, 2);
+}
+
+/* The good state with a NIC too: format 2.1. */
+static void *good_net_fdt(size_t *size)
+{
+	struct state_vm s;
+	void *blob, *buf;
+	size_t n;
+
+	make_state(&s);
+	make_net(&s.nets[0]);
+	s.nr_nets = 1;
+	assert_int_equal(state_fdt_write(&s, &blob, &n, err, sizeof(err)), 0);
+	state_vm_free(&s);
+	buf = malloc(n + 4096);
+	assert_non_null(buf);
+	assert_int_equal(fdt_open_into(blob, buf, (int)n + 4096), 0);
+	free(blob);
+	*size = n + 4096;
+	return buf;
+}
+
+#define VNET "/devices/virtio-net@d0001000"
+
+static void test_state_fdt_roundtrip_keeps_virtio_net(void **state)
+{
+	struct state_vm a, b;
+	void *blob;
+	size_t n;
+
+	(void)state;
+	make_state(&a);
+	make_net(&a.nets[0]);
+	a.nr_nets = 1;
+	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
+	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
+		fail_msg("load: %s", err);
+	save_case("../good/two_vcpus_virtio_net", blob, n, "");
+	/* A NIC makes it 2.1: a 2.0 reader refuses the node it does not know. */
+	assert_int_equal(b.format_major, 2);
+	assert_int_equal(b.format_minor, 1);
+	assert_int_equal(b.nr_disks, 1);
+	assert_int_equal(b.nr_nets, 1);
+	{
+		const struct virtio_net_state *x = &a.nets[0], *y = &b.nets[0];
+
+		assert_int_equal(y->slot, 1);
+		assert_int_equal(y->base, 0xd0001000);
+		assert_int_equal(y->gsi, 17);
+		assert_string_equal(y->tap, x->tap);
+		assert_string_equal(y->bridge, x->bridge);
+		assert_memory_equal(y->mac, x->mac, 6);
+		assert_int_equal(y->t.device_id, 1);
+		assert_int_equal(y->t.driver_features, x->t.driver_features);
+		assert_int_equal(y->t.status, x->t.status);
+		assert_int_equal(y->t.nr_queues, 2);
+		assert_int_equal(y->t.config_len, 8);
+		assert_memory_equal(y->t.config, x->t.config, 8);
+		assert_memory_equal(&y->t.q[0], &x->t.q[0], sizeof(x->t.q[0]));
+		assert_memory_equal(&y->t.q[1], &x->t.q[1], sizeof(x->t.q[1]));
+	}
+	free(blob);
+	state_vm_free(&a);
+	state_vm_free(&b);
+}
+
+static void test_state_fdt_rejects_virtio_net_multicast_mac(void **state)
+{
+	static const uint8_t mac[6] = { 0x01, 0x00, 0x5e, 0x00, 0x00, 0x01 };
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, VNET), "mac", mac, 6), 0);
+	BAD(fdt, "virtio-net@d0001000: mac 01:00:5e:00:00:01 is not a unicast address");
+}
+
+static void test_state_fdt_rejects_virtio_net_mac_not_in_config(void **state)
+{
+	static const uint8_t mac[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x57 };
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, VNET), "mac", mac, 6), 0);
+	BAD(fdt, "config (8 bytes) does not hold mac 52:54:00:12:34:57");
+}
+
+static void test_state_fdt_rejects_virtio_net_mac_of_wrong_size(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop(fdt, node(fdt, VNET), "mac", "\x52\x54\x00\x12", 4), 0);
+	BAD(fdt, "property \"mac\" is 4 bytes, expected 6");
+}
+
+static void test_state_fdt_rejects_virtio_net_bad_tap_name(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_setprop_string(fdt, node(fdt, VNET), "tap", "../eth0"), 0);
+	BAD(fdt, "tap name \"../eth0\" is not an interface name");
+}
+
+static void test_state_fdt_rejects_virtio_net_in_the_disk_slot(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VNET, "slot", 0);
+	BAD(fdt, "NIC 0 is slot 0 at 0xd0001000 GSI 17, expected slot 1");
+}
+
+static void test_state_fdt_rejects_virtio_net_queue_index_out_of_range(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VNET "/queue@1", "reg", 9);
+	BAD(fdt, "queue index 9 out of range (at most 2 queues)");
+}
+
+static void test_state_fdt_rejects_virtio_net_frame_in_flight(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	set_u32(fdt, VNET "/queue@0", "last-avail", 0x1235);
+	BAD(fdt, "queue 0: last-avail 4661 != used-idx 4660: a request was in flight");
+}
+
+static void test_state_fdt_rejects_virtio_net_without_tx_queue(void **state)
+{
+	size_t n;
+	void *fdt = good_net_fdt(&n);
+
+	(void)state;
+	assert_int_equal(fdt_del_node(fdt, node(fdt, VNET "/queue@1")), 0);
+	BAD(fdt, "virtio-net@d0001000: 1 queues, the device has 2");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -829,6 +1007,15 @@ int main(void)
 		cmocka_unit_test(test_state_fdt_rejects_virtio_driver_ok_without_features_ok),
 		cmocka_unit_test(test_state_fdt_rejects_virtio_devices_in_a_1x_state),
 		cmocka_unit_test(test_state_fdt_writes_1_1_without_virtio_devices),
+		cmocka_unit_test(test_state_fdt_roundtrip_keeps_virtio_net),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_multicast_mac),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_mac_not_in_config),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_mac_of_wrong_size),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_bad_tap_name),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_in_the_disk_slot),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_queue_index_out_of_range),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_frame_in_flight),
+		cmocka_unit_test(test_state_fdt_rejects_virtio_net_without_tx_queue),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

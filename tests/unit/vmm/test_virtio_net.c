@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Unit tests of vmm/devices/virtio_net*.c without a tap: the device runs
+ * on one end of a datagram socketpair (each datagram a tap frame with
+ * its 12-byte header), a pretend guest's RAM holds the rings, and the
+ * test plays the network on the other end. Each test checks values:
+ * bytes on the wire, bytes in guest buffers, used lengths, counters;
+ * and the hostile cases (too-small or readable rx chains, oversized,
+ * short or offload-asking tx chains, a looping chain).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/virtio_net.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define KVMLU_TEST_VIRTIO_MMIO
+#include "tests/unit/vmm/virtio_test_support.h"
+#include "vmm/devices/virtio_net.h"
+#include "vmm/devices/virtio_net_state.h"
+
+/* Queue q's rings: q 0 (rx) at the support header's places, q 1 (tx) after. */
+#define RING(q)		(TG_DESC + (uint64_t)(q) * 0x8000)
+#define DESC(q)		RING(q)
+#define AVAIL(q)	(RING(q) + 0x2000)
+#define USED(q)		(RING(q) + 0x3000)
+#define QSIZE		16
+#define RXBUF		0x20000ULL	/* rx buffers: 0x1000 apart */
+#define TXBUF		0x40000ULL
+#define BIG		0x60000ULL	/* 0x80000 bytes of room */
+
+struct fixture {
+	struct guestmem gm;
+	struct virtio_net dev[2];
+	struct virtio_net *n;
+	int peer;		/* the "network" end */
+	int peer2;
+	char err[512];
+	uint16_t next_avail[2];
+	uint16_t next_desc[2];
+};
+
+static const uint8_t MAC[6] = { 0x52, 0x54, 0x00, 0x12, 0x34, 0x56 };
+
+static void *gp(struct fixture *f, uint64_t gpa)
+{
+	return tg_ptr(&f->gm, gpa);
+}
+
+static void desc(struct fixture *f, unsigned int q, uint16_t i, uint64_t addr, uint32_t len,
+		 uint16_t flags, uint16_t next)
+{
+	uint8_t *d = (uint8_t *)gp(f, DESC(q)) + 16 * i;
+
+	memcpy(d, &addr, 8);
+	memcpy(d + 8, &len, 4);
+	memcpy(d + 12, &flags, 2);
+	memcpy(d + 14, &next, 2);
+}
+
+static void avail(struct fixture *f, unsigned int q, uint16_t head)
+{
+	uint8_t *a = gp(f, AVAIL(q));
+	uint16_t idx = f->next_avail[q]++, next = f->next_avail[q];
+
+	memcpy(a + 4 + 2 * (idx % QSIZE), &head, 2);
+	__atomic_store_n((uint16_t *)(a + 2), next, __ATOMIC_RELEASE);
+}
+
+static uint16_t used_idx(struct fixture *f, unsigned int q)
+{
+	return __atomic_load_n((uint16_t *)((uint8_t *)gp(f, USED(q)) + 2), __ATOMIC_ACQUIRE);
+}
+
+static void used_elem(struct fixture *f, unsigned int q, uint16_t idx, uint32_t *id, uint32_t *len)
+{
+	uint8_t *u = (uint8_t *)gp(f, USED(q)) + 4 + 8 * (idx % QSIZE);
+
+	memcpy(id, u, 4);
+	memcpy(len, u + 4, 4);
+}
+
+static void setup_queue(struct virtio_mmio *t, unsigned int q)
+{
+	tg_wr(t, VIRTIO_MMIO_QUEUE_SEL, q);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_NUM, QSIZE);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)DESC(q));
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DESC_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)AVAIL(q));
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DRIVER_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)USED(q));
+	tg_wr(t, VIRTIO_MMIO_QUEUE_DEVICE_HIGH, 0);
+	tg_wr(t, VIRTIO_MMIO_QUEUE_READY, 1);
+}
+
+static struct virtio_net_spec spec(void)
+{
+	struct virtio_net_spec s = { .tap = "tap-test", .has_mac = true };
+
+	memcpy(s.mac, MAC, 6);
+	return s;
+}
+
+/* Device on a fresh socketpair, driven up to DRIVER_OK with both queues. */
+static void open_dev(struct fixture *f, struct virtio_net *n, int *peer)
+{
+	struct virtio_net_spec s = spec();
+	int sv[2];
+
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &s, &f->gm, f->err, sizeof(f->err)), 0);
+	*peer = sv[1];
+}
+
+static void drive(struct virtio_net *n)
+{
+	tg_negotiate(&n->t, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_MAC) |
+			    (1ULL << VIRTIO_NET_F_STATUS));
+	assert_true(tg_rd(&n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
+	setup_queue(&n->t, VIRTIO_NET_RXQ);
+	setup_queue(&n->t, VIRTIO_NET_TXQ);
+	tg_driver_ok(&n->t);
+	assert_int_equal(tg_rd(&n->t, VIRTIO_MMIO_STATUS), 1 | 2 | 4 | 8);
+}
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	tg_mem_init(&f->gm);
+	f->dev[0].fd = f->dev[0].ctl_fd = f->dev[1].fd = f->dev[1].ctl_fd = -1;
+	f->peer = f->peer2 = -1;
+	f->n = &f->dev[0];
+	open_dev(f, f->n, &f->peer);
+	drive(f->n);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	virtio_net_close(&f->dev[0]);
+	virtio_net_close(&f->dev[1]);
+	if (f->peer >= 0)
+		close(f->peer);
+	if (f->peer2 >= 0)
+		close(f->peer2);
+	tg_mem_free(&f->gm);
+	free(f);
+	return 0;
+}
+
+/* A frame of len bytes, byte i = seed + i. */
+static void fill(uint8_t *p, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		p[i] = (uint8_t)(seed + i);
+}
+
+static bool is_fill(const uint8_t *p, size_t len, uint8_t seed)
+{
+	for (size_t i = 0; i < len; i++)
+		if (p[i] != (uint8_t)(seed + i))
+			return false;
+	return true;
+}
+
+/* The network sends one frame: a header (flags, gso_type as given) and len bytes. */
+static void net_send(int peer, size_t len, uint8_t seed, uint8_t flags, uint8_t gso)
+{
+	static uint8_t buf[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];
+	struct virtio_net_hdr_v1 h = { .flags = flags, .gso_type = gso };
+
+	memcpy(buf, &h, sizeof(h));
+	fill(buf + sizeof(h), len, seed);
+	assert_int_equal(send(peer, buf, sizeof(h) + len, 0), (ssize_t)(sizeof(h) + len));
+}
+
+/* One rx chain: a single writable buffer of len bytes at slot i. */
+static void post_rx(struct fixture *f, uint16_t i, uint32_t len)
+{
+	desc(f, VIRTIO_NET_RXQ, i, RXBUF + 0x1000ULL * i, len, VIRTQ_DESC_F_WRITE, 0);
+	avail(f, VIRTIO_NET_RXQ, i);
+}
+
+/* One tx chain at head i: header (12 bytes) then len bytes of frame in a second buffer. */
+static void post_tx(struct fixture *f, uint16_t i, uint32_t len, uint8_t seed)
+{
+	uint64_t hdr = TXBUF + 0x2000ULL * i, data = hdr + 0x100;
+	struct virtio_net_hdr_v1 h = { .num_buffers = 0 };
+
+	memcpy(gp(f, hdr), &h, sizeof(h));
+	fill(gp(f, data), len, seed);
+	desc(f, VIRTIO_NET_TXQ, i, hdr, sizeof(h), VIRTQ_DESC_F_NEXT, (uint16_t)(i + 1));
+	desc(f, VIRTIO_NET_TXQ, (uint16_t)(i + 1), data, len, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, i);
+}
+
+static void test_virtio_net_offers_mac_status_and_two_queues(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t cfg[8];
+
+	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_ID), VIRTIO_ID_NET);
+	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES),
+			 (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS));
+	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
+	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES), 1);	/* VERSION_1 */
+	for (int i = 0; i < 8; i++)
+		virtio_mmio_read(&f->n->t, VIRTIO_MMIO_CONFIG + i, &cfg[i], 1);
+	assert_memory_equal(cfg, MAC, 6);
+	assert_int_equal(cfg[6] | cfg[7] << 8, VIRTIO_NET_S_LINK_UP);
+	tg_wr(&f->n->t, VIRTIO_MMIO_QUEUE_SEL, 2);
+	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_QUEUE_NUM_MAX), 0);
+}
+
+static void test_virtio_net_tx_sends_frame_with_zero_header(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[4096];
+	struct virtio_net_hdr_v1 zero = { 0 };
+	uint32_t id, len;
+
+	post_tx(f, 0, 1000, 7);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 1000);
+	assert_memory_equal(buf, &zero, 12);
+	assert_true(is_fill(buf + 12, 1000, 7));
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 1);
+	used_elem(f, VIRTIO_NET_TXQ, 0, &id, &len);
+	assert_int_equal(id, 0);
+	assert_int_equal(len, 0);
+	assert_int_equal(f->n->tx_packets, 1);
+	assert_int_equal(f->n->tx_bytes, 1000);
+	assert_true(tg_eventfd(f->n->t.irq_fd) >= 1);
+}
+
+static void test_virtio_net_tx_header_split_across_buffers(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[256];
+	uint64_t a = TXBUF, b = TXBUF + 0x100;
+
+	/* 5 bytes of header, then 7 more with the first 20 bytes of frame. */
+	memset(gp(f, a), 0, 5);
+	memset(gp(f, b), 0, 7);
+	fill((uint8_t *)gp(f, b) + 7, 20, 3);
+	desc(f, VIRTIO_NET_TXQ, 0, a, 5, VIRTQ_DESC_F_NEXT, 1);
+	desc(f, VIRTIO_NET_TXQ, 1, b, 27, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 0);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 32);
+	assert_true(is_fill(buf + 12, 20, 3));
+}
+
+static void test_virtio_net_tx_drops_hostile_chains(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 csum = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM };
+	struct virtio_net_hdr_v1 gso = { .gso_type = VIRTIO_NET_HDR_GSO_TCPV4 };
+	uint8_t buf[128];
+
+	/* shorter than the header */
+	desc(f, VIRTIO_NET_TXQ, 0, TXBUF, 11, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 0);
+	/* a device-writable buffer in a transmit chain */
+	desc(f, VIRTIO_NET_TXQ, 1, TXBUF, 12, VIRTQ_DESC_F_NEXT, 2);
+	desc(f, VIRTIO_NET_TXQ, 2, TXBUF + 0x100, 64, VIRTQ_DESC_F_WRITE, 0);
+	avail(f, VIRTIO_NET_TXQ, 1);
+	/* frame longer than any frame without offloads */
+	memset(gp(f, BIG), 0, 12);
+	desc(f, VIRTIO_NET_TXQ, 3, BIG, 12 + VIRTIO_NET_FRAME_MAX + 1, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 3);
+	/* checksum and segmentation offloads that were never negotiated */
+	memcpy(gp(f, TXBUF + 0x1000), &csum, 12);
+	desc(f, VIRTIO_NET_TXQ, 4, TXBUF + 0x1000, 60, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 4);
+	memcpy(gp(f, TXBUF + 0x2000), &gso, 12);
+	desc(f, VIRTIO_NET_TXQ, 5, TXBUF + 0x2000, 60, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 5);
+
+	assert_int_equal(virtio_net_tx(f->n), 5);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 5);
+	assert_int_equal(f->n->tx_dropped, 5);
+	assert_int_equal(f->n->tx_packets, 0);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	/* Dropped frames are not a device error: the next one goes out. */
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+	post_tx(f, 6, 60, 1);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 72);
+}
+
+static void test_virtio_net_tx_largest_frame_goes_out(void **state)
+{
+	struct fixture *f = *state;
+	static uint8_t buf[12 + VIRTIO_NET_FRAME_MAX + 16];
+	int sz = 1 << 20;
+
+	assert_int_equal(setsockopt(f->n->fd, SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	memset(gp(f, BIG), 0, 12);
+	fill((uint8_t *)gp(f, BIG) + 12, VIRTIO_NET_FRAME_MAX, 9);
+	desc(f, VIRTIO_NET_TXQ, 0, BIG, 12 + VIRTIO_NET_FRAME_MAX, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, 0);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + VIRTIO_NET_FRAME_MAX);
+	assert_true(is_fill(buf + 12, VIRTIO_NET_FRAME_MAX, 9));
+}
+
+static void test_virtio_net_rx_delivers_frame_with_num_buffers_1(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 h;
+	uint32_t id, len;
+
+	post_rx(f, 3, 1526);
+	net_send(f->peer, 1514, 5, VIRTIO_NET_HDR_F_DATA_VALID, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(id, 3);
+	assert_int_equal(len, 12 + 1514);
+	memcpy(&h, gp(f, RXBUF + 0x3000), 12);
+	/* GUEST_CSUM was not negotiated: flags must be 0; 1.x: num_buffers 1. */
+	assert_int_equal(h.flags, 0);
+	assert_int_equal(h.gso_type, 0);
+	assert_int_equal(h.num_buffers, 1);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x3000) + 12, 1514, 5));
+	assert_int_equal(f->n->rx_packets, 1);
+	assert_int_equal(f->n->rx_bytes, 1514);
+	assert_true(tg_eventfd(f->n->t.irq_fd) >= 1);
+}
+
+static void test_virtio_net_rx_frame_spans_buffers_of_one_chain(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t id, len;
+
+	/* header alone in the first buffer (as Linux does), the frame in three more */
+	desc(f, VIRTIO_NET_RXQ, 0, RXBUF, 12, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1);
+	desc(f, VIRTIO_NET_RXQ, 1, RXBUF + 0x1000, 100, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 2);
+	desc(f, VIRTIO_NET_RXQ, 2, RXBUF + 0x2000, 100, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 3);
+	desc(f, VIRTIO_NET_RXQ, 3, RXBUF + 0x3000, 100, VIRTQ_DESC_F_WRITE, 0);
+	avail(f, VIRTIO_NET_RXQ, 0);
+	net_send(f->peer, 250, 11, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(len, 262);
+	assert_true(is_fill(gp(f, RXBUF + 0x1000), 100, 11));
+	assert_true(is_fill(gp(f, RXBUF + 0x2000), 100, 111));
+	assert_true(is_fill(gp(f, RXBUF + 0x3000), 50, 211));
+}
+
+static void test_virtio_net_rx_too_small_chain_drops_frame_not_device(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t id, len;
+
+	post_rx(f, 0, 100);
+	post_rx(f, 1, 2048);
+	net_send(f->peer, 1000, 1, 0, 0);
+	net_send(f->peer, 500, 2, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 2);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(id, 0);
+	assert_int_equal(len, 0);	/* dropped: Linux counts a length error, reposts */
+	used_elem(f, VIRTIO_NET_RXQ, 1, &id, &len);
+	assert_int_equal(id, 1);
+	assert_int_equal(len, 512);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x1000) + 12, 500, 2));
+	assert_int_equal(f->n->rx_dropped, 1);
+	assert_int_equal(f->n->rx_packets, 1);
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
+static void test_virtio_net_rx_chain_with_readable_buffer_drops_frame(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t id, len;
+
+	desc(f, VIRTIO_NET_RXQ, 0, RXBUF, 64, VIRTQ_DESC_F_NEXT, 1);
+	desc(f, VIRTIO_NET_RXQ, 1, RXBUF + 0x1000, 2048, VIRTQ_DESC_F_WRITE, 0);
+	avail(f, VIRTIO_NET_RXQ, 0);
+	memset(gp(f, RXBUF), 0xab, 64);
+	net_send(f->peer, 60, 1, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(len, 0);
+	assert_int_equal(*(uint8_t *)gp(f, RXBUF), 0xab);	/* readable: never written */
+	assert_int_equal(f->n->rx_dropped, 1);
+}
+
+static void test_virtio_net_rx_waits_in_fd_when_no_buffer(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t b;
+
+	net_send(f->peer, 100, 4, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	/* Not read, so not lost: still in the "tap". */
+	assert_int_equal(recv(f->n->fd, &b, 1, MSG_PEEK | MSG_DONTWAIT), 1);
+	post_rx(f, 0, 2048);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 100, 4));
+}
+
+static void test_virtio_net_rx_offload_frame_from_tap_dropped(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t id, len;
+
+	post_rx(f, 0, 2048);
+	net_send(f->peer, 100, 1, 0, VIRTIO_NET_HDR_GSO_TCPV4);
+	net_send(f->peer, 100, 2, VIRTIO_NET_HDR_F_NEEDS_CSUM, 0);
+	net_send(f->peer, 100, 3, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	/* The two that could not go on whole took no chain. */
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(len, 112);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 100, 3));
+	assert_int_equal(f->n->rx_dropped, 2);
+}
+
+static void test_virtio_net_rx_loop_is_device_error(void **state)
+{
+	struct fixture *f = *state;
+
+	desc(f, VIRTIO_NET_RXQ, 0, RXBUF, 64, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 1);
+	desc(f, VIRTIO_NET_RXQ, 1, RXBUF, 64, VIRTQ_DESC_F_WRITE | VIRTQ_DESC_F_NEXT, 0);
+	avail(f, VIRTIO_NET_RXQ, 0);
+	net_send(f->peer, 100, 1, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_true(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
+	/* Broken: nothing more is read from the tap. */
+	net_send(f->peer, 100, 2, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+}
+
+static void test_virtio_net_rx_stops_on_a_tap_that_is_gone(void **state)
+{
+	struct fixture *f = *state;
+	int w = open("/dev/null", O_WRONLY | O_CLOEXEC);
+
+	post_rx(f, 0, 2048);
+	/* Reads now fail at once (EBADF), as a deleted tap's do (EBADFD): do not spin on it. */
+	assert_true(w >= 0);
+	assert_true(dup2(w, f->n->fd) >= 0);
+	close(w);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_true(f->n->tap_failed);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
+	/* Transmit still works, and the device is not in error. */
+	post_tx(f, 0, 60, 1);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(f->n->tx_packets, 1);
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
+static void test_virtio_net_rx_reads_at_most_a_budget_per_call(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_spec s = spec();
+	struct virtio_net *n = &f->dev[1];
+	int sv[2], sz = 1 << 20;
+
+	/* seqpacket: unlike a datagram pair, it queues more than 10 records, as a tap does. */
+	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
+	assert_int_equal(fcntl(sv[0], F_SETFL, O_NONBLOCK), 0);
+	assert_int_equal(setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz)), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &s, &f->gm, f->err, sizeof(f->err)), 0);
+	drive(n);
+	post_rx(f, 0, 2048);
+	/* A flood the guest cannot take (offload frames): each is read and dropped. */
+	for (int i = 0; i < VIRTIO_NET_RX_BUDGET + 10; i++)
+		net_send(f->peer2, 60, (uint8_t)i, 0, VIRTIO_NET_HDR_GSO_TCPV4);
+	net_send(f->peer2, 60, 7, 0, 0);
+	assert_int_equal(virtio_net_rx(n), 0);
+	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET);
+	/* The next call goes on where it stopped, and the good frame gets the buffer. */
+	assert_int_equal(virtio_net_rx(n), 1);
+	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET + 10);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 60, 7));
+	assert_true(tg_eventfd(n->t.irq_fd) >= 1);
+}
+
+static void wait_used(struct fixture *f, unsigned int q, uint16_t want)
+{
+	for (int i = 0; i < 2000 && used_idx(f, q) != want; i++)
+		usleep(1000);
+	assert_int_equal(used_idx(f, q), want);
+}
+
+static void kick(struct virtio_net *n, unsigned int q)
+{
+	tg_wr(&n->t, VIRTIO_MMIO_QUEUE_NOTIFY, q);
+}
+
+static void test_virtio_net_thread_moves_frames_and_pause_holds_them(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t buf[256];
+
+	assert_int_equal(virtio_net_start(f->n, f->err, sizeof(f->err)), 0);
+	post_rx(f, 0, 2048);
+	kick(f->n, VIRTIO_NET_RXQ);
+	net_send(f->peer, 64, 1, 0, 0);
+	wait_used(f, VIRTIO_NET_RXQ, 1);
+	post_tx(f, 0, 60, 2);
+	kick(f->n, VIRTIO_NET_TXQ);
+	wait_used(f, VIRTIO_NET_TXQ, 1);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), 0), 72);
+
+	/* A tx chain posted without a notify is still sent by the quiesce. */
+	post_tx(f, 2, 60, 3);
+	post_rx(f, 1, 2048);
+	virtio_net_quiesce(f->n);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 72);
+	assert_true(is_fill(buf + 12, 60, 3));
+	/* Paused: a frame arriving now stays out of guest RAM, even when kicked. */
+	net_send(f->peer, 64, 9, 0, 0);
+	kick(f->n, VIRTIO_NET_RXQ);
+	usleep(50000);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
+	/* Resumed: it arrives, once. */
+	virtio_net_resume(f->n);
+	wait_used(f, VIRTIO_NET_RXQ, 2);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x1000) + 12, 64, 9));
+	usleep(20000);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
+	assert_int_equal(f->n->rx_packets, 2);
+}
+
+/* A live upgrade in miniature: state out of one device, into a second on the same "tap". */
+static void test_virtio_net_state_moves_to_new_device(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_state s;
+	struct virtio_net_spec sp = spec();
+	int fd;
+
+	post_rx(f, 0, 2048);
+	net_send(f->peer, 80, 1, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	post_rx(f, 1, 2048);
+	virtio_net_quiesce(f->n);
+	assert_int_equal(virtio_net_get_state(f->n, &s), 0);
+	assert_int_equal(virtio_net_state_validate(&s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(s.t.q[0].last_avail, 1);
+	assert_int_equal(s.t.q[0].used_idx, 1);
+	assert_memory_equal(s.mac, MAC, 6);
+	assert_string_equal(s.tap, "tap-test");
+
+	/* The new device gets the old one's fd (as SCM_RIGHTS would give a dup). */
+	fd = dup(f->n->fd);
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], fd, &sp, &f->gm, f->err, sizeof(f->err)), 0);
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &s, f->err, sizeof(f->err)), 0);
+	virtio_net_close(f->n);
+	net_send(f->peer, 90, 2, 0, 0);
+	assert_int_equal(virtio_net_rx(&f->dev[1]), 1);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 2);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x1000) + 12, 90, 2));
+}
+
+static void test_virtio_net_state_refuses_other_mac_or_tap(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_state s, bad;
+	struct virtio_net_spec sp = spec();
+	int sv[2];
+
+	assert_int_equal(virtio_net_get_state(f->n, &s), 0);
+	sp.mac[5] ^= 1;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], sv[0], &sp, &f->gm, f->err, sizeof(f->err)), 0);
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &s, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "mac 52:54:00:12:34:56"));
+
+	bad = s;
+	bad.mac[0] = 0x01;	/* multicast */
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "unicast"));
+	bad = s;
+	bad.mac[3] ^= 1;	/* not what the guest read from config */
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "config"));
+	bad = s;
+	snprintf(bad.tap, sizeof(bad.tap), "a/b");
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+	bad = s;
+	memset(bad.bridge, 'x', sizeof(bad.bridge));	/* not terminated */
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+	bad = s;
+	bad.t.q[1].last_avail = 0x10000;
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+	bad = s;
+	bad.t.device_id = 2;
+	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
+}
+
+static void test_virtio_net_mac_parse(void **state)
+{
+	uint8_t m[6], g[6];
+	char s[18];
+
+	(void)state;
+	assert_true(virtio_net_mac_parse("52:54:00:AB:cd:0f", m));
+	virtio_net_mac_format(m, s);
+	assert_string_equal(s, "52:54:00:ab:cd:0f");
+	assert_false(virtio_net_mac_parse("01:00:5e:00:00:01", m));	/* multicast */
+	assert_false(virtio_net_mac_parse("00:00:00:00:00:00", m));
+	assert_false(virtio_net_mac_parse("52:54:00:ab:cd", m));
+	assert_false(virtio_net_mac_parse("52-54-00-ab-cd-0f", m));
+	assert_false(virtio_net_mac_parse("52:54:00:ab:cd:0g", m));
+	assert_false(virtio_net_mac_parse("52:54:00:ab:cd:0f0", m));
+	assert_int_equal(virtio_net_mac_generate(g), 0);
+	assert_int_equal(g[0] & 3, 2);	/* unicast, locally administered */
+}
+
+static void test_tap_name_valid(void **state)
+{
+	(void)state;
+	assert_true(tap_name_valid("tap0"));
+	assert_true(tap_name_valid("vm1.net-0_a"));
+	assert_true(tap_name_valid("fifteen-chars-x"));
+	assert_false(tap_name_valid("sixteen-chars-xy"));
+	assert_false(tap_name_valid(""));
+	assert_false(tap_name_valid("tap%d"));
+	assert_false(tap_name_valid("a/b"));
+	assert_false(tap_name_valid(".."));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_virtio_net_offers_mac_status_and_two_queues, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_sends_frame_with_zero_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_header_split_across_buffers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_drops_hostile_chains, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_largest_frame_goes_out, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_delivers_frame_with_num_buffers_1, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_frame_spans_buffers_of_one_chain, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_too_small_chain_drops_frame_not_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_chain_with_readable_buffer_drops_frame, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_waits_in_fd_when_no_buffer, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_offload_frame_from_tap_dropped, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_loop_is_device_error, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_stops_on_a_tap_that_is_gone, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_reads_at_most_a_budget_per_call, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_thread_moves_frames_and_pause_holds_them, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_moves_to_new_device, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_refuses_other_mac_or_tap, setup, teardown),
+		cmocka_unit_test(test_virtio_net_mac_parse),
+		cmocka_unit_test(test_tap_name_valid),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

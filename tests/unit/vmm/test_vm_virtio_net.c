@@ -1,0 +1,356 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-net in a real VM on a real tap (needs /dev/kvm, /dev/net/tun
+ * and CAP_NET_ADMIN; it creates a tap, so it runs only where
+ * KVMLU_TEST_TAPS=1 says that is allowed: harness/unit_on_nested_kvm in
+ * the QEMU host; everywhere else it is skipped). vm_create() with --net
+ * makes the tap, KVM takes both queues' ioeventfds and the irqfd. The
+ * test plays the guest's driver through the I/O bus and guest RAM, and
+ * the network through a second tap on the same bridge (the harness kernel
+ * has no AF_PACKET): a frame the guest sends comes out on the bridge
+ * whole; a frame sent into the bridge lands in a receive buffer behind a
+ * 1.x header. Then what a live upgrade does: the
+ * VM is quiesced, a frame sent meanwhile is not delivered to it, a
+ * second VM adopts the tap's fd with the captured state, and that frame
+ * arrives there, once.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/sockios.h>
+#include <linux/virtio_net.h>
+#include <net/ethernet.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "vmm/devices/virtio_net_state.h"
+#include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
+
+#define RAM	(4u << 20)
+#define RING(q)	(0x100000ULL + (uint64_t)(q) * 0x4000)
+#define RXBUF	0x120000ULL	/* 8 buffers of 0x1000 */
+#define TXBUF	0x130000ULL
+#define BASE	0xd0000000ULL
+#define QN	8
+#define ETHTYPE	0x88b5		/* IEEE local experimental */
+#define TAP	"kvlu-test0"
+#define PEER	"kvlu-peer0"
+#define BR	"kvlu-br0"
+
+static char err[512];
+static const uint8_t MAC[6] = { 0x02, 0x4b, 0x56, 0x4c, 0x55, 0x01 };
+
+static bool allowed(void)
+{
+	const char *e = getenv("KVMLU_TEST_TAPS");
+	int fd;
+
+	if (!e || strcmp(e, "1"))
+		return false;
+	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return access("/dev/net/tun", R_OK | W_OK) == 0;
+}
+
+static uint32_t rd(struct vm *vm, uint64_t off)
+{
+	uint32_t v = 0;
+
+	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, false));
+	return v;
+}
+
+static void wr(struct vm *vm, uint64_t off, uint32_t v)
+{
+	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, true));
+}
+
+static uint8_t *gpa(struct vm *vm, uint64_t a)
+{
+	return guestmem_gpa_to_hva(&vm->mem, a, 1);
+}
+
+static void make_vm(struct vm *vm, const int *adopt_fd)
+{
+	struct virtio_net_spec spec = { .tap = TAP, .bridge = BR, .has_mac = true };
+	struct vm_config cfg = {
+		.name = "vnet", .ram_size = RAM, .nr_vcpus = 1, .backend = GUESTMEM_MEMFD,
+		.serial_fd = STDERR_FILENO, .nets = &spec, .nr_nets = 1, .adopt_net_fds = adopt_fd,
+	};
+
+	memcpy(spec.mac, MAC, 6);
+	if (vm_create(vm, &cfg, err, sizeof(err)))
+		fail_msg("vm_create: %s", err);
+}
+
+static void drive(struct vm *vm)
+{
+	wr(vm, VIRTIO_MMIO_STATUS, 0);
+	wr(vm, VIRTIO_MMIO_STATUS, 1);
+	wr(vm, VIRTIO_MMIO_STATUS, 3);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, 1);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS));
+	wr(vm, VIRTIO_MMIO_STATUS, 11);
+	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 11);
+	for (unsigned int q = 0; q < 2; q++) {
+		wr(vm, VIRTIO_MMIO_QUEUE_SEL, q);
+		wr(vm, VIRTIO_MMIO_QUEUE_NUM, QN);
+		wr(vm, VIRTIO_MMIO_QUEUE_DESC_LOW, (uint32_t)RING(q));
+		wr(vm, VIRTIO_MMIO_QUEUE_DRIVER_LOW, (uint32_t)(RING(q) + 0x1000));
+		wr(vm, VIRTIO_MMIO_QUEUE_DEVICE_LOW, (uint32_t)(RING(q) + 0x2000));
+		wr(vm, VIRTIO_MMIO_QUEUE_READY, 1);
+	}
+	wr(vm, VIRTIO_MMIO_STATUS, 15);
+	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 15);
+}
+
+static void set_desc(struct vm *vm, unsigned int q, uint16_t i, uint64_t addr, uint32_t len,
+		     uint16_t flags)
+{
+	uint8_t *d = gpa(vm, RING(q)) + 16 * i;
+	uint16_t next = 0;
+
+	memcpy(d, &addr, 8);
+	memcpy(d + 8, &len, 4);
+	memcpy(d + 12, &flags, 2);
+	memcpy(d + 14, &next, 2);
+}
+
+/* Make avail entry n (mod QN) head `head` and publish idx n + 1. */
+static void avail(struct vm *vm, unsigned int q, uint16_t n, uint16_t head)
+{
+	uint8_t *a = gpa(vm, RING(q) + 0x1000);
+
+	memcpy(a + 4 + 2 * (n % QN), &head, 2);
+	__atomic_store_n((uint16_t *)(a + 2), (uint16_t)(n + 1), __ATOMIC_RELEASE);
+}
+
+static uint16_t used_idx(struct vm *vm, unsigned int q)
+{
+	return __atomic_load_n((uint16_t *)(gpa(vm, RING(q) + 0x2000) + 2), __ATOMIC_ACQUIRE);
+}
+
+static void used_elem(struct vm *vm, unsigned int q, uint16_t n, uint32_t *id, uint32_t *len)
+{
+	uint8_t *u = gpa(vm, RING(q) + 0x2000) + 4 + 8 * (n % QN);
+
+	memcpy(id, u, 4);
+	memcpy(len, u + 4, 4);
+}
+
+/* A bridge, up (SIOCBRADDBR; removed by bridge_del). */
+static void bridge_add(void)
+{
+	struct ifreq ifr = { 0 };
+	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(sk >= 0);
+	assert_int_equal(ioctl(sk, SIOCBRADDBR, BR), 0);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", BR);
+	assert_int_equal(ioctl(sk, SIOCGIFFLAGS, &ifr), 0);
+	ifr.ifr_flags |= IFF_UP;
+	assert_int_equal(ioctl(sk, SIOCSIFFLAGS, &ifr), 0);
+	close(sk);
+}
+
+static void bridge_del(void)
+{
+	struct ifreq ifr = { 0 };
+	int sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+
+	assert_true(sk >= 0);
+	snprintf(ifr.ifr_name, IFNAMSIZ, "%s", BR);
+	if (ioctl(sk, SIOCGIFFLAGS, &ifr) == 0) {
+		ifr.ifr_flags &= ~IFF_UP;
+		ioctl(sk, SIOCSIFFLAGS, &ifr);
+	}
+	ioctl(sk, SIOCBRDELBR, BR);
+	close(sk);
+}
+
+/* The network's end: another tap on the bridge, with the same 12-byte header. */
+static int peer_open(void)
+{
+	int fd;
+
+	if (tap_open(PEER, BR, &fd, err, sizeof(err)))
+		fail_msg("peer tap: %s", err);
+	return fd;
+}
+
+static size_t make_frame(uint8_t *f, const uint8_t *src, const char *text)
+{
+	struct ether_header *e = (struct ether_header *)f;
+	size_t n = strlen(text);
+
+	memset(e->ether_dhost, 0xff, 6);
+	memcpy(e->ether_shost, src, 6);
+	e->ether_type = htons(ETHTYPE);
+	memset(f + sizeof(*e), 0, 46);
+	memcpy(f + sizeof(*e), text, n);
+	return sizeof(*e) + 46;		/* minimum Ethernet payload */
+}
+
+static void net_send(int peer, const char *text)
+{
+	static const uint8_t host[6] = { 0x02, 0, 0, 0, 0, 0x99 };
+	uint8_t f[128] = { 0 };
+	size_t n = make_frame(f + 12, host, text);
+
+	assert_int_equal(write(peer, f, 12 + n), (ssize_t)(12 + n));
+}
+
+/* The next frame of ours (our ethertype, text) the peer receives within ms, its length; -1 if none. */
+static ssize_t net_recv(int peer, uint8_t *f, size_t size, const char *text, int ms)
+{
+	struct pollfd p = { .fd = peer, .events = POLLIN };
+
+	for (int t = 0; t <= ms; t += 50) {
+		ssize_t n;
+
+		assert_true(poll(&p, 1, 50) >= 0);
+		while ((n = read(peer, f, size)) > 0) {
+			struct ether_header *e = (struct ether_header *)(f + 12);
+
+			if (n >= 12 + 14 + (ssize_t)strlen(text) && e->ether_type == htons(ETHTYPE) &&
+			    !memcmp(f + 12 + 14, text, strlen(text)))
+				return n - 12;
+		}
+	}
+	return -1;
+}
+
+/* Wait until some used rx entry from *seen on holds text; returns how many such entries. */
+static int rx_find(struct vm *vm, uint16_t *seen, const char *text, int wait_ms)
+{
+	int found = 0;
+
+	for (int t = 0; t <= wait_ms; t += 10) {
+		while (*seen != used_idx(vm, 0)) {
+			uint32_t id, len;
+
+			used_elem(vm, 0, *seen, &id, &len);
+			assert_true(id < QN);
+			if (len >= 12 + 14 + strlen(text) &&
+			    !memcmp(gpa(vm, RXBUF + 0x1000ULL * id) + 12 + 14, text, strlen(text))) {
+				struct virtio_net_hdr_v1 h;
+
+				memcpy(&h, gpa(vm, RXBUF + 0x1000ULL * id), sizeof(h));
+				assert_int_equal(h.num_buffers, 1);
+				assert_int_equal(h.flags, 0);
+				assert_int_equal(h.gso_type, 0);
+				found++;
+			}
+			(*seen)++;
+		}
+		if (found)
+			return found;
+		usleep(10000);
+	}
+	return found;
+}
+
+static void post_rx(struct vm *vm, uint16_t n)
+{
+	uint16_t i = n % QN;
+
+	set_desc(vm, 0, i, RXBUF + 0x1000ULL * i, 2048, VIRTQ_DESC_F_WRITE);
+	avail(vm, 0, n, i);
+}
+
+static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void **state)
+{
+	struct virtio_net_state st;
+	struct vm a, b;
+	uint16_t seen = 0;
+	uint8_t f[2048];
+	uint32_t nr;
+	int s, fd;
+
+	(void)state;
+	if (!allowed())
+		skip();
+	bridge_del();		/* a leftover of an earlier run */
+	bridge_add();
+	make_vm(&a, NULL);
+	assert_int_equal(rd(&a, VIRTIO_MMIO_DEVICE_ID), 1);
+	drive(&a);
+	s = peer_open();
+	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+
+	/* Transmit: header, then a frame from the guest's MAC. */
+	memset(gpa(&a, TXBUF), 0, 12);
+	make_frame(gpa(&a, TXBUF + 12), MAC, "kvmlu-tx-1");
+	set_desc(&a, 1, 0, TXBUF, 12 + 60, 0);
+	avail(&a, 1, 0, 0);
+	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	assert_int_equal(net_recv(s, f, sizeof(f), "kvmlu-tx-1", 5000), 60);
+	assert_memory_equal(f + 12 + 6, MAC, 6);
+	vm_virtio_quiesce(&a);
+	assert_int_equal(used_idx(&a, 1), 1);
+
+	/* Receive: buffers posted, a frame into the tap lands in one. */
+	vm_virtio_resume(&a);
+	for (uint16_t n = 0; n < QN; n++)
+		post_rx(&a, n);
+	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	net_send(s, "kvmlu-rx-1");
+	assert_int_equal(rx_find(&a, &seen, "kvmlu-rx-1", 5000), 1);
+
+	/* Upgrade: paused, a frame arrives and waits in the tap, not in guest RAM. */
+	vm_virtio_quiesce(&a);
+	net_send(s, "kvmlu-rx-2");
+	assert_int_equal(rx_find(&a, &seen, "kvmlu-rx-2", 300), 0);
+	assert_int_equal(vm_virtio_net_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
+	assert_int_equal(nr, 1);
+	assert_int_equal(st.t.q[0].last_avail, st.t.q[0].used_idx);
+	fd = a.nets[0].fd;
+	make_vm(&b, &fd);
+	/* The new VM's RAM is its own here; give it what the guest had. */
+	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x40000);
+	assert_int_equal(vm_virtio_net_restore(&b, &st, 1, err, sizeof(err)), 0);
+	vm_destroy(&a);
+	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	/* The frame that waited is delivered once, by the new VM, where the old one stopped. */
+	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 5000), 1);
+	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 300), 0);
+	{
+		struct vm_virtio_net_info info;
+
+		vm_virtio_net_info(&b, 0, &info);
+		assert_string_equal(info.tap, TAP);
+		assert_string_equal(info.mac, "02:4b:56:4c:55:01");
+		assert_int_equal(info.status, 15);
+		assert_false(info.device_error);
+	}
+	vm_destroy(&b);
+	close(s);
+	/* Our tap went with the last fd. */
+	assert_int_equal(if_nametoindex(TAP), 0);
+	bridge_del();
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,127 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * virtio-net (virtio 1.x 5.1) on a tap interface, over the virtio-mmio
+ * transport (vmm/virtio/). Queue 0 receives, queue 1 transmits; no
+ * control queue, no multiqueue. Offered: VIRTIO_NET_F_MAC (the MAC of
+ * --net, or one generated at the first start and then kept in the state)
+ * and VIRTIO_NET_F_STATUS (link always up). No offloads, no mergeable
+ * receive buffers: every frame is at most VIRTIO_NET_FRAME_MAX bytes and
+ * goes whole into one receive chain behind its 12-byte header.
+ *
+ * Lifecycle: virtio_net_open() opens the tap (tap.h), or
+ * virtio_net_adopt() takes the fd passed on a live upgrade (checked,
+ * never reopened); virtio_net_start() starts the device's thread, the
+ * only one that reads or writes the tap or the rings (never a vCPU);
+ * virtio_net_quiesce() at pause: every frame the guest made available
+ * for transmission is written to the tap and completed, and the thread
+ * stops moving frames (received frames wait in the tap's queue) until
+ * virtio_net_resume(); virtio_net_close() stops the thread and closes
+ * the tap.
+ *
+ * A received frame is read from the tap into a bounce buffer and copied
+ * into one chain, which is completed in the same step: at any pause a
+ * frame is either in the used ring or still in the tap, never in
+ * between, so none is delivered twice.
+ *
+ * Unhappy paths, none of which stops the VM: a receive chain too small
+ * for the frame, or with device-readable buffers, is completed with
+ * length 0 and the frame dropped (rx_dropped; Linux counts a length
+ * error and reposts the buffer); a transmit chain shorter than the
+ * header, longer than the header and VIRTIO_NET_FRAME_MAX, with
+ * device-writable buffers or with a header asking for offloads that were
+ * not negotiated is completed and not sent (tx_dropped); a tap write that
+ * fails drops that frame (tx_dropped). A read of the tap that fails for
+ * good (the interface was deleted under us) is said once on stderr and
+ * the NIC stops receiving, rather than spin on an fd that stays
+ * readable. Hostile rings are the transport's device error (NEEDS_RESET).
+ */
+#ifndef KVMLU_VMM_DEVICES_VIRTIO_NET_H
+#define KVMLU_VMM_DEVICES_VIRTIO_NET_H
+
+#include <net/if.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "vmm/devices/tap.h"
+#include "vmm/virtio/virtio_mmio.h"
+
+#define VIRTIO_ID_NET		1
+#define VIRTIO_NET_RXQ		0
+#define VIRTIO_NET_TXQ		1
+#define VIRTIO_NET_HDR_LEN	TAP_VNET_HDR_LEN
+/* Largest frame without offloads: a 64 KiB MTU and its Ethernet and VLAN headers. */
+#define VIRTIO_NET_FRAME_MAX	(65535 + 18)
+/* Frames one virtio_net_rx() call reads at most before the thread looks at tx again. */
+#define VIRTIO_NET_RX_BUDGET	64
+
+/* What --net asked for (vmm/options.c); after creation the MAC is always set. */
+struct virtio_net_spec {
+	char tap[IFNAMSIZ];
+	char bridge[IFNAMSIZ];	/* "" when not given */
+	uint8_t mac[6];
+	bool has_mac;		/* mac given (or generated and recorded) */
+};
+
+struct virtio_net {
+	struct virtio_mmio t;
+	char name[32];		/* "virtio-net <tap>", for messages */
+	int fd;			/* the tap (in unit tests: a datagram socket) */
+	struct virtio_net_spec spec;
+
+	/* The device thread and its pause handshake (virtio_net_io.c). */
+	pthread_t thread;
+	bool thread_started;
+	int ctl_fd;		/* eventfd: stop, quiesce or resume requested */
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool stop;
+	bool paused;		/* quiesced: no frame moves until resume */
+	uint64_t quiesce_req, quiesce_done, resume_req;
+
+	bool tap_failed;	/* a read of the tap failed for good: no more receiving */
+	struct virtq_chain chain;	/* device thread only */
+	uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];	/* rx bounce */
+	/* atomic: `status` reads them */
+	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
+};
+
+/* "52:54:00:12:34:56" (case-insensitive hex, ':' between bytes); false if not a unicast MAC. */
+bool virtio_net_mac_parse(const char *s, uint8_t mac[6]);
+void virtio_net_mac_format(const uint8_t mac[6], char out[18]);
+/* A random locally administered unicast MAC. */
+int virtio_net_mac_generate(uint8_t mac[6]);
+
+/*
+ * Open spec->tap (tap_open(): created if missing, up, on spec->bridge)
+ * and set the device up on mem. spec->has_mac must be set.
+ */
+int virtio_net_open(struct virtio_net *n, const struct virtio_net_spec *spec,
+		    const struct guestmem *mem, char *err, size_t errlen);
+
+/* Live upgrade: the old process's tap fd (checked with tap_check(); owned by n on success). */
+int virtio_net_adopt(struct virtio_net *n, int fd, const struct virtio_net_spec *spec,
+		     const struct guestmem *mem, char *err, size_t errlen);
+
+/* The device on any fd that keeps datagram boundaries (unit tests: a socketpair). */
+int virtio_net_init_fd(struct virtio_net *n, int fd, const struct virtio_net_spec *spec,
+		       const struct guestmem *mem, char *err, size_t errlen);
+
+int virtio_net_start(struct virtio_net *n, char *err, size_t errlen);
+/* Every available tx chain sent and completed; no frame moves until virtio_net_resume(). */
+void virtio_net_quiesce(struct virtio_net *n);
+void virtio_net_resume(struct virtio_net *n);
+
+/*
+ * One step each, in the caller's thread (the device thread, tests):
+ * virtio_net_tx() sends every available tx chain; virtio_net_rx() moves
+ * frames from the fd into rx chains until either runs out, or it has read
+ * VIRTIO_NET_RX_BUDGET frames. Both return how many chains they completed.
+ */
+unsigned int virtio_net_tx(struct virtio_net *n);
+unsigned int virtio_net_rx(struct virtio_net *n);
+
+void virtio_net_close(struct virtio_net *n);
+
+#endif /* KVMLU_VMM_DEVICES_VIRTIO_NET_H */
