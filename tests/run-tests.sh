@@ -3,7 +3,7 @@
 # integration tests, then the QEMU host-harness cases. Every case ends as
 # PASS, FAIL or SKIP (with its reason); the last line is the summary
 # "N passed, N failed, N skipped, N rerun" that CI reads (a rerun: the
-# QEMU host's own triple fault, tests/harness/check.sh). Exit status 1 on any FAIL.
+# harness case that failed once and ran again, tests/harness/check.sh). Exit status 1 on any FAIL.
 #
 # KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
 # picks native/harness cases by name.
@@ -113,7 +113,7 @@ if [ $fail -gt 0 ]; then
 	printf '  %s\n' "${failed[@]}"
 fi
 if [ ${#reruns[@]} -gt 0 ]; then
-	echo "rerun after the QEMU host's own triple fault (not a pass of the first run):"
+	echo "rerun after a failed first attempt (issue 19; not a pass of the first run):"
 	printf '  %s\n' "${reruns[@]}"
 fi
 echo "$pass passed, $fail failed, $skip skipped, ${#reruns[@]} rerun"

@@ -91,14 +91,13 @@ if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-
 fi
 echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
-# Every case runs once: a case that fails is a failure (README.md, "No
-# retries"). One exception, printed as RERUN and counted: the QEMU host's
-# own CPU triple-faulted (QEMU's log ends in "Triple fault", which QEMU
-# writes only for its own guest, never for a nested one) before the case
-# gave a verdict. That is the emulated machine failing, not the case;
-# the case then runs once more. KVMLU_HARNESS_HOST_RERUN=0 turns even
-# that off (make soak does).
-host_reset() { # host_reset CASE OUTPUT: the QEMU host reset before a verdict
+# A failed case runs once more (KVMLU_HARNESS_RETRIES, default 1; make
+# soak sets 0), printed as a RERUN line with the first attempt's verdict
+# and listed at the end of make check, never silently. Issue 19 is not
+# solved: with QEMU 7.2's TCG, nested witness VMs still triple-fault at
+# boot now and then, and the QEMU host itself sometimes resets (README.md,
+# "Retries"). The first attempt's logs are kept as *.attempt1.*.
+host_reset() { # host_reset CASE OUTPUT: the QEMU host itself reset before a verdict
 	grep -q 'QEMU exited 0 without a verdict' <<<"$2" &&
 		[ "$(tail -n 1 "$logs/harness-$1.qemu.log" 2>/dev/null)" = "Triple fault" ]
 }
@@ -120,10 +119,12 @@ for c in "$here"/cases/*.sh; do
 	cn=$(basename "$c" .sh)
 	out=$(run_case "$cn")
 	rc=$?
-	if [ "${KVMLU_HARNESS_HOST_RERUN:-1}" = 1 ] && host_reset "$cn" "$out"; then
-		cp "$logs/harness-$cn.log" "$logs/harness-$cn.host-reset.log"
-		cp "$logs/harness-$cn.qemu.log" "$logs/harness-$cn.host-reset.qemu.log"
-		echo "RERUN: $n: the QEMU host itself triple-faulted before a verdict (issue 19); log kept as $logs/harness-$cn.host-reset.log; running it once more"
+	if [ "${KVMLU_HARNESS_RETRIES:-1}" -gt 0 ] && grep -q '^FAIL: ' <<<"$out"; then
+		cp "$logs/harness-$cn.log" "$logs/harness-$cn.attempt1.log"
+		cp "$logs/harness-$cn.qemu.log" "$logs/harness-$cn.attempt1.qemu.log" 2>/dev/null
+		why=$(grep -m1 '^FAIL: ' <<<"$out")
+		host_reset "$cn" "$out" && why="$why; the QEMU host itself triple-faulted"
+		echo "RERUN: $n: attempt 1: ${why#FAIL: }; log kept as $logs/harness-$cn.attempt1.log; running it once more"
 		out=$(run_case "$cn")
 		rc=$?
 	fi

@@ -6,7 +6,8 @@
 # with `-cpu max` on QEMU 7.2, about one nested witness boot in sixteen
 # triple-faulted (#PF 0x14 on a page nothing had changed) and the QEMU
 # host itself triple-faulted in about one long run in three (EPYC: 0 of 40
-# boots; the host's own fault is rarer but not gone). What `max`
+# boots, but later one more in a full run; the host's own fault is rarer
+# but not gone). What `max`
 # adds over EPYC is TCG's newest, least-tested emulation: MPX (its XSAVE
 # components), PKU, LA57, VAES, and more. Turning AVX off instead
 # broke XRSTOR in nested guests: Debian's guest kernel then killed its init
