@@ -112,6 +112,7 @@ static int vcpu_handle_pio(struct vcpu *v)
  * there the state is always the reset state and says so rather than
  * pretending the guest was executing at the reset vector.
  */
+/* The vCPU state a triple fault or an internal error left, for the log. */
 static void vcpu_report_shutdown(struct vcpu *v)
 {
 	struct kvm_regs r;
@@ -120,7 +121,7 @@ static void vcpu_report_shutdown(struct vcpu *v)
 
 	if (ioctl(v->fd, KVM_GET_REGS, &r) < 0 || ioctl(v->fd, KVM_GET_SREGS, &sr) < 0)
 		return;
-	fprintf(stderr, "kvmlu-vmm: vCPU %u triple fault: rip %#llx rsp %#llx rflags %#llx "
+	fprintf(stderr, "kvmlu-vmm: vCPU %u stopped at: rip %#llx rsp %#llx rflags %#llx "
 		"cs %#x/dpl %u ss %#x cr0 %#llx cr2 %#llx cr3 %#llx cr4 %#llx efer %#llx "
 		"idt %#llx/%#x gdt %#llx/%#x tr %#x base %#llx\n",
 		v->index, (unsigned long long)r.rip, (unsigned long long)r.rsp,
@@ -187,12 +188,20 @@ static int vcpu_handle_exit(struct vcpu *v)
 		return -ECANCELED;
 	case KVM_EXIT_SYSTEM_EVENT:
 		return vcpu_handle_system_event(v);
-	case KVM_EXIT_INTERNAL_ERROR:
+	case KVM_EXIT_INTERNAL_ERROR: {
+		/* suberror 3 (event delivery): info2, exit reason, info1, gpa, cpu */
+		char data[160] = "";
+		size_t len = 0;
+
+		for (uint32_t i = 0; i < run->internal.ndata && i < 6 && len < sizeof(data); i++)
+			len += (size_t)snprintf(data + len, sizeof(data) - len, "%s%#llx", i ? " " : "",
+						(unsigned long long)run->internal.data[i]);
+		vcpu_report_shutdown(v);
 		vm_request_stop(v->vm, VM_STOP_INTERNAL_ERROR,
-				"vCPU %u: KVM_EXIT_INTERNAL_ERROR suberror %u (ndata %u, first %#llx)",
-				v->index, run->internal.suberror, run->internal.ndata,
-				run->internal.ndata ? (unsigned long long)run->internal.data[0] : 0ULL);
+				"vCPU %u: KVM_EXIT_INTERNAL_ERROR suberror %u (data: %s)",
+				v->index, run->internal.suberror, data[0] ? data : "none");
 		return -ECANCELED;
+	}
 	case KVM_EXIT_FAIL_ENTRY:
 		vm_request_stop(v->vm, VM_STOP_FAIL_ENTRY,
 				"vCPU %u: KVM_EXIT_FAIL_ENTRY hardware_entry_failure_reason %#llx on cpu %u",

@@ -248,9 +248,17 @@ int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_ho
 	lazy_verdict(lu);
 	/* All equal: every page may be mapped as any other from now on. */
 	live_update_lazy_stop(lu);
-	lazy_set_state(LAZY_VERIFIED);
-	live_update_restore_publish(lu);
+	/*
+	 * Not published yet: "verified" is shown together with the FINISHed
+	 * session, and the commands waiting at the gate go on only after it
+	 * (live_update_lazy_finished), so none sees a verdict without FINISH.
+	 */
 	return LIVE_UPDATE_LAZY_VERIFIED;
+}
+
+void live_update_lazy_finished(void)
+{
+	lazy_set_state(LAZY_VERIFIED);
 }
 
 /* Commands that read all of guest RAM, or hand it to another process or kernel. */

@@ -167,7 +167,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
  * failed: a chunk was found bad already. stop: the verifier gone
  * (after a mismatch only once the vCPU threads are). watch: the main
  * thread until the verdict: LIVE_UPDATE_LAZY_VERIFIED (verifier stopped,
- * FINISH next), _MISMATCH (VM held and paused), _STOPPED (the VM is
+ * nothing published: FINISH next, then finished() opens the gate), _MISMATCH (VM held and paused), _STOPPED (the VM is
  * stopping), or -errno. gate: on the control thread, commands that read
  * all guest RAM wait for the verdict (CONTROL_GATE_*).
  */
@@ -184,6 +184,7 @@ void live_update_lazy_settle(struct live_update_restore *lu);
 void live_update_lazy_stop(struct live_update_restore *lu);
 int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_hold *h,
 			   struct vm *vm, int sig_fd);
+void live_update_lazy_finished(void);
 int live_update_lazy_gate(const char *cmd, const char *vm_name, struct json_line_error *e);
 
 /*

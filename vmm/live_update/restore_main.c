@@ -415,6 +415,8 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	}
 	if (live_update_restore_finish(&r.lu, err, sizeof(err)))
 		fprintf(stderr, "kvmlu-vmm: restore %s: guest running, but %s\n", session, err);
+	if (r.lu.lazy)
+		live_update_lazy_finished();
 	restore_serve_on_control(&r);
 	if (!r.lu.lazy)
 		restore_report_resumed(&r, t0);
