@@ -28,6 +28,68 @@
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
+/* What every virtio device shows in status: where it sits, its driver, its error. */
+static json_object *status_virtio(unsigned int slot, const struct vm_virtio_slot *at,
+				  uint32_t driver_status, bool device_error, const char *error)
+{
+	json_object *j = json_object_new_object();
+
+	json_object_object_add(j, "slot", json_object_new_int64((int)slot));
+	json_object_object_add(j, "mmio_base", json_line_new_u64(at->base));
+	json_object_object_add(j, "gsi", json_object_new_int64((int)at->gsi));
+	json_object_object_add(j, "driver_status", json_object_new_int64((int)driver_status));
+	json_object_object_add(j, "device_error", device_error ? json_object_new_string(error) : NULL);
+	return j;
+}
+
+static json_object *status_disks(struct vm *vm)
+{
+	json_object *disks = json_object_new_array();
+
+	for (unsigned int i = 0; i < vm->nr_disks; i++) {
+		struct vm_virtio_disk_info d;
+		json_object *j;
+
+		vm_virtio_disk_info(vm, i, &d);
+		j = status_virtio(i, &d.slot, d.status, d.device_error, d.error);
+		json_object_object_add(j, "id", json_object_new_string(d.id));
+		json_object_object_add(j, "path", json_object_new_string(d.path));
+		/* The agent's preflight checks the path still names this file. */
+		json_object_object_add(j, "dev", json_line_new_u64(d.dev));
+		json_object_object_add(j, "ino", json_line_new_u64(d.ino));
+		json_object_object_add(j, "size", json_line_new_u64(d.size));
+		json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
+		json_object_object_add(j, "requests", json_line_new_u64(d.requests));
+		json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));
+		json_object_array_add(disks, j);
+	}
+	return disks;
+}
+
+static json_object *status_nets(struct vm *vm)
+{
+	json_object *nets = json_object_new_array();
+
+	for (unsigned int i = 0; i < vm->nr_nets; i++) {
+		struct vm_virtio_net_info d;
+		json_object *j;
+
+		vm_virtio_net_info(vm, i, &d);
+		j = status_virtio(vm->nr_disks + i, &d.slot, d.status, d.device_error, d.error);
+		json_object_object_add(j, "tap", json_object_new_string(d.tap));
+		json_object_object_add(j, "bridge", d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
+		json_object_object_add(j, "mac", json_object_new_string(d.mac));
+		json_object_object_add(j, "rx_packets", json_line_new_u64(d.rx_packets));
+		json_object_object_add(j, "rx_bytes", json_line_new_u64(d.rx_bytes));
+		json_object_object_add(j, "rx_dropped", json_line_new_u64(d.rx_dropped));
+		json_object_object_add(j, "tx_packets", json_line_new_u64(d.tx_packets));
+		json_object_object_add(j, "tx_bytes", json_line_new_u64(d.tx_bytes));
+		json_object_object_add(j, "tx_dropped", json_line_new_u64(d.tx_dropped));
+		json_object_array_add(nets, j);
+	}
+	return nets;
+}
+
 static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
 			 struct json_line_error *e)
 {
@@ -93,61 +155,10 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, "mmio_writes",
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, "unhandled_io", io);
-	if (vm->nr_disks) {
-		json_object *disks = json_object_new_array();
-
-		for (unsigned int i = 0; i < vm->nr_disks; i++) {
-			struct vm_virtio_disk_info d;
-			json_object *j = json_object_new_object();
-
-			vm_virtio_disk_info(vm, i, &d);
-			json_object_object_add(j, "slot", json_object_new_int64((int)i));
-			json_object_object_add(j, "id", json_object_new_string(d.id));
-			json_object_object_add(j, "path", json_object_new_string(d.path));
-			/* The agent's preflight checks the path still names this file. */
-			json_object_object_add(j, "dev", json_line_new_u64(d.dev));
-			json_object_object_add(j, "ino", json_line_new_u64(d.ino));
-			json_object_object_add(j, "size", json_line_new_u64(d.size));
-			json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
-			json_object_object_add(j, "mmio_base", json_line_new_u64(d.slot.base));
-			json_object_object_add(j, "gsi", json_object_new_int64((int)d.slot.gsi));
-			json_object_object_add(j, "driver_status", json_object_new_int64((int)d.status));
-			json_object_object_add(j, "requests", json_line_new_u64(d.requests));
-			json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));
-			json_object_object_add(j, "device_error", d.device_error
-					       ? json_object_new_string(d.error) : NULL);
-			json_object_array_add(disks, j);
-		}
-		json_object_object_add(o, "disks", disks);
-	}
-	if (vm->nr_nets) {
-		json_object *nets = json_object_new_array();
-
-		for (unsigned int i = 0; i < vm->nr_nets; i++) {
-			struct vm_virtio_net_info d;
-			json_object *j = json_object_new_object();
-
-			vm_virtio_net_info(vm, i, &d);
-			json_object_object_add(j, "slot", json_object_new_int64((int)(vm->nr_disks + i)));
-			json_object_object_add(j, "tap", json_object_new_string(d.tap));
-			json_object_object_add(j, "bridge", d.bridge[0]
-					       ? json_object_new_string(d.bridge) : NULL);
-			json_object_object_add(j, "mac", json_object_new_string(d.mac));
-			json_object_object_add(j, "mmio_base", json_line_new_u64(d.slot.base));
-			json_object_object_add(j, "gsi", json_object_new_int64((int)d.slot.gsi));
-			json_object_object_add(j, "driver_status", json_object_new_int64((int)d.status));
-			json_object_object_add(j, "rx_packets", json_line_new_u64(d.rx_packets));
-			json_object_object_add(j, "rx_bytes", json_line_new_u64(d.rx_bytes));
-			json_object_object_add(j, "rx_dropped", json_line_new_u64(d.rx_dropped));
-			json_object_object_add(j, "tx_packets", json_line_new_u64(d.tx_packets));
-			json_object_object_add(j, "tx_bytes", json_line_new_u64(d.tx_bytes));
-			json_object_object_add(j, "tx_dropped", json_line_new_u64(d.tx_dropped));
-			json_object_object_add(j, "device_error", d.device_error
-					       ? json_object_new_string(d.error) : NULL);
-			json_object_array_add(nets, j);
-		}
-		json_object_object_add(o, "nets", nets);
-	}
+	if (vm->nr_disks)
+		json_object_object_add(o, "disks", status_disks(vm));
+	if (vm->nr_nets)
+		json_object_object_add(o, "nets", status_nets(vm));
 	*ret = o;
 	return 0;
 }

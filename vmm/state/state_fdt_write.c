@@ -212,32 +212,6 @@ static int write_virtqueue(void *fdt, unsigned int i, const struct virtio_mmio_q
 	return fdt_end_node(fdt);
 }
 
-static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t);
-
-static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
-{
-	const struct virtio_mmio_state *t = &d->t;
-	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)d->base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
-	char node[32];
-
-	snprintf(node, sizeof(node), "virtio-blk@%" PRIx64, d->base);
-	TRY(fdt_begin_node(fdt, node));
-	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTIO_BLK));
-	TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
-	TRY(fdt_property_u32(fdt, "#address-cells", 1));
-	TRY(fdt_property_u32(fdt, "#size-cells", 0));
-	TRY(fdt_property_u32(fdt, "slot", d->slot));
-	TRY(fdt_property_u32(fdt, "gsi", d->gsi));
-	TRY(fdt_property_string(fdt, "disk-path", d->ident.path));
-	TRY(prop_u64(fdt, "disk-dev", d->ident.dev));
-	TRY(prop_u64(fdt, "disk-ino", d->ident.ino));
-	TRY(prop_u64(fdt, "disk-size", d->ident.size));
-	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
-	TRY(fdt_property_string(fdt, "disk-id", d->id));
-	TRY(write_virtio_mmio(fdt, t));
-	return fdt_end_node(fdt);
-}
-
 /* The transport's registers, config and queues, shared by every virtio device node. */
 static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t)
 {
@@ -257,19 +231,41 @@ static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t)
 	return 0;
 }
 
-static int write_virtio_net(void *fdt, const struct virtio_net_state *d)
+/* Opens a virtio device's node: KIND@base, where it sits and how it interrupts. */
+static int begin_virtio_node(void *fdt, const char *kind, const char *compat, uint64_t base,
+			     uint32_t slot, uint32_t gsi)
 {
-	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)d->base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
+	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
 	char node[32];
 
-	snprintf(node, sizeof(node), "virtio-net@%" PRIx64, d->base);
+	snprintf(node, sizeof(node), "%s@%" PRIx64, kind, base);
 	TRY(fdt_begin_node(fdt, node));
-	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTIO_NET));
+	TRY(fdt_property_string(fdt, "compatible", compat));
 	TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
 	TRY(fdt_property_u32(fdt, "#address-cells", 1));
 	TRY(fdt_property_u32(fdt, "#size-cells", 0));
-	TRY(fdt_property_u32(fdt, "slot", d->slot));
-	TRY(fdt_property_u32(fdt, "gsi", d->gsi));
+	TRY(fdt_property_u32(fdt, "slot", slot));
+	return fdt_property_u32(fdt, "gsi", gsi);
+}
+
+static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
+{
+	TRY(begin_virtio_node(fdt, "virtio-blk", STATE_FDT_COMPAT_VIRTIO_BLK, d->base, d->slot,
+			      d->gsi));
+	TRY(fdt_property_string(fdt, "disk-path", d->ident.path));
+	TRY(prop_u64(fdt, "disk-dev", d->ident.dev));
+	TRY(prop_u64(fdt, "disk-ino", d->ident.ino));
+	TRY(prop_u64(fdt, "disk-size", d->ident.size));
+	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
+	TRY(fdt_property_string(fdt, "disk-id", d->id));
+	TRY(write_virtio_mmio(fdt, &d->t));
+	return fdt_end_node(fdt);
+}
+
+static int write_virtio_net(void *fdt, const struct virtio_net_state *d)
+{
+	TRY(begin_virtio_node(fdt, "virtio-net", STATE_FDT_COMPAT_VIRTIO_NET, d->base, d->slot,
+			      d->gsi));
 	TRY(fdt_property_string(fdt, "tap", d->tap));
 	TRY(fdt_property_string(fdt, "bridge", d->bridge));
 	TRY(fdt_property(fdt, "mac", d->mac, 6));

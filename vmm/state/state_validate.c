@@ -216,6 +216,20 @@ static int check_devices(const struct state_vm *s, char *err, size_t errlen)
 	return 0;
 }
 
+/* Device WHAT number i must sit in slot `slot`: the layout's window and GSI (vm_virtio.h). */
+static int check_virtio_slot(const char *what, uint32_t i, uint32_t slot, uint32_t have_slot,
+			     uint64_t base, uint32_t gsi, char *err, size_t errlen)
+{
+	struct vm_virtio_slot want = vm_virtio_slot(slot);
+
+	if (have_slot == slot && base == want.base && gsi == want.gsi)
+		return 0;
+	return kvmlu_err(err, errlen, -EINVAL,
+			 "state: %s %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
+			 what, i, have_slot, (unsigned long long)base, gsi, slot,
+			 (unsigned long long)want.base, want.gsi);
+}
+
 /* virtio-blk: slots 0..n-1 in order, at the layout's window and GSI (vm_virtio.h). */
 static int check_disks(const struct state_vm *s, char *err, size_t errlen)
 {
@@ -226,13 +240,9 @@ static int check_disks(const struct state_vm *s, char *err, size_t errlen)
 				 STATE_MAX_DISKS);
 	for (uint32_t i = 0; i < s->nr_disks; i++) {
 		const struct virtio_blk_state *d = &s->disks[i];
-		struct vm_virtio_slot want = vm_virtio_slot(i);
 
-		if (d->slot != i || d->base != want.base || d->gsi != want.gsi)
-			return kvmlu_err(err, errlen, -EINVAL,
-					 "state: disk %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
-					 i, d->slot, (unsigned long long)d->base, d->gsi, i,
-					 (unsigned long long)want.base, want.gsi);
+		if (check_virtio_slot("disk", i, i, d->slot, d->base, d->gsi, err, errlen))
+			return -EINVAL;
 		if (virtio_blk_state_validate(d, why, sizeof(why)))
 			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-blk@%llx: %s",
 					 (unsigned long long)d->base, why);
@@ -254,14 +264,10 @@ static int check_nets(const struct state_vm *s, char *err, size_t errlen)
 				 s->nr_nets, VM_VIRTIO_MAX_DEVICES);
 	for (uint32_t i = 0; i < s->nr_nets; i++) {
 		const struct virtio_net_state *d = &s->nets[i];
-		uint32_t slot = s->nr_disks + i;
-		struct vm_virtio_slot want = vm_virtio_slot(slot);
 
-		if (d->slot != slot || d->base != want.base || d->gsi != want.gsi)
-			return kvmlu_err(err, errlen, -EINVAL,
-					 "state: NIC %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
-					 i, d->slot, (unsigned long long)d->base, d->gsi, slot,
-					 (unsigned long long)want.base, want.gsi);
+		if (check_virtio_slot("NIC", i, s->nr_disks + i, d->slot, d->base, d->gsi, err,
+				      errlen))
+			return -EINVAL;
 		if (virtio_net_state_validate(d, why, sizeof(why)))
 			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-net@%llx: %s",
 					 (unsigned long long)d->base, why);
