@@ -75,15 +75,27 @@ fi
 # no_timer_check: under TCG on a loaded host the IO-APIC timer check can
 # miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
+# A reset the host's kernel asks for (a triple fault, the reboot after a
+# panic) pauses QEMU; qmp_watch.py then logs every vCPU's registers as they
+# were and quits QEMU (issue 19: -no-reboot left only "Triple fault").
+qmp=$(mktemp -u "/tmp/kvmlu-qmp-$case.XXXXXX")
+regs=$logs/harness-$case.reset-regs.txt
+rm -f "$regs"
+python3 "$here/qmp_watch.py" "$qmp" "$regs" &
+watch_pid=$!
 start=${EPOCHREALTIME/./}
 timeout -k 5 "$limit" "$QEMU_HOST_BIN" \
 	-accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$mem" -smp "$smp" \
-	-nographic -nodefaults -serial stdio -no-reboot \
+	-nographic -nodefaults -serial stdio -action reboot=shutdown,shutdown=pause \
+	-qmp "unix:$qmp,server=on,wait=off" \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel "$kernel" -initrd "$initrd" -append "$cmdline" "${drive[@]}" \
 	-d "${KVMLU_HARNESS_QEMU_DEBUG:-cpu_reset,guest_errors}" -D "$logs/harness-$case.qemu.log" \
 	</dev/null 2>&1 | stamp "$start" >"$log"
 rc=${PIPESTATUS[0]}
+kill "$watch_pid" 2>/dev/null
+wait "$watch_pid" 2>/dev/null
+rm -f "$qmp"
 
 result_line=$(grep -a 'KVMLU-HARNESS: RESULT ' "$log" | tail -n 1)
 reason=${result_line#*KVMLU-HARNESS: RESULT }
@@ -128,8 +140,13 @@ case $verdict in
 PASS) echo "PASS: $name" ;;
 SKIP) echo "SKIP: $name ($why)" ;;
 FAIL)
+	if [ -s "$regs" ]; then
+		# Where each vCPU of the QEMU host was when its kernel reset it.
+		why="$why; the host's kernel asked for a reset ($(tail -n 1 "$logs/harness-$case.qemu.log")), its vCPUs then: $regs"
+	fi
 	echo "FAIL: $name ($why, log $log)"
 	tail -n 30 "$log" | sed 's/^/    | /'
+	[ -s "$regs" ] && grep -E '^(=== |RIP|EIP|CR0|EFER|CPU#)' "$regs" | head -n 20 | sed 's/^/    # /'
 	;;
 esac
 [ $verdict != FAIL ]

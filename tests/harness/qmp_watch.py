@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Watches one harness QEMU over QMP; run by run-case.sh.
+
+QEMU runs with -action reboot=shutdown,shutdown=pause, so a reset the
+guest asks for (a triple fault of the QEMU host's kernel, or the reboot
+after a panic) pauses the machine instead of ending QEMU. This script then
+writes the vCPUs' registers as they were at that moment (HMP "info
+registers -a", and the code at each vCPU's rip) to OUT, and quits QEMU.
+Under -no-reboot the triple fault left only "Triple fault" in QEMU's log:
+issue 19's host fault could not be looked at.
+
+Usage: qmp_watch.py SOCKET OUT
+Exits 0 when QEMU is gone, whatever happened; it never keeps QEMU alive.
+"""
+import json
+import socket
+import sys
+import time
+
+
+def connect(path, seconds=60):
+    end = time.time() + seconds
+    while True:
+        try:
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            s.connect(path)
+            return s
+        except OSError:
+            s.close()
+            if time.time() > end:
+                return None
+            time.sleep(0.2)
+
+
+class Qmp:
+    def __init__(self, sock):
+        self.f = sock.makefile("rw", encoding="utf-8", newline="\n")
+
+    def read(self):
+        line = self.f.readline()
+        if not line:
+            raise EOFError
+        return json.loads(line)
+
+    def cmd(self, name, **args):
+        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
+        self.f.flush()
+        while True:
+            m = self.read()
+            if "return" in m or "error" in m:
+                return m
+
+    def hmp(self, line, cpu=None):
+        args = {"command-line": line}
+        if cpu is not None:
+            args["cpu-index"] = cpu
+        m = self.cmd("human-monitor-command", **args)
+        return m.get("return", json.dumps(m.get("error")))
+
+
+def dump(q, out):
+    regs = q.hmp("info registers -a")
+    with open(out, "a", encoding="utf-8") as f:
+        f.write("=== the QEMU host's vCPUs when its kernel asked for a reset\n")
+        f.write(regs)
+        # The code each vCPU was at: "x/6i" uses that vCPU's own paging.
+        cpus = [int(l.split("CPU #", 1)[1].split(":", 1)[0])
+                for l in q.hmp("info cpus").splitlines() if "CPU #" in l]
+        for c in cpus:
+            f.write("=== vCPU %d: code at rip\n" % c)
+            f.write(q.hmp("x/6i $pc", cpu=c))
+
+
+def main():
+    path, out = sys.argv[1], sys.argv[2]
+    s = connect(path)
+    if s is None:
+        return 0
+    q = Qmp(s)
+    try:
+        q.read()  # greeting
+        q.cmd("qmp_capabilities")
+        while True:
+            m = q.read()
+            if m.get("event") != "SHUTDOWN":
+                continue
+            if m.get("data", {}).get("reason") == "guest-reset":
+                try:
+                    dump(q, out)
+                except (OSError, ValueError) as e:
+                    with open(out, "a", encoding="utf-8") as f:
+                        f.write("qmp_watch: no register dump: %s\n" % e)
+            q.cmd("quit")
+    except (EOFError, OSError, ValueError):
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
