@@ -18,13 +18,13 @@ void acpi_sdt_header(uint8_t *t, const char sig[4], uint32_t len, uint8_t revisi
 {
 	memset(t, 0, ACPI_SDT_HEADER_SIZE);
 	memcpy(t, sig, 4);
-	acpi_put32(t + ACPI_SDT_LENGTH_OFF, len);
+	le_put32(t + ACPI_SDT_LENGTH_OFF, len);
 	t[8] = revision;
 	memcpy(t + 10, ACPI_OEM_ID, 6);
 	memcpy(t + 16, ACPI_OEM_TABLE_ID, 8);
-	acpi_put32(t + 24, ACPI_OEM_REVISION);
+	le_put32(t + 24, ACPI_OEM_REVISION);
 	memcpy(t + 28, ACPI_CREATOR_ID, 4);
-	acpi_put32(t + 32, ACPI_CREATOR_REVISION);
+	le_put32(t + 32, ACPI_CREATOR_REVISION);
 }
 
 void acpi_sdt_seal(uint8_t *t)

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The parts every ACPI table shares: the 36-byte system description
- * table header (ACPI 6.5, 5.2.6), its byte checksum, and little-endian
- * stores into a table under construction. ACPI is little-endian whatever
- * the host; the stores say so where a field is written.
+ * table header (ACPI 6.5, 5.2.6) and its byte checksum. ACPI is
+ * little-endian whatever the host: fields are stored with le_put*
+ * (common/le_bytes.h).
  *
  * Lifecycle: used while tables are written at first boot (acpi_tables.c).
  */
@@ -12,6 +12,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "common/le_bytes.h"
 
 #define ACPI_SDT_HEADER_SIZE	36u
 #define ACPI_SDT_LENGTH_OFF	4u
@@ -23,24 +25,6 @@
 #define ACPI_CREATOR_ID		"KVLU"
 #define ACPI_OEM_REVISION	1u
 #define ACPI_CREATOR_REVISION	1u
-
-static inline void acpi_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void acpi_put32(uint8_t *p, uint32_t v)
-{
-	acpi_put16(p, (uint16_t)v);
-	acpi_put16(p + 2, (uint16_t)(v >> 16));
-}
-
-static inline void acpi_put64(uint8_t *p, uint64_t v)
-{
-	acpi_put32(p, (uint32_t)v);
-	acpi_put32(p + 4, (uint32_t)(v >> 32));
-}
 
 /* The byte that makes len bytes at p sum to zero (mod 256). */
 uint8_t acpi_checksum(const void *p, size_t len);

@@ -104,9 +104,9 @@ static void rsdp_write(uint8_t *p, uint64_t xsdt_gpa)
 	memcpy(p, ACPI_RSDP_SIGNATURE, 8);
 	memcpy(p + 9, ACPI_OEM_ID, 6);
 	p[15] = RSDP_REVISION;
-	acpi_put32(p + 16, 0);			/* no RSDT */
-	acpi_put32(p + 20, ACPI_RSDP_SIZE);
-	acpi_put64(p + 24, xsdt_gpa);
+	le_put32(p + 16, 0);			/* no RSDT */
+	le_put32(p + 20, ACPI_RSDP_SIZE);
+	le_put64(p + 24, xsdt_gpa);
 	/* The first checksum covers the ACPI 1.0 part, the second all 36 bytes. */
 	p[8] = acpi_checksum(p, 20);
 	p[32] = acpi_checksum(p, ACPI_RSDP_SIZE);
@@ -115,8 +115,8 @@ static void rsdp_write(uint8_t *p, uint64_t xsdt_gpa)
 static void xsdt_write(uint8_t *p, uint64_t fadt_gpa, uint64_t madt_gpa)
 {
 	acpi_sdt_header(p, "XSDT", (uint32_t)xsdt_size(), XSDT_REVISION);
-	acpi_put64(p + ACPI_SDT_HEADER_SIZE, fadt_gpa);
-	acpi_put64(p + ACPI_SDT_HEADER_SIZE + 8, madt_gpa);
+	le_put64(p + ACPI_SDT_HEADER_SIZE, fadt_gpa);
+	le_put64(p + ACPI_SDT_HEADER_SIZE + 8, madt_gpa);
 	acpi_sdt_seal(p);
 }
 

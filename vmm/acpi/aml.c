@@ -94,15 +94,15 @@ void aml_integer(struct aml *a, uint64_t v)
 		aml_bytes(a, b, 2);
 	} else if (v <= 0xffff) {
 		b[0] = AML_WORD_PREFIX;
-		acpi_put16(b + 1, (uint16_t)v);
+		le_put16(b + 1, (uint16_t)v);
 		aml_bytes(a, b, 3);
 	} else if (v <= 0xffffffffu) {
 		b[0] = AML_DWORD_PREFIX;
-		acpi_put32(b + 1, (uint32_t)v);
+		le_put32(b + 1, (uint32_t)v);
 		aml_bytes(a, b, 5);
 	} else {
 		b[0] = AML_QWORD_PREFIX;
-		acpi_put64(b + 1, v);
+		le_put64(b + 1, v);
 		aml_bytes(a, b, 9);
 	}
 }
@@ -201,8 +201,8 @@ void aml_res_io(uint8_t *rt, size_t *len, uint16_t port, uint8_t count)
 
 	p[0] = 0x47;		/* small item: I/O port, 7 bytes */
 	p[1] = 0x01;		/* decodes 16 address bits */
-	acpi_put16(p + 2, port);	/* minimum base */
-	acpi_put16(p + 4, port);	/* maximum base: fixed */
+	le_put16(p + 2, port);	/* minimum base */
+	le_put16(p + 4, port);	/* maximum base: fixed */
 	p[6] = 1;		/* alignment */
 	p[7] = count;		/* ports */
 	*len += AML_RES_IO_SIZE;
@@ -213,7 +213,7 @@ void aml_res_irq(uint8_t *rt, size_t *len, unsigned int irq)
 	uint8_t *p = rt + *len;
 
 	p[0] = 0x22;		/* small item: IRQ, 2 bytes: ISA defaults, edge high */
-	acpi_put16(p + 1, (uint16_t)(1u << (irq & 15)));
+	le_put16(p + 1, (uint16_t)(1u << (irq & 15)));
 	*len += AML_RES_IRQ_SIZE;
 }
 
@@ -222,10 +222,10 @@ void aml_res_mem32_fixed(uint8_t *rt, size_t *len, uint32_t base, uint32_t size)
 	uint8_t *p = rt + *len;
 
 	p[0] = 0x86;		/* large item: 32-bit fixed memory range */
-	acpi_put16(p + 1, 9);
+	le_put16(p + 1, 9);
 	p[3] = 0x01;		/* read-write */
-	acpi_put32(p + 4, base);
-	acpi_put32(p + 8, size);
+	le_put32(p + 4, base);
+	le_put32(p + 8, size);
 	*len += AML_RES_MEM32F_SIZE;
 }
 
@@ -234,11 +234,11 @@ void aml_res_ext_irq(uint8_t *rt, size_t *len, uint32_t gsi)
 	uint8_t *p = rt + *len;
 
 	p[0] = 0x89;		/* large item: extended interrupt */
-	acpi_put16(p + 1, 6);
+	le_put16(p + 1, 6);
 	/* bit 0 consumer, bit 1 edge; active high (bit 2 clear), exclusive (bit 3 clear) */
 	p[3] = 0x03;
 	p[4] = 1;		/* one interrupt number follows */
-	acpi_put32(p + 5, gsi);
+	le_put32(p + 5, gsi);
 	*len += AML_RES_XIRQ_SIZE;
 }
 

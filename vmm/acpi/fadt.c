@@ -15,7 +15,7 @@ static void fadt_gas(uint8_t *p, uint8_t space, uint8_t bits, uint8_t access, ui
 	p[1] = bits;
 	p[2] = 0;		/* bit offset */
 	p[3] = access;
-	acpi_put64(p + 4, addr);
+	le_put64(p + 4, addr);
 }
 
 void fadt_write(uint8_t *buf, uint64_t dsdt_gpa)
@@ -24,12 +24,12 @@ void fadt_write(uint8_t *buf, uint64_t dsdt_gpa)
 	/* Everything not set here is 0: no FACS, SCI, SMI port, PM blocks. */
 	memset(buf + ACPI_SDT_HEADER_SIZE, 0, FADT_SIZE - ACPI_SDT_HEADER_SIZE);
 	/* Both forms of the DSDT pointer, equal, so no reader has to choose. */
-	acpi_put32(buf + FADT_DSDT_OFF, (uint32_t)dsdt_gpa);
-	acpi_put64(buf + FADT_X_DSDT_OFF, dsdt_gpa);
-	acpi_put16(buf + FADT_IAPC_BOOT_ARCH_OFF,
+	le_put32(buf + FADT_DSDT_OFF, (uint32_t)dsdt_gpa);
+	le_put64(buf + FADT_X_DSDT_OFF, dsdt_gpa);
+	le_put16(buf + FADT_IAPC_BOOT_ARCH_OFF,
 		   FADT_IAPC_8042 | FADT_IAPC_VGA_NOT_PRESENT | FADT_IAPC_MSI_NOT_SUPPORTED |
 		   FADT_IAPC_PCIE_ASPM_CONTROLS | FADT_IAPC_CMOS_RTC_NOT_PRESENT);
-	acpi_put32(buf + FADT_FLAGS_OFF, FADT_F_HW_REDUCED_ACPI | FADT_F_PWR_BUTTON |
+	le_put32(buf + FADT_FLAGS_OFF, FADT_F_HW_REDUCED_ACPI | FADT_F_PWR_BUTTON |
 		   FADT_F_SLP_BUTTON | FADT_F_RESET_REG_SUP);
 	fadt_gas(buf + FADT_RESET_REG_OFF, GAS_SPACE_SYSTEM_IO, 8, GAS_ACCESS_BYTE,
 		 FADT_RESET_PORT);

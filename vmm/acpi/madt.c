@@ -23,27 +23,27 @@ void madt_write(uint8_t *buf, const struct acpi_machine *m)
 	unsigned int i;
 
 	acpi_sdt_header(buf, "APIC", len, MADT_REVISION);
-	acpi_put32(buf + 36, MADT_LAPIC_ADDR);
-	acpi_put32(buf + 40, MADT_PCAT_COMPAT);
+	le_put32(buf + 36, MADT_LAPIC_ADDR);
+	le_put32(buf + 40, MADT_PCAT_COMPAT);
 	/* Linux numbers its CPUs in this order: vCPU 0, the boot CPU, first. */
 	for (i = 0; i < m->ncpus; i++, p += MADT_LAPIC_SIZE) {
 		p[0] = MADT_TYPE_LAPIC;
 		p[1] = MADT_LAPIC_SIZE;
 		p[2] = (uint8_t)i;	/* ACPI processor UID */
 		p[3] = (uint8_t)i;	/* APIC id */
-		acpi_put32(p + 4, MADT_LAPIC_ENABLED);
+		le_put32(p + 4, MADT_LAPIC_ENABLED);
 	}
 	p[0] = MADT_TYPE_IOAPIC;
 	p[1] = MADT_IOAPIC_SIZE;
 	p[2] = (uint8_t)m->ncpus;	/* id after the CPUs', as in the MP table */
 	p[3] = 0;
-	acpi_put32(p + 4, MADT_IOAPIC_ADDR);
-	acpi_put32(p + 8, 0);		/* GSI base */
+	le_put32(p + 4, MADT_IOAPIC_ADDR);
+	le_put32(p + 8, 0);		/* GSI base */
 	p += MADT_IOAPIC_SIZE;
 	p[0] = MADT_TYPE_LAPIC_NMI;
 	p[1] = MADT_LAPIC_NMI_SIZE;
 	p[2] = MADT_ALL_CPUS;
-	acpi_put16(p + 3, 0);		/* polarity and trigger: as the bus says */
+	le_put16(p + 3, 0);		/* polarity and trigger: as the bus says */
 	p[5] = MADT_LINT1;
 	acpi_sdt_seal(buf);
 }

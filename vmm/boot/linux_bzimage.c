@@ -12,21 +12,11 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "common/le_bytes.h"
 #include "vmm/boot/linux_bzimage.h"
 
 /* The file must hold the whole header struct we read, up to 2.15's fields. */
 #define LINUX_HDR_END	(LINUX_SETUP_HDR_OFFSET + sizeof(struct setup_header))
-
-static uint16_t get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-
-static uint32_t get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
 
 int linux_bzimage_parse(const uint8_t *buf, size_t len, struct linux_bzimage *out,
 			char *err, size_t errlen)
@@ -45,14 +35,14 @@ int linux_bzimage_parse(const uint8_t *buf, size_t len, struct linux_bzimage *ou
 		return kvmlu_err(err, errlen, -ENOEXEC,
 				 "bzImage: file is %zu bytes, more than the %u MiB limit",
 				 len, LINUX_BZIMAGE_MAX_SIZE >> 20);
-	if (get16(buf + LINUX_BOOT_FLAG_OFFSET) != LINUX_BOOT_FLAG)
+	if (le_get16(buf + LINUX_BOOT_FLAG_OFFSET) != LINUX_BOOT_FLAG)
 		return kvmlu_err(err, errlen, -ENOEXEC,
 				 "bzImage: boot_flag is 0x%04x, not 0xaa55: not a Linux kernel image",
-				 get16(buf + LINUX_BOOT_FLAG_OFFSET));
-	if (get32(buf + LINUX_HDRS_OFFSET) != LINUX_HDRS_MAGIC)
+				 le_get16(buf + LINUX_BOOT_FLAG_OFFSET));
+	if (le_get32(buf + LINUX_HDRS_OFFSET) != LINUX_HDRS_MAGIC)
 		return kvmlu_err(err, errlen, -ENOEXEC,
 				 "bzImage: header magic is 0x%08x, not \"HdrS\": not a bzImage",
-				 get32(buf + LINUX_HDRS_OFFSET));
+				 le_get32(buf + LINUX_HDRS_OFFSET));
 
 	/* The struct is packed and the file little-endian, as is the host. */
 	memcpy(&out->hdr, buf + LINUX_SETUP_HDR_OFFSET, sizeof(out->hdr));

@@ -114,9 +114,9 @@ static void put(uint8_t *img, const struct refusal *r)
 	if (r->width == 1)
 		img[r->off] = (uint8_t)r->value;
 	else if (r->width == 2)
-		tlb_put16(img + r->off, (uint16_t)r->value);
+		le_put16(img + r->off, (uint16_t)r->value);
 	else
-		tlb_put32(img + r->off, r->value);
+		le_put32(img + r->off, r->value);
 }
 
 static void test_bzimage_parse_refuses_corrupt_headers(void **state)

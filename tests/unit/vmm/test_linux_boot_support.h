@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "common/le_bytes.h"
 #include "guestmem/guestmem.h"
 #include "vmm/boot/linux_bzimage.h"
 
@@ -51,18 +52,6 @@ static inline void tlb_mem_destroy(struct guestmem *gm)
 #define TLB_INIT_SIZE		(8u << 20)
 #define TLB_PREF_ADDRESS	0x1000000u
 
-static inline void tlb_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-
-static inline void tlb_put32(uint8_t *p, uint32_t v)
-{
-	tlb_put16(p, (uint16_t)v);
-	tlb_put16(p + 2, (uint16_t)(v >> 16));
-}
-
 /* Offsets of the boot protocol (Documentation/arch/x86/boot.rst). */
 #define TLB_OFF(field) (LINUX_SETUP_HDR_OFFSET + offsetof(struct setup_header, field))
 
@@ -75,20 +64,20 @@ static inline uint8_t *tlb_make_image(void)
 	if (!img)
 		return NULL;
 	img[TLB_OFF(setup_sects)] = TLB_SETUP_SECTS;
-	tlb_put32(img + TLB_OFF(syssize), TLB_KERNEL_SIZE / 16);
-	tlb_put16(img + LINUX_BOOT_FLAG_OFFSET, LINUX_BOOT_FLAG);
+	le_put32(img + TLB_OFF(syssize), TLB_KERNEL_SIZE / 16);
+	le_put16(img + LINUX_BOOT_FLAG_OFFSET, LINUX_BOOT_FLAG);
 	img[LINUX_JUMP_END_OFFSET] = 0x6a;	/* header ends at 0x26c */
-	tlb_put32(img + LINUX_HDRS_OFFSET, LINUX_HDRS_MAGIC);
-	tlb_put16(img + TLB_OFF(version), 0x020f);
+	le_put32(img + LINUX_HDRS_OFFSET, LINUX_HDRS_MAGIC);
+	le_put16(img + TLB_OFF(version), 0x020f);
 	img[TLB_OFF(loadflags)] = LOADED_HIGH;
-	tlb_put32(img + TLB_OFF(code32_start), 0x100000);
-	tlb_put32(img + TLB_OFF(initrd_addr_max), 0x7fffffff);
-	tlb_put32(img + TLB_OFF(kernel_alignment), 0x200000);
+	le_put32(img + TLB_OFF(code32_start), 0x100000);
+	le_put32(img + TLB_OFF(initrd_addr_max), 0x7fffffff);
+	le_put32(img + TLB_OFF(kernel_alignment), 0x200000);
 	img[TLB_OFF(relocatable_kernel)] = 1;
-	tlb_put16(img + TLB_OFF(xloadflags), XLF_KERNEL_64 | XLF_CAN_BE_LOADED_ABOVE_4G);
-	tlb_put32(img + TLB_OFF(cmdline_size), 2047);
-	tlb_put32(img + TLB_OFF(pref_address), TLB_PREF_ADDRESS);
-	tlb_put32(img + TLB_OFF(init_size), TLB_INIT_SIZE);
+	le_put16(img + TLB_OFF(xloadflags), XLF_KERNEL_64 | XLF_CAN_BE_LOADED_ABOVE_4G);
+	le_put32(img + TLB_OFF(cmdline_size), 2047);
+	le_put32(img + TLB_OFF(pref_address), TLB_PREF_ADDRESS);
+	le_put32(img + TLB_OFF(init_size), TLB_INIT_SIZE);
 	for (i = (TLB_SETUP_SECTS + 1) * 512; i < TLB_IMAGE_SIZE; i++)
 		img[i] = (uint8_t)(i * 7 + 3);
 	return img;
