@@ -85,7 +85,7 @@ stage1() {
 	harness_log "vm-net: tap $TAP ifindex $ifindex on $BR, MAC $mac"
 
 	t=$(vm_last vm-net tick)
-	r=$($VM_CTL -t 120 /run/vm-net.sock '{"cmd":"upgrade"}')
+	r=$($VM_CTL -t 150 /run/vm-net.sock '{"cmd":"upgrade","args":{"timeout_ms":120000}}')
 	echo "$r" | grep -q '"ok":true' || fail "upgrade refused: $r $(tail -n 3 /tmp/vm-net.vmm)"
 	vm_wait_tick vm-net "$t" 120 || fail "no tick after the upgrade"
 	newpid=$(vm_ctl vm-net status | json_num pid)
