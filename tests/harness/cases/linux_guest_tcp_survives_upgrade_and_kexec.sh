@@ -106,7 +106,6 @@ tc_has() { grep -aq "$2" "$1" 2>/dev/null; }
 
 tc_bridge() { # the QEMU host's end of the network
 	brctl addbr $BR || fail "brctl addbr $BR"
-	brctl setfd $BR 0
 	ip addr add $HOST_IP/24 dev $BR || fail "ip addr add $HOST_IP/24 dev $BR"
 	ip link set $BR up || fail "ip link set $BR up"
 }
