@@ -1,7 +1,9 @@
 #!/bin/bash
 # Builds the Linux guest's initramfs: Debian's busybox-static, the /init
-# next to this script and the guest kernel's virtio-mmio and virtio-blk
-# modules, as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
+# next to this script, netcount (netcount.c here, built static: the TCP
+# counter of the network tests, also left next to the initramfs as
+# netcount for the QEMU host's side) and the guest kernel's virtio-mmio,
+# virtio-blk and virtio-net modules, as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
 # (default build/guest-linux/initramfs.cpio.gz). Rebuilt only when /init,
 # busybox, the modules or this script changed. Needs root for the
 # /dev/console node the kernel opens before /init runs.
@@ -12,7 +14,8 @@
 # newest there. Debian's cloud kernel has virtio as modules and the package
 # ships no modules.dep, so the list below is in dependency order (each
 # module's own `depends=`): virtio_ring, virtio, then virtio_mmio (the
-# transport, found through the ACPI DSDT) and virtio_blk. /init insmods
+# transport, found through the ACPI DSDT) and virtio_blk; failover and
+# net_failover (virtio_net depends on them), then virtio_net. /init insmods
 # them from /lib/modules. Without the cache the initramfs has no modules
 # and /init says so (no disk).
 set -eu
@@ -22,7 +25,9 @@ out=${1:-$top/build/guest-linux/initramfs.cpio.gz}
 bb=/bin/busybox
 cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
 vmlinuz=$top/build/guest-linux/vmlinuz
-modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko drivers/block/virtio_blk.ko"
+modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko drivers/block/virtio_blk.ko
+	net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
+netcount=$(dirname "$out")/netcount
 
 moddir=
 for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
@@ -38,6 +43,7 @@ if ! file -L "$bb" 2>/dev/null | grep -q 'statically linked'; then
 fi
 fresh=1
 [ -s "$out" ] && [ "$out" -nt "$here/init" ] && [ "$out" -nt "$bb" ] && [ "$out" -nt "$0" ] || fresh=0
+[ -x "$netcount" ] && [ "$netcount" -nt "$here/netcount.c" ] && [ "$out" -nt "$netcount" ] || fresh=0
 if [ -n "$moddir" ]; then
 	for m in $modules; do
 		[ "$out" -nt "$moddir/$m" ] || fresh=0
@@ -47,10 +53,17 @@ if [ $fresh = 1 ]; then
 	echo "$out"
 	exit 0
 fi
+mkdir -p "$(dirname "$out")"
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -static -o "$netcount.tmp" "$here/netcount.c" || {
+	echo "build-initramfs: netcount.c did not build (static glibc: libc6-dev)"
+	exit 1
+}
+mv "$netcount.tmp" "$netcount"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,dev,proc,sys,run,tmp}
 cp "$bb" "$stage/bin/busybox"
+cp "$netcount" "$stage/bin/netcount"
 ln -s busybox "$stage/bin/sh"
 install -m 0755 "$here/init" "$stage/init"
 if [ -n "$moddir" ]; then
