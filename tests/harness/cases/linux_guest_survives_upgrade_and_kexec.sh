@@ -25,7 +25,9 @@
 # seconds. Both sides are read on the host: a guest status line as soon
 # as it appears on the serial, the host's /proc/uptime (upgrades) or its
 # wall clock (the kexec; uptime restarts with the new kernel) at that
-# moment. The "after" line of a step is the LX_SETTLE-th one after the
+# moment; for a step's "before" line, the host's time at the last look
+# that did not find it yet, so that slow polling on a loaded machine
+# makes the host's side longer, never shorter. The "after" line of a step is the LX_SETTLE-th one after the
 # VM runs again, because a wrong kvmclock can show only once KVM rewrites
 # the guest's clock page (seen: the first line after an upgrade right,
 # the next one 43 s ahead).
@@ -56,11 +58,14 @@ lx_status_count() { # grep -c prints 0 and fails when nothing matches
 }
 
 lx_wait_status() { # lx_wait_status AFTER_COUNT SECONDS: a status line beyond AFTER_COUNT
-	# Polled every 0.1 s: the host time read right after is then at most
-	# that much later than the line.
+	# Polled every 0.1 s, but a loaded nested host can take seconds per
+	# poll. So each poll that finds no line yet moves S_HUP_LO/S_HWALL_LO
+	# (host times read before it): the line came later than those.
 	_i=0
 	while [ $_i -lt $(($2 * 10)) ]; do
+		_lo_up=$(host_uptime) _lo_wall=$(host_wall)
 		[ "$(lx_status_count)" -gt "$1" ] && return 0
+		S_HUP_LO=$_lo_up S_HWALL_LO=$_lo_wall
 		kill -0 "$(cat /tmp/$LX.pid)" 2>/dev/null || return 1
 		usleep 100000
 		_i=$((_i + 1))
@@ -82,6 +87,12 @@ lx_sample() { # lx_sample SECONDS: wait for the next status line, then read both
 	# The host's clocks first, as soon as the line is there; then every
 	# guest field from that one line (reading them takes a while under
 	# TCG, and more lines may arrive meanwhile).
+	# S_H*_LO: host times the line is known to be later than;
+	# S_HUP/S_HWALL: read once it is there, so later than the line. A
+	# step's host time goes from the "before" line's _LO to the "after"
+	# line's reading: never shorter than the guest's own, however slow
+	# the polling.
+	S_HUP_LO=$(host_uptime) S_HWALL_LO=$(host_wall)
 	_n=$(lx_status_count)
 	lx_wait_status "$_n" "$1" || return 1
 	S_HUP=$(host_uptime) S_HWALL=$(host_wall)
@@ -143,7 +154,7 @@ lx_check_step() {
 lx_upgrade() { # lx_upgrade I CHECKSUM: live upgrade number I, checked
 	_what="live upgrade $1/$LX_UPGRADES"
 	lx_sample 60 || fail "$_what: no fresh guest status line before it"
-	b_hup=$S_HUP b_pid=$S_PID b_cnt=$S_CNT b_up=$S_UP b_wall=$S_WALL
+	b_hup=$S_HUP_LO b_pid=$S_PID b_cnt=$S_CNT b_up=$S_UP b_wall=$S_WALL
 	_r=$($VM_CTL -t 180 "/run/$LX.sock" "{\"cmd\":\"upgrade\",\"args\":{\"checksum\":$2,\"timeout_ms\":90000}}")
 	echo "$_r" | grep -q '"ok": *true' || {
 		tail -n 10 "/tmp/$LX.vmm"
@@ -224,7 +235,7 @@ stage2() {
 	harness_log "$LX prepared: $r"
 	# What the last line before the pause said, and the host's wall clock
 	# when it was read (expectations only; the guest survives through LUO).
-	echo "$S_HWALL $S_PID $S_CNT $S_UP $S_WALL" >"$HARNESS_CARRY/$LX.status"
+	echo "$S_HWALL_LO $S_PID $S_CNT $S_UP $S_WALL" >"$HARNESS_CARRY/$LX.status"
 	# The same command line (and early TSC rate) for stage 3.
 	kexec_next_stage
 }
