@@ -3,15 +3,20 @@
 # kvmlu-vmm (virtio-mmio: --disk, --net) against QEMU -accel kvm (virtio-blk-pci,
 # virtio-net-pci on a tap), and kvmlu-vmm's live-upgrade blackout with the
 # guest idle next to the guest busy on its disk and network. Everything in
-# one QEMU host (tests/harness, TCG with nested SVM), one after the other on
-# its nested /dev/kvm, in the same run: harness case virtio_io_bench.
+# one QEMU host (tests/harness, TCG with nested SVM), on its nested
+# /dev/kvm, in the same run: harness case virtio_io_bench. QEMU's guest
+# runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's
+# (one after the other: at the same time, QEMU's guest did not come up,
+# see the case); the table gives the medians, and the ratio of each
+# round pair (round i of kvmlu-vmm / round i of QEMU) and their median.
 #
 # Same guest for both VMMs: Debian's cloud kernel and the test initramfs
 # (tests/guest/linux/) with an archive appended that holds
 # tests/bench/guest-bench-init (run as rdinit), kvmlu-loadgen
 # (tests/bench/loadgen.c, static) and the guest kernel's virtio-pci and
 # virtio-net modules; 256 MiB, 1 vCPU; the disk is the QEMU host's virtio
-# disk /dev/vda for both (page cache on the QEMU host side for both).
+# disk /dev/vda for both, each guest in its own part of it (page cache on
+# the QEMU host side for both).
 #   seqwrite   1 MiB pwrite + fdatasync, one after the other (guest clock)
 #   randread   4 KiB O_DIRECT reads at random offsets, queue depth 1
 #   tcp        one stream, QEMU host (bridge br-bench) -> guest sink, timed
@@ -30,16 +35,19 @@
 # harness initramfs only for this bench, as bench_linux_boot.sh does.
 # Nested KVM under TCG makes every absolute figure tiny; the ratios are
 # what to compare. Knobs: KVMLU_BENCH_VIRTIO_SECS (per throughput run,
-# default 8), KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
+# default 5), KVMLU_BENCH_VIRTIO_ROUNDS (default 3),
+# KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
-# KVMLU_BENCH_RUNS (default 1). KVMLU_HARNESS_NO_BUILD=1: use build/kernel
+# KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
+# of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
 runs=${KVMLU_BENCH_RUNS:-1}
-secs=${KVMLU_BENCH_VIRTIO_SECS:-8}
+secs=${KVMLU_BENCH_VIRTIO_SECS:-5}
+rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-3}
 region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
@@ -47,6 +55,11 @@ work=$top/build/harness/bench-virtio
 mkdir -p "$work"
 me=bench_virtio_io
 
+if [ -n "${KVMLU_BENCH_VIRTIO_LOG:-}" ]; then
+	# Print the table of an earlier run's log (after the helpers below).
+	only_log=$KVMLU_BENCH_VIRTIO_LOG
+fi
+if [ -z "${only_log:-}" ]; then
 tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
 tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
 if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then
@@ -104,6 +117,7 @@ cp "$work/guest-initramfs.cpio.gz" "$root/kvmlu/linux/bench-initramfs.cpio.gz"
 tests/harness/mkinitramfs.sh "$work/base.cpio" "$kdir/bzImage" >"$work/initramfs.log" 2>&1 ||
 	{ tail -n 10 "$work/initramfs.log"; echo "$me: mkinitramfs.sh failed"; exit 1; }
 cat "$work/base.cpio" "$work/extra.cpio" >"$work/initramfs.cpio"
+fi
 
 val() { # val LOG KEY: the last KVMLU-BENCH KEY=value
 	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | tail -n 1 | sed 's/.*=//'
@@ -124,6 +138,16 @@ kexec_ms() { # kexec_ms LOG FROM TO: kexec -e -> userspace of stage TO
 	[ -n "$k" ] && [ -n "$u" ] || { echo -; return; }
 	awk -v k="$k" -v u="$u" 'BEGIN { printf "%.0f", (u - k) * 1000 }'
 }
+vals() { # vals LOG KEY: every KVMLU-BENCH KEY=value in order, one a line
+	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | sed 's/.*=//'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END {
+	if (NR == 0) { print ""; exit }
+	printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratios() { # ratios LOG KEY: kvmlu/qemu of each round, one a line
+	paste -d' ' <(vals "$1" "kvmlu_$2") <(vals "$1" "qemu_$2") |
+		awk 'NF == 2 && $2 + 0 > 0 { printf "%.3f\n", $1 / $2 }'
+}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 med_max() { # med_max 1.2,3.4,...: "median max"
 	tr ',' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
@@ -132,43 +156,64 @@ med_max() { # med_max 1.2,3.4,...: "median max"
 		printf "%.2f %.2f\n", m, v[NR] }'
 }
 
-rc=0
-for i in $(seq 1 "$runs"); do
-	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate" \
-		tests/harness/run-case.sh virtio_io_bench "$kdir/bzImage" "$work/initramfs.cpio" "$work/run$i")
-	log=$work/run$i/harness-virtio_io_bench.log
-	case $out in
-	*"PASS: harness/virtio_io_bench"*) ;;
-	*)
-		echo "$out" | tail -n 40
-		echo "$me: run $i did not finish (nested TCG faults now and then, issue 19: run it again), log $log"
-		rc=1
-		continue
-		;;
-	esac
-	echo "run $i ($(val "$log" secs) s per throughput run, region $(val "$log" region_mib) MiB of a raw virtio disk, 256 MiB / 1 vCPU guests; log $log)"
-	printf '%-34s %12s %12s %12s\n' "" kvmlu-vmm qemu-kvm kvmlu/qemu
+table() { # table LOG: the figures of one run
+	local log=$1 row k label a b im ix bm bx hi hb n
+	n=$(val "$log" upgrades)
+	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
+	printf '%-34s %12s %12s %12s  %s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(each round pair's ratio)"
 	for row in "seqwrite_MBps:seq write 1 MiB + fdatasync, MB/s" \
 		"randread_iops:rand read 4 KiB O_DIRECT QD1, IOPS" \
 		"tcp_MBps:TCP stream host -> guest, MB/s"; do
 		k=${row%%:*} label=${row#*:}
-		a=$(val "$log" "kvmlu_$k") b=$(val "$log" "qemu_$k")
-		printf '%-34s %12s %12s %12s\n' "$label" "${a:--}" "${b:--}" "$(ratio "$a" "$b")"
+		a=$(vals "$log" "kvmlu_$k" | median) b=$(vals "$log" "qemu_$k" | median)
+		printf '%-34s %12s %12s %12s  %s\n' "$label" "${a:--}" "${b:--}" "$(ratios "$log" "$k" | median)" \
+			"$(ratios "$log" "$k" | tr '\n' ' ')"
 	done
 	read -r im ix <<<"$(med_max "$(val "$log" upgrade_idle_ms)")"
 	read -r bm bx <<<"$(med_max "$(val "$log" upgrade_busy_ms)")"
 	printf '%-34s %12s %12s %12s\n' "live upgrade blackout, ms" idle busy busy/idle
-	printf '%-34s %12s %12s %12s\n' "  median of $upgrades" "$im" "$bm" "$(ratio "$bm" "$im")"
+	printf '%-34s %12s %12s %12s\n' "  median of $n" "$im" "$bm" "$(ratio "$bm" "$im")"
 	printf '%-34s %12s %12s %12s\n' "  max" "$ix" "$bx" "$(ratio "$bx" "$ix")"
-	if [ "$hostupdate" = 1 ]; then
+	if [ "$(val "$log" hostupdate)" = 1 ]; then
 		hi=$(hu_ms "$log" idle) hb=$(hu_ms "$log" busy)
 		printf '%-34s %12s %12s %12s\n' "host update blackout, ms" "$hi" "$hb" "$(ratio "$hb" "$hi")"
-		printf '%-34s %12s %12s %12s\n' "  of which kexec -e -> userspace" "$(kexec_ms "$log" 1 2)" "$(kexec_ms "$log" 2 3)" ""
-		printf '%-34s %12s %12s %12s\n' "  restore_ms (VMM)" "$(val "$log" hostupdate_idle_restore_ms)" "$(val "$log" hostupdate_busy_restore_ms)" ""
+		printf '%-34s %12s %12s\n' "  of which kexec -e -> userspace" "$(kexec_ms "$log" 1 2)" "$(kexec_ms "$log" 2 3)"
+		printf '%-34s %12s %12s\n' "  restore_ms (the VMM's)" "$(val "$log" hostupdate_idle_restore_ms)" "$(val "$log" hostupdate_busy_restore_ms)"
 	fi
-	printf '%-34s %12s %12s\n' "busy: writer MB/s, TCP MB/s" "$(val "$log" busy_seqwrite_MBps)" "$(val "$log" busy_tcp_MBps)"
-	echo "  each blackout: $(val "$log" upgrade_idle_ms) idle; $(val "$log" upgrade_busy_ms) busy"
+	printf '%-34s %12s %12s\n' "busy phase: writer MB/s, TCP MB/s" "$(val "$log" busy_seqwrite_MBps)" "$(val "$log" busy_tcp_MBps)"
+	echo "  each upgrade blackout, ms: $(val "$log" upgrade_idle_ms) idle; $(val "$log" upgrade_busy_ms) busy"
+}
+notes() {
+	echo "busy phase: the guest's writer over the whole phase (upgrades and, with host updates, the busy one included;"
+	echo "  guest clock), the TCP stream over the busy upgrades (sender's clock)"
+	echo "nested KVM inside the TCG harness host: absolute figures are far below hardware; compare the ratios"
+	echo "(QEMU: userspace virtio-blk/net-pci, no vhost, its default offloads; kvmlu-vmm offers none)"
+}
+
+if [ -n "${only_log:-}" ]; then
+	table "$only_log"
+	notes
+	exit 0
+fi
+rc=0
+for i in $(seq 1 "$runs"); do
+	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate" \
+		tests/harness/run-case.sh virtio_io_bench "$kdir/bzImage" "$work/initramfs.cpio" "$work/run$i")
+	log=$work/run$i/harness-virtio_io_bench.log
+	case $out in
+	*"PASS: harness/virtio_io_bench"*) ;;
+	*"SKIP: harness/virtio_io_bench"*)
+		echo "$me: $(grep -m1 '^SKIP: harness/virtio_io_bench' <<<"$out")"
+		continue
+		;;
+	*)
+		echo "$out" | tail -n 40
+		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is issue 19's nested TCG fault: run it again)"
+		rc=1
+		continue
+		;;
+	esac
+	echo "run $i: $(table "$log")"
 done
-echo "nested KVM inside the TCG harness host: absolute figures are far below hardware; compare the ratios"
-echo "(QEMU: userspace virtio-blk/net-pci, no vhost, its default offloads; kvmlu-vmm offers none)"
+notes
 exit $rc

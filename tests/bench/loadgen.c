@@ -9,18 +9,21 @@
  *   KVMLU-LOADGEN <mode> key=value ...
  *
  * Modes:
- *   seqwrite DEV SECONDS REGION_MIB [MARK_BLOCK]
- *       1 MiB pwrite()s at 0, 1, 2 ... MiB (wrapping at REGION_MIB), each
+ * REGION is LEN or OFF+LEN in MiB: the part of DEV a run uses.
+ *
+ *   seqwrite DEV SECONDS REGION [MARK_BLOCK]
+ *       1 MiB pwrite()s at OFF, OFF + 1 ... MiB (wrapping after LEN), each
  *       followed by fdatasync(), for SECONDS; with MARK_BLOCK (a 4 KiB
  *       block number) it runs until that block of DEV holds "KVMLU-STOP"
  *       instead (read with O_DIRECT before every write, so the guest's page
  *       cache cannot hide the host's write), printing a progress line
  *       every 8 MiB.
- *   randread DEV SECONDS REGION_MIB
+ *   randread DEV SECONDS REGION
  *       4 KiB O_DIRECT pread()s at random 4 KiB-aligned offsets inside the
- *       first REGION_MIB of DEV, one at a time (queue depth 1), for SECONDS.
- *   waitmark DEV MARK_BLOCK WORD
- *       polls the block (O_DIRECT, every 200 ms) until it starts with WORD.
+ *       region, one at a time (queue depth 1), for SECONDS.
+ *   waitmark DEV MARK_BLOCK WORD...
+ *       polls the block (O_DIRECT, every 200 ms) until it starts with one
+ *       of the WORDs; prints which.
  *   tcp-sink PORT [COUNT]
  *       accepts COUNT connections (default 1) one after the other, reads
  *       each to EOF (or a reset: tcp-sink-reset), closes it; prints bytes
@@ -68,9 +71,9 @@ static void die(const char *what)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: kvmlu-loadgen seqwrite DEV SECONDS REGION_MIB [MARK_BLOCK]\n"
-		"       kvmlu-loadgen randread DEV SECONDS REGION_MIB\n"
-		"       kvmlu-loadgen waitmark DEV MARK_BLOCK WORD\n"
+		"usage: kvmlu-loadgen seqwrite DEV SECONDS [OFF_MIB+]LEN_MIB [MARK_BLOCK]\n"
+		"       kvmlu-loadgen randread DEV SECONDS [OFF_MIB+]LEN_MIB\n"
+		"       kvmlu-loadgen waitmark DEV MARK_BLOCK WORD...\n"
 		"       kvmlu-loadgen tcp-sink PORT [COUNT]\n"
 		"       kvmlu-loadgen tcp-send HOST PORT SECONDS\n");
 	exit(2);
@@ -83,6 +86,27 @@ static long num_arg(const char *s)
 	if (*s == '\0' || *end != '\0' || v < 0)
 		usage();
 	return v;
+}
+
+/* region: "LEN" or "OFF+LEN" (MiB) */
+static void region_arg(const char *s, long *off, long *len)
+{
+	const char *plus = strchr(s, '+');
+	char tmp[32];
+
+	*off = 0;
+	if (plus) {
+		size_t n = (size_t)(plus - s);
+		if (n == 0 || n >= sizeof(tmp))
+			usage();
+		memcpy(tmp, s, n);
+		tmp[n] = '\0';
+		*off = num_arg(tmp);
+		s = plus + 1;
+	}
+	*len = num_arg(s);
+	if (*len < 1)
+		*len = 1;
 }
 
 static void *aligned_buf(size_t size, int fill)
@@ -104,8 +128,9 @@ static int mark_has(int dfd, long mark, void *buf, const char *word)
 	return memcmp(buf, word, strlen(word)) == 0;
 }
 
-static int seqwrite(const char *dev, long secs, long region_mib, long mark)
+static int seqwrite(const char *dev, long secs, const char *region, long mark)
 {
+	long off, region_mib;
 	int fd = open(dev, O_WRONLY);
 	int dfd = -1;
 	char *buf = aligned_buf(MIB, 0x5a);
@@ -115,8 +140,7 @@ static int seqwrite(const char *dev, long secs, long region_mib, long mark)
 
 	if (fd < 0)
 		die("open for writing");
-	if (region_mib < 1)
-		region_mib = 1;
+	region_arg(region, &off, &region_mib);
 	if (mark >= 0) {
 		dfd = open(dev, O_RDONLY | O_DIRECT);
 		if (dfd < 0)
@@ -132,7 +156,7 @@ static int seqwrite(const char *dev, long secs, long region_mib, long mark)
 		}
 		/* Each MiB differs from the one it replaces. */
 		memcpy(buf, &n, sizeof(n));
-		if (pwrite(fd, buf, MIB, (off_t)(n % region_mib) * MIB) != MIB)
+		if (pwrite(fd, buf, MIB, (off_t)(off + n % region_mib) * MIB) != MIB)
 			die("pwrite");
 		if (fdatasync(fd) != 0)
 			die("fdatasync");
@@ -154,18 +178,18 @@ static int seqwrite(const char *dev, long secs, long region_mib, long mark)
 	return 0;
 }
 
-static int randread(const char *dev, long secs, long region_mib)
+static int randread(const char *dev, long secs, const char *region)
 {
 	int fd = open(dev, O_RDONLY | O_DIRECT);
 	void *buf = aligned_buf(BLK, 0);
-	long blocks = region_mib * (MIB / BLK), n = 0;
+	long off, len, blocks, n = 0;
 	uint64_t x = 0x9e3779b97f4a7c15ull;
 	double t0, t;
 
 	if (fd < 0)
 		die("open O_DIRECT");
-	if (blocks < 1)
-		blocks = 1;
+	region_arg(region, &off, &len);
+	blocks = len * (MIB / BLK);
 	t0 = now_s();
 	do {
 		/* 64 reads between clock reads: the clock is not free in a nested guest. */
@@ -173,7 +197,7 @@ static int randread(const char *dev, long secs, long region_mib)
 			x ^= x << 13;
 			x ^= x >> 7;
 			x ^= x << 17;
-			if (pread(fd, buf, BLK, (off_t)(x % (uint64_t)blocks) * BLK) != BLK)
+			if (pread(fd, buf, BLK, (off_t)off * MIB + (off_t)(x % (uint64_t)blocks) * BLK) != BLK)
 				die("pread");
 			n++;
 		}
@@ -187,20 +211,25 @@ static int randread(const char *dev, long secs, long region_mib)
 	return 0;
 }
 
-static int waitmark(const char *dev, long mark, const char *word)
+static int waitmark(const char *dev, long mark, char **words, int nwords)
 {
 	int fd = open(dev, O_RDONLY | O_DIRECT);
 	void *buf = aligned_buf(BLK, 0);
 
 	if (fd < 0)
 		die("open O_DIRECT");
-	while (!mark_has(fd, mark, buf, word))
+	for (;;) {
+		for (int i = 0; i < nwords; i++) {
+			if (mark_has(fd, mark, buf, words[i])) {
+				printf("KVMLU-LOADGEN waitmark word=%s\n", words[i]);
+				fflush(stdout);
+				close(fd);
+				free(buf);
+				return 0;
+			}
+		}
 		usleep(200000);
-	printf("KVMLU-LOADGEN waitmark word=%s\n", word);
-	fflush(stdout);
-	close(fd);
-	free(buf);
-	return 0;
+	}
 }
 
 static int tcp_sink(long port, long count)
@@ -304,12 +333,11 @@ int main(int argc, char **argv)
 	if (argc < 2)
 		usage();
 	if (strcmp(argv[1], "seqwrite") == 0 && (argc == 5 || argc == 6))
-		return seqwrite(argv[2], num_arg(argv[3]), num_arg(argv[4]),
-				argc == 6 ? num_arg(argv[5]) : -1);
+		return seqwrite(argv[2], num_arg(argv[3]), argv[4], argc == 6 ? num_arg(argv[5]) : -1);
 	if (strcmp(argv[1], "randread") == 0 && argc == 5)
-		return randread(argv[2], num_arg(argv[3]), num_arg(argv[4]));
-	if (strcmp(argv[1], "waitmark") == 0 && argc == 5)
-		return waitmark(argv[2], num_arg(argv[3]), argv[4]);
+		return randread(argv[2], num_arg(argv[3]), argv[4]);
+	if (strcmp(argv[1], "waitmark") == 0 && argc >= 5)
+		return waitmark(argv[2], num_arg(argv[3]), argv + 4, argc - 4);
 	if (strcmp(argv[1], "tcp-sink") == 0 && (argc == 3 || argc == 4))
 		return tcp_sink(num_arg(argv[2]), argc == 4 ? num_arg(argv[3]) : 1);
 	if (strcmp(argv[1], "tcp-send") == 0 && argc == 5)
