@@ -6,9 +6,9 @@
 # one QEMU host (tests/harness, TCG with nested SVM), on its nested
 # /dev/kvm, in the same run: harness case virtio_io_bench. QEMU's guest
 # runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's
-# (one after the other: at the same time, QEMU's guest did not come up,
-# see the case); the table gives the medians, and the ratio of each
-# round pair (round i of kvmlu-vmm / round i of QEMU) and their median.
+# (one after the other, see the case); the table gives the medians, and
+# the ratio of each round pair (round i of kvmlu-vmm / round i of QEMU)
+# and their median.
 #
 # Same guest for both VMMs: Debian's cloud kernel and the test initramfs
 # (tests/guest/linux/) with an archive appended that holds

@@ -19,15 +19,17 @@
 # Only the bench's appended initramfs has QEMU (as bench_linux_boot.sh
 # does it): without it this case measures kvmlu-vmm alone.
 #
-# The two VMs run one after the other (tried at the same time, taking
-# turns round by round, on 2026-12-04: QEMU's guest never reached its
-# userspace while kvmlu-vmm's ran, not understood yet): QEMU's guest
+# The two VMs run one after the other: QEMU's guest
 # boots, runs ROUNDS rounds of its disk and TCP runs and ends; then
 # kvmlu-vmm's boots and runs as many; the bench takes medians. Then
 # kvmlu-vmm's guest goes through UPGRADES live upgrades idle, then
 # (unless kvmlu.bench_hostupdate=0) a host update idle (stage 1 -> 2),
 # the busy phase with UPGRADES live upgrades and a host update busy
-# (2 -> 3), then it ends.
+# (2 -> 3), then it ends. (Both at once, taking turns round by round,
+# was tried once on 2026-12-04, and QEMU's guest did not reach its
+# userspace; but it also hung once alone, after its kernel's early boot,
+# so the cause is not known: a QEMU guest that is not up within 300 s
+# fails the run; run it again.)
 #
 # Each figure is one line "KVMLU-BENCH key=value ..." on the console,
 # read by the bench. Knobs on the kernel command line (the bench passes
@@ -193,7 +195,7 @@ turn() {
 }
 
 guest_up() { # guest_up SERIAL PID WHAT
-	wait_for "$1" 'KVMLU-BENCH-GUEST up' 900 "$2" "$3: boot"
+	wait_for "$1" 'KVMLU-BENCH-GUEST up' 300 "$2" "$3: boot"
 	harness_log "$3 guest: $(grep -a 'KVMLU-BENCH-GUEST up' "$1" | tr -d '\r')"
 	grep -aq 'KVMLU-BENCH-GUEST up.* net=yes' "$1" || fail "$3: the guest has no eth0"
 }
