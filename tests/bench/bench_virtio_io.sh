@@ -1,0 +1,219 @@
+#!/bin/bash
+# Bench (issue 17): the stock Linux guest's disk and TCP throughput in
+# kvmlu-vmm (virtio-mmio: --disk, --net) against QEMU -accel kvm (virtio-blk-pci,
+# virtio-net-pci on a tap), and kvmlu-vmm's live-upgrade blackout with the
+# guest idle next to the guest busy on its disk and network. Everything in
+# one QEMU host (tests/harness, TCG with nested SVM), on its nested
+# /dev/kvm, in the same run: harness case virtio_io_bench. QEMU's guest
+# runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's
+# (one after the other, see the case); the table gives the medians, and
+# the ratio of each round pair (round i of kvmlu-vmm / round i of QEMU)
+# and their median.
+#
+# Same guest for both VMMs: Debian's cloud kernel and the test initramfs
+# (tests/guest/linux/) with an archive appended that holds
+# tests/bench/guest-bench-init (run as rdinit), kvmlu-loadgen
+# (tests/bench/loadgen.c, static) and the guest kernel's virtio-pci and
+# virtio-net modules; 256 MiB, 1 vCPU; the disk is the QEMU host's virtio
+# disk /dev/vda for both, each guest in its own part of it (page cache on
+# the QEMU host side for both).
+#   seqwrite   1 MiB pwrite + fdatasync, one after the other (guest clock)
+#   randread   4 KiB O_DIRECT reads at random offsets, queue depth 1
+#   tcp        one stream, QEMU host (bridge br-bench) -> guest sink, timed
+#              by the sender until the guest closed (all bytes received)
+#   upgrade    kvmlu-ctl upgrade's blackout_ms (pause -> running in the
+#              new process), idle (the guest only polls a 4 KiB block every
+#              200 ms) and busy (the writer and a TCP stream running)
+#   host update  prepare-update, kexec of the QEMU host, kvmlu-vmm restore
+#              (bridge made first, tap and disk reopened): from the pause
+#              (the "pausing" stamp + prepare's running part) to the
+#              restore's "resumed" line, host-side stamps of the serial
+#              (one clock across the kexec; the restore is polled every
+#              100 ms), idle then busy (stages 1 -> 2 -> 3 of the case),
+#              next to the bare kexec (kexec -e -> next userspace)
+# QEMU (binary, libraries, SeaBIOS and option ROMs) is appended to the
+# harness initramfs only for this bench, as bench_linux_boot.sh does.
+# Nested KVM under TCG makes every absolute figure tiny; the ratios are
+# what to compare. Knobs: KVMLU_BENCH_VIRTIO_SECS (per throughput run,
+# default 5), KVMLU_BENCH_VIRTIO_ROUNDS (default 3),
+# KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
+# KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
+# KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
+# KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
+# of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
+# as it is (no kernel/build.sh).
+set -uo pipefail
+cd "$(dirname "$0")/../.."
+top=$PWD
+runs=${KVMLU_BENCH_RUNS:-1}
+secs=${KVMLU_BENCH_VIRTIO_SECS:-5}
+rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-3}
+region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
+upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
+hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
+work=$top/build/harness/bench-virtio
+mkdir -p "$work"
+me=bench_virtio_io
+
+if [ -n "${KVMLU_BENCH_VIRTIO_LOG:-}" ]; then
+	# Print the table of an earlier run's log (after the helpers below).
+	only_log=$KVMLU_BENCH_VIRTIO_LOG
+fi
+if [ -z "${only_log:-}" ]; then
+tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
+tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
+if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then
+	kernel/build.sh >"$work/kernel.log" 2>&1 ||
+		{ tail -n 20 "$work/kernel.log"; echo "$me: kernel/build.sh failed"; exit 1; }
+fi
+[ -f build/kernel/bzImage ] || { echo "$me: SKIP: no host kernel in build/kernel"; exit 0; }
+kdir=$(readlink -f build/kernel)
+[ -x build/bin/kvmlu-loadgen ] || { echo "$me: build/bin/kvmlu-loadgen missing (make)"; exit 1; }
+qemu=$(command -v qemu-system-x86_64) || { echo "$me: SKIP: qemu-system-x86_64 missing"; exit 0; }
+
+# The guest kernel's modules the test initramfs lacks (QEMU's virtio-pci;
+# virtio-net), from the package fetch-kernel.sh extracted, in dependency order.
+cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
+moddir=
+for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
+	ver=${k##*/vmlinuz-}
+	[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
+	moddir=$cache/x/lib/modules/$ver/kernel
+	cmp -s "$k" build/guest-linux/vmlinuz && break
+done
+[ -n "$moddir" ] || { echo "$me: SKIP: no guest kernel modules in $cache"; exit 0; }
+mods="drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko
+drivers/virtio/virtio_pci.ko net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
+
+stage=$(mktemp -d "$work/stage.XXXXXX")
+trap 'rm -rf "$stage"' EXIT
+
+# 1. The guest's initramfs: the test one, then the bench's archive.
+g=$stage/guest
+mkdir -p "$g/bench/modules"
+install -m 0755 tests/bench/guest-bench-init "$g/bench/init"
+install -m 0755 build/bin/kvmlu-loadgen "$g/bench/kvmlu-loadgen"
+for m in $mods; do
+	cp "$moddir/$m" "$g/bench/modules/" || { echo "$me: $moddir/$m missing"; exit 1; }
+	echo "${m##*/}" >>"$g/bench/modules/load.order"
+done
+(cd "$g" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9n >"$stage/bench.cpio.gz"
+cat build/guest-linux/initramfs.cpio.gz "$stage/bench.cpio.gz" >"$work/guest-initramfs.cpio.gz"
+
+# 2. What the QEMU host gets on top of the harness initramfs: QEMU with its
+# libraries and the firmware a pc machine with -kernel needs, and the
+# guest's initramfs.
+root=$stage/extra
+mkdir -p "$root/usr/share/qemu" "$root/usr/share/seabios" "$root/kvmlu/linux"
+. tests/harness/initramfs_lib.sh
+add_prog "$qemu" /usr/bin/qemu-system-x86_64
+for f in linuxboot_dma.bin kvmvapic.bin; do
+	cp -L "/usr/share/qemu/$f" "$root/usr/share/qemu/" || { echo "$me: /usr/share/qemu/$f missing"; exit 1; }
+done
+cp -L /usr/share/seabios/bios-256k.bin "$root/usr/share/seabios/" || { echo "$me: SeaBIOS missing"; exit 1; }
+cp "$work/guest-initramfs.cpio.gz" "$root/kvmlu/linux/bench-initramfs.cpio.gz"
+(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$work/extra.cpio"
+
+tests/harness/mkinitramfs.sh "$work/base.cpio" "$kdir/bzImage" >"$work/initramfs.log" 2>&1 ||
+	{ tail -n 10 "$work/initramfs.log"; echo "$me: mkinitramfs.sh failed"; exit 1; }
+cat "$work/base.cpio" "$work/extra.cpio" >"$work/initramfs.cpio"
+fi
+
+val() { # val LOG KEY: the last KVMLU-BENCH KEY=value
+	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | tail -n 1 | sed 's/.*=//'
+}
+stamp() { # stamp LOG TEXT: host seconds of the first line with TEXT
+	grep -a -m 1 -F "$2" "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
+}
+hu_ms() { # hu_ms LOG idle|busy STAGE: blackout of that host update in ms
+	local p r run
+	p=$(stamp "$1" "hostupdate $2 pausing") r=$(stamp "$1" "hostupdate $2 resumed")
+	run=$(val "$1" "hostupdate_$2_running_ms")
+	[ -n "$p" ] && [ -n "$r" ] || { echo -; return; }
+	awk -v p="$p" -v r="$r" -v run="${run:-0}" 'BEGIN { printf "%.0f", (r - p) * 1000 - run }'
+}
+kexec_ms() { # kexec_ms LOG FROM TO: kexec -e -> userspace of stage TO
+	local k u
+	k=$(stamp "$1" "kexec -e: stage $2 -> $3") u=$(stamp "$1" "userspace stage $3 ")
+	[ -n "$k" ] && [ -n "$u" ] || { echo -; return; }
+	awk -v k="$k" -v u="$u" 'BEGIN { printf "%.0f", (u - k) * 1000 }'
+}
+vals() { # vals LOG KEY: every KVMLU-BENCH KEY=value in order, one a line
+	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | sed 's/.*=//'
+}
+median() { sort -g | awk '{ v[NR] = $1 } END {
+	if (NR == 0) { print ""; exit }
+	printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+ratios() { # ratios LOG KEY: kvmlu/qemu of each round, one a line
+	paste -d' ' <(vals "$1" "kvmlu_$2") <(vals "$1" "qemu_$2") |
+		awk 'NF == 2 && $2 + 0 > 0 { printf "%.3f\n", $1 / $2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
+med_max() { # med_max 1.2,3.4,...: "median max"
+	tr ',' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) { print "- -"; exit }
+		m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+		printf "%.2f %.2f\n", m, v[NR] }'
+}
+
+table() { # table LOG: the figures of one run
+	local log=$1 row k label a b im ix bm bx hi hb n
+	n=$(val "$log" upgrades)
+	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
+	printf '%-34s %12s %12s %12s  %s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(each round pair's ratio)"
+	for row in "seqwrite_MBps:seq write 1 MiB + fdatasync, MB/s" \
+		"randread_iops:rand read 4 KiB O_DIRECT QD1, IOPS" \
+		"tcp_MBps:TCP stream host -> guest, MB/s"; do
+		k=${row%%:*} label=${row#*:}
+		a=$(vals "$log" "kvmlu_$k" | median) b=$(vals "$log" "qemu_$k" | median)
+		printf '%-34s %12s %12s %12s  %s\n' "$label" "${a:--}" "${b:--}" "$(ratios "$log" "$k" | median)" \
+			"$(ratios "$log" "$k" | tr '\n' ' ')"
+	done
+	read -r im ix <<<"$(med_max "$(val "$log" upgrade_idle_ms)")"
+	read -r bm bx <<<"$(med_max "$(val "$log" upgrade_busy_ms)")"
+	printf '%-34s %12s %12s %12s\n' "live upgrade blackout, ms" idle busy busy/idle
+	printf '%-34s %12s %12s %12s\n' "  median of $n" "$im" "$bm" "$(ratio "$bm" "$im")"
+	printf '%-34s %12s %12s %12s\n' "  max" "$ix" "$bx" "$(ratio "$bx" "$ix")"
+	if [ "$(val "$log" hostupdate)" = 1 ]; then
+		hi=$(hu_ms "$log" idle) hb=$(hu_ms "$log" busy)
+		printf '%-34s %12s %12s %12s\n' "host update blackout, ms" "$hi" "$hb" "$(ratio "$hb" "$hi")"
+		printf '%-34s %12s %12s\n' "  of which kexec -e -> userspace" "$(kexec_ms "$log" 1 2)" "$(kexec_ms "$log" 2 3)"
+		printf '%-34s %12s %12s\n' "  restore_ms (the VMM's)" "$(val "$log" hostupdate_idle_restore_ms)" "$(val "$log" hostupdate_busy_restore_ms)"
+	fi
+	printf '%-34s %12s %12s\n' "busy phase: writer MB/s, TCP MB/s" "$(val "$log" busy_seqwrite_MBps)" "$(val "$log" busy_tcp_MBps)"
+	echo "  each upgrade blackout, ms: $(val "$log" upgrade_idle_ms) idle; $(val "$log" upgrade_busy_ms) busy"
+}
+notes() {
+	echo "busy phase: the guest's writer over the whole phase (upgrades and, with host updates, the busy one included;"
+	echo "  guest clock), the TCP stream over the busy upgrades (sender's clock)"
+	echo "nested KVM inside the TCG harness host: absolute figures are far below hardware; compare the ratios"
+	echo "(QEMU: userspace virtio-blk/net-pci, no vhost, its default offloads; kvmlu-vmm offers none)"
+}
+
+if [ -n "${only_log:-}" ]; then
+	table "$only_log"
+	notes
+	exit 0
+fi
+rc=0
+for i in $(seq 1 "$runs"); do
+	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate" \
+		tests/harness/run-case.sh virtio_io_bench "$kdir/bzImage" "$work/initramfs.cpio" "$work/run$i")
+	log=$work/run$i/harness-virtio_io_bench.log
+	case $out in
+	*"PASS: harness/virtio_io_bench"*) ;;
+	*"SKIP: harness/virtio_io_bench"*)
+		echo "$me: $(grep -m1 '^SKIP: harness/virtio_io_bench' <<<"$out")"
+		continue
+		;;
+	*)
+		echo "$out" | tail -n 40
+		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is issue 19's nested TCG fault: run it again)"
+		rc=1
+		continue
+		;;
+	esac
+	echo "run $i: $(table "$log")"
+done
+notes
+exit $rc
