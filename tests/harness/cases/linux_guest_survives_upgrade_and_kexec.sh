@@ -61,11 +61,12 @@ lx_wait_status() { # lx_wait_status AFTER_COUNT SECONDS: a status line beyond AF
 	# Polled every 0.1 s, but a loaded nested host can take seconds per
 	# poll. So each poll that finds no line yet moves S_HUP_LO/S_HWALL_LO
 	# (host times read before it): the line came later than those.
+	# (read, not a command: no process per poll to steal the guest's time)
 	_i=0
 	while [ $_i -lt $(($2 * 10)) ]; do
-		_lo_up=$(host_uptime) _lo_wall=$(host_wall)
+		read -r _lo_up _ </proc/uptime
 		[ "$(lx_status_count)" -gt "$1" ] && return 0
-		S_HUP_LO=$_lo_up S_HWALL_LO=$_lo_wall
+		S_HUP_LO=$_lo_up
 		kill -0 "$(cat /tmp/$LX.pid)" 2>/dev/null || return 1
 		usleep 100000
 		_i=$((_i + 1))
@@ -92,10 +93,14 @@ lx_sample() { # lx_sample SECONDS: wait for the next status line, then read both
 	# step's host time goes from the "before" line's _LO to the "after"
 	# line's reading: never shorter than the guest's own, however slow
 	# the polling.
-	S_HUP_LO=$(host_uptime) S_HWALL_LO=$(host_wall)
+	_ref_wall=$(host_wall)
+	read -r _ref_up _ </proc/uptime
+	S_HUP_LO=$_ref_up
 	_n=$(lx_status_count)
 	lx_wait_status "$_n" "$1" || return 1
 	S_HUP=$(host_uptime) S_HWALL=$(host_wall)
+	# Both clocks run at one rate within a boot (no NTP here).
+	S_HWALL_LO=$(awk -v w="$_ref_wall" -v a="$_ref_up" -v b="$S_HUP_LO" 'BEGIN { printf "%.6f", w + b - a }')
 	_l=$(lx_line $((_n + 1)))
 	S_PID=$(lx_get "$_l" pid) S_CNT=$(lx_get "$_l" counter) S_ALIVE=$(lx_get "$_l" alive)
 	S_UP=$(lx_get "$_l" uptime) S_WALL=$(lx_get "$_l" wall)
