@@ -95,6 +95,16 @@ stage1() {
 	[ -e /dev/kvm ] || fail "no /dev/kvm in the QEMU host"
 	# QEMU's guest RAM file lives here: room for the largest guest.
 	mount -o remount,size=90% /dev/shm
+	# QEMU's guests get the TSC rate this boot refined (upgrade_peer.sh says why).
+	i=0
+	while [ \$i -lt 60 ]; do
+		khz=\$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' | tail -n 1)
+		[ -n "\$khz" ] && break
+		sleep 1
+		i=\$((i + 1))
+	done
+	[ -n "\$khz" ] && export PEER_TSC_KHZ=\$khz
+	harness_log "host TSC refined: \${khz:-not within 60 s}; \$(dmesg | grep -E 'tsc: (Detected|Refined)' | sed 's/.*tsc: //' | tr '\n' ';')"
 	# bash's process substitution reads /dev/fd/N; devtmpfs has no /dev/fd.
 	[ -e /dev/fd ] || ln -s /proc/self/fd /dev/fd
 	cd /kvmlu/tree
@@ -204,7 +214,7 @@ echo "Live upgrade next to QEMU's local live update (x-ignore-shared, -incoming 
 echo "(Debian's cloud kernel, tests/guest/linux), 2 vCPUs, $prounds per side and size (ms)"
 PEER_SIZES=${KVMLU_BENCH_PEER_SIZES:-"256M 1G 4G"} PEER_ROUNDS=$prounds PEER_WORK=$work/peer \
 	PEER_VMM=$VMM PEER_CTL=$CTL PEER_QMP=$QMP PEER_QEMU=$q PEER_KERNEL=$LINUX_KERNEL \
-	PEER_INITRD=$LINUX_INITRD PEER_SHM=${KVMLU_BENCH_PEER_SHM:-/dev/shm} \
+	PEER_INITRD=$LINUX_INITRD PEER_SHM=${KVMLU_BENCH_PEER_SHM:-/dev/shm} PEER_TSC_KHZ=${PEER_TSC_KHZ:-} \
 	sh tests/bench/upgrade_peer.sh >"$work/peer.out"
 printf "%6s %4s %13s %13s %4s %12s %12s %15s %8s\n" ram n kvmlu_bo_med kvmlu_bo_max n \
 	qemu_dt_med qemu_dt_max qemu_total_med ratio

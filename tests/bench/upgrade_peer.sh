@@ -23,7 +23,7 @@
 # PEER-INFO lines along the way on stderr. Settings (environment):
 #   PEER_SIZES ("256M 1G"), PEER_ROUNDS (5), PEER_WORK (scratch folder),
 #   PEER_VMM, PEER_CTL, PEER_QMP (qmp-call), PEER_QEMU, PEER_ACCEL (kvm),
-#   PEER_CPU (host), PEER_SIDES ("kvmlu qemu"),
+#   PEER_CPU (host), PEER_TSC_KHZ (the host's refined TSC rate), PEER_SIDES ("kvmlu qemu"),
 #   PEER_KERNEL, PEER_INITRD, PEER_SHM (/dev/shm), PEER_BOOT_S (600: how
 #   long a guest may take to reach its first status line).
 sizes=${PEER_SIZES:-256M 1G}
@@ -35,6 +35,18 @@ QMP=${PEER_QMP:-qmp-call}
 QEMU=${PEER_QEMU:-qemu-system-x86_64}
 ACCEL=${PEER_ACCEL:-kvm}
 CPU=${PEER_CPU:-host}
+# The host's TSC rate in kHz, as its kernel refined it: QEMU's vCPUs get
+# it explicitly. Without it QEMU (-cpu host) reads KVM's default rate and
+# sets it back; KVM took that default from the kernel's early
+# calibration, and where the refined one is more than 250 ppm away
+# (about 3 boots in 10 of the TCG-emulated QEMU host) and the CPU cannot
+# scale, KVM refuses it ("user requested TSC rate below hardware speed")
+# and leaves the vCPU's TSC multiplier at 0 (vmm/vm.c, vm_set_tsc_rate,
+# which is how kvmlu-vmm avoids it). The QEMU guest's boot then stalled
+# after its first perf MSR write: 3 runs of 4 on 2026-12-04, each with
+# an early calibration 1000-1500 ppm low; the refined rate, which KVM
+# accepts, fixed it.
+[ -n "${PEER_TSC_KHZ:-}" ] && CPU="$CPU,tsc-frequency=${PEER_TSC_KHZ}000"
 SIDES=${PEER_SIDES:-kvmlu qemu}
 KERNEL=${PEER_KERNEL:-/kvmlu/linux/vmlinuz}
 INITRD=${PEER_INITRD:-/kvmlu/linux/initramfs.cpio.gz}
@@ -94,7 +106,7 @@ kvmlu_side() {
 		--serial "$_ser" --control "$_sock" >"$W/kvmlu.vmm" 2>&1 &
 	_pid=$!
 	wait_status "$_ser" 0 "$BOOT_S" "$_pid" || {
-		echo "PEER-FAIL size=$1 side=kvmlu reason=no guest status line in $BOOT_S s: $(tail -n 1 "$W/kvmlu.vmm")"
+		echo "PEER-FAIL size=$1 side=kvmlu reason=no guest status line in $BOOT_S s: $(tail -n 1 "$W/kvmlu.vmm") serial: $(tail -n 3 "$_ser" | tr -d '\r' | tr '\n' ' ')"
 		stop_pid "$_pid"
 		return 1
 	}
@@ -165,7 +177,7 @@ qemu_side() {
 	qemu_start 0 "$1"
 	_pid=$(cat "$W/q.0.pid")
 	wait_status "$W/q.0.serial" 0 "$BOOT_S" "$_pid" || {
-		echo "PEER-FAIL size=$1 side=qemu reason=no guest status line in $BOOT_S s: $(tail -n 2 "$W/q.0.log" | tr '\n' ' ')"
+		echo "PEER-FAIL size=$1 side=qemu reason=no guest status line in $BOOT_S s: $(tail -n 2 "$W/q.0.log" | tr '\n' ' ') serial: $(tail -n 3 "$W/q.0.serial" | tr -d '\r' | tr '\n' ' ')"
 		stop_pid "$_pid"
 		return 1
 	}
