@@ -35,17 +35,11 @@ QMP=${PEER_QMP:-qmp-call}
 QEMU=${PEER_QEMU:-qemu-system-x86_64}
 ACCEL=${PEER_ACCEL:-kvm}
 CPU=${PEER_CPU:-host}
-# The host's TSC rate in kHz, as its kernel refined it: QEMU's vCPUs get
-# it explicitly. Without it QEMU (-cpu host) reads KVM's default rate and
-# sets it back; KVM took that default from the kernel's early
-# calibration, and where the refined one is more than 250 ppm away
-# (about 3 boots in 10 of the TCG-emulated QEMU host) and the CPU cannot
-# scale, KVM refuses it ("user requested TSC rate below hardware speed")
-# and leaves the vCPU's TSC multiplier at 0 (vmm/vm.c, vm_set_tsc_rate,
-# which is how kvmlu-vmm avoids it). The QEMU guest's boot then stalled
-# after its first perf MSR write: 3 runs of 4 on 2026-12-04, each with
-# an early calibration 1000-1500 ppm low; the refined rate, which KVM
-# accepts, fixed it.
+# PEER_TSC_KHZ: QEMU's vCPUs get that TSC rate (tsc-frequency). Not set
+# by bench_upgrade.sh: QEMU 7.2 sets a rate only with TSC scaling
+# (KVM_CAP_TSC_CONTROL), else refuses to start when it differs from KVM's
+# default ("TSC frequency mismatch ... TSC scaling unavailable"); the
+# QEMU host is kexec'd with its refined rate as the early one instead.
 [ -n "${PEER_TSC_KHZ:-}" ] && CPU="$CPU,tsc-frequency=${PEER_TSC_KHZ}000"
 SIDES=${PEER_SIDES:-kvmlu qemu}
 KERNEL=${PEER_KERNEL:-/kvmlu/linux/vmlinuz}
