@@ -222,6 +222,29 @@ int guestmem_folio_huge_bytes(const struct guestmem *gm, uint64_t *bytes)
 	return 0;
 }
 
+/* Linux 6.1 (uapi asm-generic/mman-common.h); older libc headers lack it. */
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
+
+int guestmem_folio_collapse(const struct guestmem *gm)
+{
+	int first = 0;
+	unsigned int i;
+
+	if (!gm || gm->nr > GUESTMEM_MAX_REGIONS)
+		return -EINVAL;
+	if (gm->backend != GUESTMEM_MEMFD || !gm->huge_advised)
+		return 0;
+	for (i = 0; i < gm->nr; i++) {
+		if (!gm->r[i].hva)
+			return -EINVAL;
+		if (madvise(gm->r[i].hva, (size_t)gm->r[i].size, MADV_COLLAPSE) && !first)
+			first = -errno;
+	}
+	return first;
+}
+
 const char *guestmem_folio_name(const struct guestmem *gm)
 {
 	return gm && gm->backend == GUESTMEM_MEMFD && gm->huge_advised ? "2M" : "4K";

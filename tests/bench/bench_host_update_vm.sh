@@ -3,7 +3,8 @@
 # the new kernel) next to the bare kexec time of the same run (kexec -e
 # -> the new kernel's userspace), for witness guests of 256 MiB, 1 GiB
 # and 4 GiB (KVMLU_BENCH_SIZES="256M 1G" to choose), inside the QEMU
-# host of tests/harness (its memory raised to guest + 2 GiB).
+# host of tests/harness (its memory raised to 1.25 x (2 x guest + 2 GiB):
+# the measured VM, its twin, and room outside KHO's scratch).
 #
 # All times are host-side stamps of serial lines (one clock for both
 # kernels), except the per-step figures the VMM reports itself. The
@@ -54,6 +55,38 @@ cp tests/harness/cases/vm_common.inc "$root/harness/vm_common.sh"
 cat >"$root/cases/bench_vm.sh" <<'EOF'
 . /harness/vm_common.sh
 MEM=$(sed -n 's/.*kvmlu\.bench_mem=\([^ ]*\).*/\1/p' /proc/cmdline)
+# prepare-update of a 4 GiB guest outlasts vm_ctl's 120 s here: its
+# PRESERVE_FD of the RAM (while the guest runs) first migrates every page
+# that sits in KHO's scratch CMA, about 30 s per GiB under TCG (seen
+# 2026-12-04: the 4 GiB run failed with "no reply within 120.0 s").
+prepare_long() { # prepare_long N: prepare-update, waiting up to 15 minutes
+	$VM_CTL -t 900 "$VM_RUN_DIR/$1.sock" '{"cmd":"prepare-update"}'
+}
+# The same for the restore and the verdict after the kexec (vm_common's wait 300 s).
+vm_wait_restored() { # vm_wait_restored N: vCPUs running again (0), or the VMM gone (1)
+	_i=0
+	while [ $_i -lt 18000 ]; do
+		if grep -q "resumed from session" "/tmp/$1.vmm" 2>/dev/null; then
+			harness_log "$1 resumed: $(grep "resumed from session" "/tmp/$1.vmm")"
+			return 0
+		fi
+		kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null || return 1
+		usleep 100000
+		_i=$((_i + 1))
+	done
+	return 1
+}
+vm_wait_verified() { # vm_wait_verified N: update-status once verification is no longer running
+	_i=0
+	while :; do
+		_st=$(vm_ctl "$1" update-status)
+		echo "$_st" | grep -q '"verification":"running"' || break
+		[ $_i -lt 3600 ] || fail "$1: memory still being verified after 1800 s: $_st"
+		usleep 500000
+		_i=$((_i + 1))
+	done
+	echo "$_st"
+}
 stage1() {
 	vm_need_binaries
 	vm_start bench "$MEM" 1
@@ -76,10 +109,10 @@ stage1() {
 	vm_ctl bench resume >/dev/null
 	# The twin, restored with --verify sync after the kexec; prepared
 	# first, so that its prepare is no part of bench's blackout.
-	r=$(vm_ctl benchs prepare-update)
+	r=$(prepare_long benchs)
 	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
 	harness_log "bench pausing: prepare-update"
-	r=$(vm_ctl bench prepare-update)
+	r=$(prepare_long bench)
 	harness_log "bench prepared: $r"
 	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
 	harness_log "kexec -e: stage 1 -> 2"
@@ -119,7 +152,12 @@ printf '%-6s %10s %10s %10s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12
 	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms
 for size in $sizes; do
 	m=$(mib "$size")
-	qmem=$(( 2 * m + 2048 ))M
+	# Two VMs of this size (the twin), 2 GiB for the rest, and a quarter
+	# more: KHO's scratch (about 18% of the QEMU host's RAM, CMA after
+	# boot) cannot hold what PRESERVE_FD pins, which migrates out of it.
+	# With 2 x 4 GiB + 2 GiB = 10 GiB the 4 GiB run was OOM-killed in
+	# prepare-update (2026-12-04: free_cma 1.3 GB, everything else pinned).
+	qmem=$(( (2 * m + 2048) * 5 / 4 ))M
 	log=$logs/bench-host-update-$size.log
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp 2 \

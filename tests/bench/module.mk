@@ -10,3 +10,6 @@ $(BINDIR_rel)/kvmlu-loadgen: tests/bench/loadgen.c
 	@mkdir -p $(@D)
 	$(CC) $(STD) $(WARN) -O2 -static -o $@ $<
 all: $(BINDIR_rel)/kvmlu-loadgen
+# make bench: the QEMU peer of the live-upgrade bench talks QMP with it
+# (bench_upgrade.sh, upgrade_peer.sh).
+$(eval $(call kvmlu_prog,qmp-call,tests/bench/qmp_call.c,))

@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
+#include "guestmem/folio.h"
 #include "guestmem/lazy_verify.h"
 #include "vmm/live_update/hold.h"
 #include "vmm/live_update/live_update.h"
@@ -210,6 +211,31 @@ static int lazy_mismatch(struct live_update_restore *lu, struct live_update_hold
 	return LIVE_UPDATE_LAZY_MISMATCH;
 }
 
+/*
+ * UFFDIO_CONTINUE mapped every verified chunk with 4 KiB PTEs, also where
+ * the file's folio is 2 MiB (the retrieved files keep their folios): map
+ * those with 2 MiB entries again, so that KVM's nested page tables do
+ * too, as after a plain start or an upgrade (docs/live-update-memory.md,
+ * levers 3 and 4 together). Best effort: a refusal leaves 4 KiB mappings,
+ * which are correct, only slower.
+ */
+static void lazy_remap_huge(struct vm *vm)
+{
+	uint64_t t0, huge = 0;
+	int ret;
+
+	if (vm->mem.backend != GUESTMEM_MEMFD || !vm->mem.huge_advised)
+		return;
+	t0 = kvmlu_mono_ns();
+	ret = guestmem_folio_collapse(&vm->mem);
+	if (guestmem_folio_huge_bytes(&vm->mem, &huge))
+		huge = 0;
+	fprintf(stderr, "kvmlu-vmm: %s: verified RAM mapped with 2 MiB entries again (MADV_COLLAPSE, %.1f ms): %llu of %llu MiB%s%s\n",
+		vm->name, (double)(kvmlu_mono_ns() - t0) / 1e6, (unsigned long long)(huge >> 20),
+		(unsigned long long)(vm->mem.total >> 20), ret ? "; not all: " : "",
+		ret ? strerror(-ret) : "");
+}
+
 int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_hold *h,
 			   struct vm *vm, int sig_fd)
 {
@@ -248,6 +274,7 @@ int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_ho
 	lazy_verdict(lu);
 	/* All equal: every page may be mapped as any other from now on. */
 	live_update_lazy_stop(lu);
+	lazy_remap_huge(vm);
 	/*
 	 * Not published yet: "verified" is shown together with the FINISHed
 	 * session, and the commands waiting at the gate go on only after it
