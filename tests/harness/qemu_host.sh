@@ -13,16 +13,16 @@
 # broke XRSTOR in nested guests: Debian's guest kernel then killed its init
 # with "bad frame in rt_sigreturn" (tests/harness/README.md, "Retries").
 #
-# TCG runs single-threaded (thread=single: one host thread takes turns
-# with every vCPU) instead of multi-threaded TCG. Issue 19, 2026-12-04:
-# with `-cpu max`, where multi-threaded TCG faulted 3 of 49 witness boots,
-# single-threaded TCG faulted 0 of 80; so the boot fault needs two vCPU
-# threads running at once, i.e. a race in the emulator's nested paging.
-# On this loaded 2-core machine it cost no time: vm_survive_kexec took
-# 3m33 single-threaded against 4m35 multi-threaded, side by side.
+# TCG stays multi-threaded. Issue 19, 2026-12-04: single-threaded TCG
+# (thread=single) faulted 0 of 80 witness boots with `-cpu max`, against
+# 3 of 49 multi-threaded, so the boot fault needs two vCPU threads at
+# once; but single-threaded, the stock Linux guest on 2 vCPUs made no
+# progress for minutes after its VMM started (QEMU at 28% of a core, on
+# an idle machine), where multi-threaded TCG ran the whole case
+# (linux_guest_survives_upgrade_and_kexec) in 1m46. Not usable as is.
 #
 # KVMLU_HARNESS_CPU, KVMLU_HARNESS_ACCEL and KVMLU_HARNESS_QEMU replace
 # these for experiments.
 QEMU_HOST_BIN=${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}
-QEMU_HOST_ACCEL=${KVMLU_HARNESS_ACCEL:-tcg,thread=single}
+QEMU_HOST_ACCEL=${KVMLU_HARNESS_ACCEL:-tcg}
 QEMU_HOST_CPU=${KVMLU_HARNESS_CPU:-EPYC,-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-nrip-save,-xsavec}
