@@ -46,21 +46,10 @@ stage1() {
 	vm_kexec_next_stage
 }
 
-wait_mismatch() { # wait_mismatch N: the VMM said MISMATCH, and stayed
-	i=0
-	while ! grep -q "MEMORY CHECKSUM MISMATCH" "/tmp/$1.vmm" 2>/dev/null; do
-		kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null ||
-			fail "$1: restore exited instead of holding the VM: $(tail -n 2 "/tmp/$1.vmm")"
-		[ $i -lt 300 ] || fail "$1: no checksum verdict within 300 s"
-		sleep 1
-		i=$((i + 1))
-	done
-}
-
 stage2_lazy() {
 	pid=$(cat /tmp/vm-lazy.pid)
 	if ! vm_lazy_expected; then
-		wait_mismatch vm-lazy
+		vm_wait_mismatch vm-lazy
 		grep -q "lazy verification not used" /tmp/vm-lazy.vmm ||
 			fail "vm-lazy: no userfaultfd here, but no fallback said so: $(head -n 3 /tmp/vm-lazy.vmm)"
 		grep -q 'tick=' /tmp/vm-lazy.serial 2>/dev/null && fail "vm-lazy: the guest ran on changed memory"
@@ -71,31 +60,8 @@ stage2_lazy() {
 		report PASS "harness/$HARNESS_CASE/lazy-fallback" "no userfaultfd in this kernel: verified before resuming, mismatch held, exit 2"
 		return 0
 	fi
-	vm_wait_restored vm-lazy || fail "vm-lazy: did not resume: $(tail -n 3 /tmp/vm-lazy.vmm)"
-	st=$(vm_ctl vm-lazy update-status)
-	echo "$st" | grep -q '"verify_mode":"lazy"' || fail "vm-lazy: not verified lazily: $st"
-	# It runs on the chunks it touched, each verified before the touch.
-	vm_wait_tick vm-lazy "$(cat "$HARNESS_CARRY/vm-lazy.tick")" 120 ||
-		fail "vm-lazy: no tick after the lazy resume: $(tail -n 3 /tmp/vm-lazy.vmm)"
-	grep -q "MEMORY CHECKSUM MISMATCH" /tmp/vm-lazy.vmm &&
-		fail "vm-lazy: mismatch found before the guest touched chunk 16 (no background pass asked)"
-	# The guest's own check reads every word of its RAM, chunk 16 too.
-	# (The request times out on the port; the guest's walk goes on regardless.)
-	$VM_CTL -t 60 "$VM_RUN_DIR/vm-lazy.sock" '{"cmd":"guest-verify","args":{"timeout_ms":30000}}' \
-		>/tmp/vm-lazy.verify 2>&1 &
-	vpid=$!
-	wait_mismatch vm-lazy
-	# Its control request ends first: resume and shutdown wait for it.
-	wait "$vpid"
-	harness_log "vm-lazy: guest-verify answered: $(cat /tmp/vm-lazy.verify)"
-	harness_log "vm-lazy: $(grep MISMATCH /tmp/vm-lazy.vmm | tail -n 1)"
-	grep -q "1 of 32 chunks of 2 MiB differ, the first is chunk 16" /tmp/vm-lazy.vmm ||
-		fail "vm-lazy: the mismatch does not name chunk 16: $(grep MISMATCH /tmp/vm-lazy.vmm)"
-	grep -q "paused before the guest touched it" /tmp/vm-lazy.vmm ||
-		fail "vm-lazy: not paused before the touch: $(grep MISMATCH /tmp/vm-lazy.vmm)"
-	t1=$(vm_last vm-lazy tick)
-	sleep 3
-	[ "$(vm_last vm-lazy tick)" = "$t1" ] || fail "vm-lazy: ticks went on after the mismatch ($t1 -> $(vm_last vm-lazy tick))"
+	vm_lazy_touch_held vm-lazy
+	t1=$VM_HELD_TICK
 	grep -q 'witness verify' /tmp/vm-lazy.serial &&
 		fail "vm-lazy: the guest finished reading its memory: $(grep 'witness verify' /tmp/vm-lazy.serial)"
 	st=$(vm_ctl vm-lazy update-status)
