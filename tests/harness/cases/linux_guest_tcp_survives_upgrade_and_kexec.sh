@@ -85,8 +85,10 @@ tc_check_errors() { # tc_check_errors WHAT: no netcount reported an error, both 
 		_e=$(grep -a -o 'KVMLU-GUEST-NET-ERROR.*' "$_f" 2>/dev/null | head -n 1 | tr -d '\r')
 		[ -z "$_e" ] || tc_fail "$1: $_e"
 	done
-	tc_alive $SRV || tc_fail "$1: kvmlu-vmm of $SRV exited"
-	tc_alive $CLI || tc_fail "$1: kvmlu-vmm of $CLI exited"
+	for _v in $SRV $CLI; do
+		# (a VM not started yet has no pid file)
+		[ ! -f "/tmp/$_v.pid" ] || tc_alive $_v || tc_fail "$1: kvmlu-vmm of $_v exited"
+	done
 }
 
 tc_wait() { # tc_wait SECONDS WHAT COMMAND...: until COMMAND succeeds
@@ -172,10 +174,14 @@ tc_need() {
 stage1() {
 	tc_need
 	tc_bridge
+	# One after the other: two guests booting at once on the nested KVM
+	# met issue 19's boot fault (#PF 0x10, the first VM's vCPU 0, both
+	# attempts of a clean-clone run), one at a time did not.
 	tc_start $SRV $SRV_IP $SRV_MAC ${SRV}0 "kvmlu.netsrv=$PORT"
-	tc_start $CLI $CLI_IP $CLI_MAC ${CLI}0 "kvmlu.netcli=$SRV_IP:$PORT:$CTL"
-	harness_log "two Linux VMs booting on $BR: $SRV ($SRV_IP, server on $PORT), $CLI ($CLI_IP, client)"
+	harness_log "Linux VM booting on $BR: $SRV ($SRV_IP, server on $PORT)"
 	tc_wait 1200 "boot: the server listening" tc_has "/tmp/$SRV.serial" KVMLU-NET-SRV-LISTEN
+	tc_start $CLI $CLI_IP $CLI_MAC ${CLI}0 "kvmlu.netcli=$SRV_IP:$PORT:$CTL"
+	harness_log "Linux VM booting on $BR: $CLI ($CLI_IP, client)"
 	tc_wait 600 "boot: the guest client's rounds" tc_round_ge "/tmp/$CLI.serial" 3
 	for v in $SRV $CLI; do
 		grep -aE 'virtio_net|KVMLU-GUEST-NET|KVMLU-GUEST-DISKS' "/tmp/$v.serial" | tr -d '\r' | sed "s/^/$v| /"
