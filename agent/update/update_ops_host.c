@@ -25,6 +25,7 @@
 #include "agent/update/vm_disks.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/json_line.h"
 #include "common/test_stop.h"
 #include "kvmlu/control_wire.h"
 #include "kvmlu/unix_addr.h"
@@ -160,34 +161,59 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 	return rc;
 }
 
-static int vm_abort_op(void *vctx, struct journal_vm *vm, char *err, size_t errlen)
+/* The VMM refused cmd as Busy: another client's command still runs. */
+static bool vmm_busy(int rc, const char *why)
 {
-	struct update_host_ctx *ctx = vctx;
-	int t = (int)ctx->cfg->vmm_timeout_ms;
+	char cls[JSON_LINE_CLASS_MAX];
+
+	return rc == -EREMOTEIO && !json_line_error_class(why, cls) && !strcmp(cls, KVMLU_ERR_BUSY);
+}
+
+static int vm_abort_once(const char *control, int t, char *err, size_t errlen)
+{
 	struct json_object *ret = NULL;
 	char why[256], swhy[256];
 	const char *state;
 	int rc;
 
-	if (!vmm_client_call(vm->control, "abort-update", t, NULL, why, sizeof(why)))
-		return 0;
+	rc = vmm_client_call(control, "abort-update", t, NULL, why, sizeof(why));
+	if (!rc || vmm_busy(rc, why))
+		return rc ? kvmlu_err(err, errlen, rc, "%s", why) : 0;
 	/*
 	 * abort-update is refused by a VMM that never got (or never finished)
 	 * prepare-update; what matters is that the VM runs, so check and
 	 * resume it if it is paused.
 	 */
-	rc = vmm_client_call(vm->control, "status", t, &ret, swhy, sizeof(swhy));
+	rc = vmm_client_call(control, "status", t, &ret, swhy, sizeof(swhy));
 	if (rc)
 		return kvmlu_err(err, errlen, rc, "abort-update: %.100s; status: %.100s", why, swhy);
 	state = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 	if (state && !strcmp(state, "running"))
 		rc = 0;
 	else if (state && !strcmp(state, "paused"))
-		rc = vmm_client_call(vm->control, "resume", t, NULL, err, errlen);
+		rc = vmm_client_call(control, "resume", t, NULL, err, errlen);
 	else
 		rc = kvmlu_err(err, errlen, -EPROTO, "abort-update: %s; state %s", why,
 			       state ? state : "unknown");
 	json_object_put(ret);
+	return rc;
+}
+
+/*
+ * A prepare-update that a stopped agent had asked for goes on in the VMM
+ * after its client is gone, and abort-update or resume get Busy until it
+ * ends: wait for it (up to the VMM timeout), then abort.
+ */
+static int vm_abort_op(void *vctx, struct journal_vm *vm, char *err, size_t errlen)
+{
+	struct update_host_ctx *ctx = vctx;
+	int t = (int)ctx->cfg->vmm_timeout_ms;
+	uint64_t end = kvmlu_mono_ns() + (uint64_t)t * 1000000ull;
+	int rc;
+
+	while ((rc = vm_abort_once(vm->control, t, err, errlen)) && vmm_busy(rc, err) &&
+	       kvmlu_mono_ns() < end)
+		usleep(200000);
 	return rc;
 }
 
