@@ -125,6 +125,7 @@ for c in "$here"/cases/*.sh; do
 	if [ "${KVMLU_HARNESS_RETRIES:-1}" -gt 0 ] && grep -q '^FAIL: ' <<<"$out"; then
 		cp "$logs/harness-$cn.log" "$logs/harness-$cn.attempt1.log"
 		cp "$logs/harness-$cn.qemu.log" "$logs/harness-$cn.attempt1.qemu.log" 2>/dev/null
+		cp "$logs/harness-$cn.reset-regs.txt" "$logs/harness-$cn.attempt1.reset-regs.txt" 2>/dev/null
 		why=$(grep -m1 '^FAIL: ' <<<"$out")
 		host_reset "$cn" "$out" && why="$why; the QEMU host itself triple-faulted"
 		echo "RERUN: $n: attempt 1: ${why#FAIL: }; log kept as $logs/harness-$cn.attempt1.log; running it once more"
