@@ -113,7 +113,7 @@ static int vcpu_handle_pio(struct vcpu *v)
  * pretending the guest was executing at the reset vector.
  */
 /* The vCPU state a triple fault or an internal error left, for the log. */
-static void vcpu_report_shutdown(struct vcpu *v)
+static void vcpu_report_stopped(struct vcpu *v)
 {
 	struct kvm_regs r;
 	struct kvm_sregs sr;
@@ -182,7 +182,7 @@ static int vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_HLT:	/* only without an in-kernel LAPIC; just run again */
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
-		vcpu_report_shutdown(v);
+		vcpu_report_stopped(v);
 		vm_request_stop(v->vm, VM_STOP_GUEST_TRIPLE_FAULT,
 				"vCPU %u: guest shutdown (triple fault, KVM_EXIT_SHUTDOWN)", v->index);
 		return -ECANCELED;
@@ -196,7 +196,7 @@ static int vcpu_handle_exit(struct vcpu *v)
 		for (uint32_t i = 0; i < run->internal.ndata && i < 6 && len < sizeof(data); i++)
 			len += (size_t)snprintf(data + len, sizeof(data) - len, "%s%#llx", i ? " " : "",
 						(unsigned long long)run->internal.data[i]);
-		vcpu_report_shutdown(v);
+		vcpu_report_stopped(v);
 		vm_request_stop(v->vm, VM_STOP_INTERNAL_ERROR,
 				"vCPU %u: KVM_EXIT_INTERNAL_ERROR suberror %u (data: %s)",
 				v->index, run->internal.suberror, data[0] ? data : "none");
