@@ -24,15 +24,6 @@ HARNESS_TIMEOUT=400
 # The sanitizer build (ASan+UBSan) when it is there: these paths must be clean.
 [ -x /kvmlu/san/kvmlu-vmm ] && VM_BIN=/kvmlu/san/kvmlu-vmm
 
-corrupt() { # corrupt N: 8 bytes at 32 MiB of N's RAM memfd, from outside
-	pid=$(cat "/tmp/$1.pid")
-	fd=$(ls -l "/proc/$pid/fd" | grep "memfd:.*$1.*ram0 (deleted)" | sed -n 's/.* \([0-9]*\) -> .*/\1/p' | head -n 1)
-	[ -n "$fd" ] || fail "$1: no RAM memfd among $(ls -l /proc/$pid/fd | grep memfd)"
-	printf 'CORRUPT!' | dd of="/proc/$pid/fd/$fd" bs=1 seek=$((32 << 20)) conv=notrunc 2>/dev/null ||
-		fail "$1: could not write into its RAM memfd (fd $fd)"
-	harness_log "$1: 8 bytes written at 32 MiB of its RAM memfd after prepare-update"
-}
-
 stage1() {
 	vm_need_binaries
 	vm_start vm-bad 64M 1
@@ -41,8 +32,8 @@ stage1() {
 	vm_wait_running vm-lazy
 	vm_prepare vm-bad
 	vm_prepare vm-lazy
-	corrupt vm-bad
-	corrupt vm-lazy
+	vm_corrupt_ram vm-bad
+	vm_corrupt_ram vm-lazy
 	vm_kexec_next_stage
 }
 

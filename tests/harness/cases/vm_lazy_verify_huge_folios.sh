@@ -50,15 +50,6 @@ check_huge() { # check_huge N MIB: status says 2M and at least half the RAM is P
 	harness_log "$1: memory_folio 2M, $_h bytes PMD-mapped"
 }
 
-corrupt() { # corrupt N: 8 bytes at 32 MiB of N's RAM memfd, from outside
-	_pid=$(cat "/tmp/$1.pid")
-	_fd=$(ls -l "/proc/$_pid/fd" | grep "memfd:.*$1.*ram0 (deleted)" | sed -n 's/.* \([0-9]*\) -> .*/\1/p' | head -n 1)
-	[ -n "$_fd" ] || fail "$1: no RAM memfd among $(ls -l /proc/$_pid/fd | grep memfd)"
-	printf 'CORRUPT!' | dd of="/proc/$_pid/fd/$_fd" bs=1 seek=$((32 << 20)) conv=notrunc 2>/dev/null ||
-		fail "$1: could not write into its RAM memfd (fd $_fd)"
-	harness_log "$1: 8 bytes written at 32 MiB of its RAM memfd after prepare-update"
-}
-
 check_folios_kept() { # check_folios_kept WHEN: ShmemHugePages not below stage 1's
 	_k=$(shmem_huge_kib)
 	_was=$(cat "$HARNESS_CARRY/shmem_huge_kib")
@@ -92,7 +83,7 @@ stage1() {
 	check_huge vm-hc 64
 	vm_prepare vm-hl
 	vm_prepare vm-hc
-	corrupt vm-hc
+	vm_corrupt_ram vm-hc
 	_k=$(shmem_huge_kib)
 	harness_log "ShmemHugePages $_k kB after prepare-update"
 	# Both VMs' RAM (192 MiB) in 2 MiB folios, at least half of it.
