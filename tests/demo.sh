@@ -435,7 +435,7 @@ if [ "$guest" = linux ]; then
 	drive=(-drive "file=$work/disk.raw,if=virtio,format=raw")
 fi
 set +e
-timeout -k 5 "$limit" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 2G -smp 2 \
+timeout -k 5 "$limit" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 2G -smp "$QEMU_HOST_SMP" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" -append "$cmdline" "${drive[@]}" \

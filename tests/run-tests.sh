@@ -2,8 +2,8 @@
 # The test run behind `make check`: cmocka unit tests, native /dev/kvm
 # integration tests, then the QEMU host-harness cases. Every case ends as
 # PASS, FAIL or SKIP (with its reason); the last line is the summary
-# "N passed, N failed, N skipped, N rerun" that CI reads (a rerun: the
-# harness case that failed once and ran again, tests/harness/check.sh). Exit status 1 on any FAIL.
+# "N passed, N failed, N skipped" that CI reads. Nothing runs twice: a
+# failure is a failure. Exit status 1 on any FAIL.
 #
 # KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
 # picks native/harness cases by name.
@@ -15,7 +15,7 @@ mkdir -p "$logs"
 suites=${KVMLU_TESTS:-unit,native,harness}
 filter=${KVMLU_TEST_FILTER:-.}
 pass=0 fail=0 skip=0
-failed=() reruns=()
+failed=()
 
 result() { # result PASS|FAIL|SKIP name [reason]
 	case $1 in
@@ -72,7 +72,6 @@ run_case() { # run_case suite script timeout
 	77)
 		# Without /dev/kvm a native test runs in the QEMU host instead.
 		if [ "$1" = native ] && [ ! -c /dev/kvm ] && want harness &&
-			[ "${KVMLU_HARNESS_FLAKY:-0}" = 1 ] &&
 			grep -q 'no /dev/kvm on this machine' "$log"; then
 			echo "MOVED: $name: no /dev/kvm here; runs in the QEMU host as harness/native_*/${name#native/}"
 		else
@@ -99,7 +98,6 @@ if want harness; then
 			"PASS: "*) result PASS "${line#PASS: }" ;;
 			"FAIL: "*) result FAIL "${line#FAIL: }" ;;
 			"SKIP: "*) r=${line#SKIP: }; result SKIP "${r%% (*}" "$(sed -n 's/^[^(]*(\(.*\))$/\1/p' <<<"$r")" ;;
-			"RERUN: "*) echo "$line"; reruns+=("${line#RERUN: }") ;;
 			*) echo "$line" ;;
 			esac
 		done < <(KVMLU_TEST_FILTER=$filter tests/harness/check.sh 2>&1)
@@ -113,9 +111,5 @@ if [ $fail -gt 0 ]; then
 	echo "failed:"
 	printf '  %s\n' "${failed[@]}"
 fi
-if [ ${#reruns[@]} -gt 0 ]; then
-	echo "rerun after a failed first attempt (issue 19; not a pass of the first run):"
-	printf '  %s\n' "${reruns[@]}"
-fi
-echo "$pass passed, $fail failed, $skip skipped, ${#reruns[@]} rerun"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

@@ -160,7 +160,7 @@ for size in $sizes; do
 	qmem=$(( (2 * m + 2048) * 5 / 4 ))M
 	log=$logs/bench-host-update-$size.log
 	start=${EPOCHREALTIME/./}
-	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp 2 \
+	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \

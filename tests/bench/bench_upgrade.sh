@@ -123,7 +123,7 @@ CASE
 	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >>"$work/initramfs.cpio"
 	echo "(no /dev/kvm here: inside the QEMU host, $QEMU_HOST_ACCEL, -m $qmem, on its nested KVM; log $log)"
 	timeout -k 5 "${KVMLU_BENCH_UPGRADE_TIMEOUT:-5400}" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" \
-		-cpu "$QEMU_HOST_CPU" -m "$qmem" -smp 2 \
+		-cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \

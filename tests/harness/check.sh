@@ -83,9 +83,6 @@ initrd=$work/initramfs.cpio
 # KVMLU_NATIVE_FILTER=regex: only those native tests in the harness/native_* cases.
 rm -f "$work/native-filter"
 [ -n "${KVMLU_NATIVE_FILTER:-}" ] && echo "$KVMLU_NATIVE_FILTER" >"$work/native-filter"
-# KVMLU_HARNESS_FLAKY=1: also the native_* cases (issue 19).
-rm -f "$work/run-flaky"
-[ "${KVMLU_HARNESS_FLAKY:-0}" = 1 ] && : >"$work/run-flaky"
 if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
 	cat "$logs/harness-initramfs.log"
 	echo "FAIL: harness/initramfs (mkinitramfs.sh failed, log $logs/harness-initramfs.log)"
@@ -94,18 +91,50 @@ if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-
 fi
 echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
-# A failed case runs once more (KVMLU_HARNESS_RETRIES, default 1; make
-# soak sets 0), printed as a RERUN line with the first attempt's verdict
-# and listed at the end of make check, never silently. Issue 19 is not
-# solved: with QEMU 7.2's TCG, nested witness VMs still triple-fault at
-# boot now and then, and the QEMU host itself sometimes resets (README.md,
-# "Retries"). The first attempt's logs are kept as *.attempt1.*.
-host_reset() { # host_reset CASE OUTPUT: the QEMU host itself reset before a verdict
-	grep -q 'QEMU exited 0 without a verdict' <<<"$2" &&
-		[ "$(tail -n 1 "$logs/harness-$1.qemu.log" 2>/dev/null)" = "Triple fault" ]
+# Cases run without a retry, KVMLU_HARNESS_JOBS at once (default: one per
+# core, at most one per 8 GiB of free memory). Each QEMU host has one vCPU
+# (qemu_host.sh says why: issue 19's faults came from QEMU 7.2's
+# multi-threaded TCG running two vCPUs of one host at once), so two of
+# them use this machine's two cores. A case's lines are printed together
+# when it ends, in the order the cases end.
+jobs=${KVMLU_HARNESS_JOBS:-}
+if [ -z "$jobs" ]; then
+	jobs=$(nproc)
+	by_mem=$(($(awk '/^MemAvailable:/ { print $2 }' /proc/meminfo) / (8 * 1024 * 1024)))
+	[ "$by_mem" -lt "$jobs" ] && jobs=$by_mem
+	[ "$jobs" -lt 1 ] && jobs=1
+fi
+outs=$work/case-out
+rm -rf "$outs"
+mkdir -p "$outs"
+declare -A running=() # pid -> result name
+finish_one() { # wait for a running job to end; print its verdict lines
+	local pid n out
+	while :; do
+		for pid in "${!running[@]}"; do
+			[ -e "$outs/${running[$pid]//\//_}.rc" ] && break 2
+		done
+		sleep 1
+	done
+	wait "$pid"
+	n=${running[$pid]} out=$outs/${running[$pid]//\//_}
+	unset "running[$pid]"
+	cat "$out"
+	# A runner that died before its verdict is a failure, never silence.
+	grep -qE "^(PASS|FAIL|SKIP): $n( |\$)" "$out" ||
+		echo "FAIL: $n ($(cat "$out.runner") exited $(cat "$out.rc") without a verdict)"
 }
-run_case() { # run_case CASE: prints the verdict lines
-	"$here/run-case.sh" "$1" "$kdir/bzImage" "$initrd" "$logs"
+start_job() { # start_job NAME RUNNER ARGS...: in the background, in a free slot
+	local n=$1 out=$outs/${1//\//_}
+	shift
+	while [ ${#running[@]} -ge "$jobs" ]; do finish_one; done
+	echo "${1##*/}" >"$out.runner"
+	(
+		"$@" >"$out"
+		echo $? >"$out.rc"
+	) &
+	running[$!]=$n
+	ran+=("$n")
 }
 ran=() filtered=()
 for c in "$here"/cases/*.sh; do
@@ -119,38 +148,21 @@ for c in "$here"/cases/*.sh; do
 		ran+=("$n")
 		continue
 	fi
-	cn=$(basename "$c" .sh)
-	out=$(run_case "$cn")
-	rc=$?
-	if [ "${KVMLU_HARNESS_RETRIES:-1}" -gt 0 ] && grep -q '^FAIL: ' <<<"$out"; then
-		cp "$logs/harness-$cn.log" "$logs/harness-$cn.attempt1.log"
-		cp "$logs/harness-$cn.qemu.log" "$logs/harness-$cn.attempt1.qemu.log" 2>/dev/null
-		cp "$logs/harness-$cn.reset-regs.txt" "$logs/harness-$cn.attempt1.reset-regs.txt" 2>/dev/null
-		why=$(grep -m1 '^FAIL: ' <<<"$out")
-		host_reset "$cn" "$out" && why="$why; the QEMU host itself triple-faulted"
-		echo "RERUN: $n: attempt 1: ${why#FAIL: }; log kept as $logs/harness-$cn.attempt1.log; running it once more"
-		out=$(run_case "$cn")
-		rc=$?
-	fi
-	printf '%s\n' "$out"
-	# A runner that died before its verdict is a failure, never silence.
-	grep -qE "^(PASS|FAIL|SKIP): $n( |\$)" <<<"$out" ||
-		echo "FAIL: $n (run-case.sh exited $rc without a verdict)"
-	ran+=("$n")
+	start_job "$n" "$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
 done
 # The Ansible role (ansible/) against QEMU hosts it reaches over SSH
 # (fleet/run.sh, its own runner: one QEMU per host, at once): one host in
 # every run; two, the rolling update proper, when KVMLU_FLEET_HOSTS names
-# 2 (`make check-fleet` sets KVMLU_FLEET_HOSTS=2). Not retried.
+# 2 (`make check-fleet` sets KVMLU_FLEET_HOSTS=2).
 for hosts in ${KVMLU_FLEET_HOSTS:-1}; do
 	n=$(fleet_name "$hosts")
 	if ! [[ $n =~ $filter ]]; then
 		filtered+=("$n")
 		continue
 	fi
-	"$here/fleet/run.sh" "$hosts" "$kdir/bzImage" "$initrd" "$logs"
-	ran+=("$n")
+	start_job "$n" "$here/fleet/run.sh" "$hosts" "$kdir/bzImage" "$initrd" "$logs"
 done
+while [ ${#running[@]} -gt 0 ]; do finish_one; done
 echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"
 [ ${#filtered[@]} -gt 0 ] && echo "harness: filtered out: ${filtered[*]}"
 exit 0

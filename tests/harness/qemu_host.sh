@@ -13,16 +13,22 @@
 # broke XRSTOR in nested guests: Debian's guest kernel then killed its init
 # with "bad frame in rt_sigreturn" (tests/harness/README.md, "Retries").
 #
-# TCG stays multi-threaded. Issue 19, 2026-12-04: single-threaded TCG
-# (thread=single) faulted 0 of 80 witness boots with `-cpu max`, against
-# 3 of 49 multi-threaded, so the boot fault needs two vCPU threads at
-# once; but single-threaded, the stock Linux guest on 2 vCPUs made no
-# progress for minutes after its VMM started (QEMU at 28% of a core, on
-# an idle machine), where multi-threaded TCG ran the whole case
-# (linux_guest_survives_upgrade_and_kexec) in 1m46. Not usable as is.
+# One vCPU. Issue 19's faults (a nested witness triple-faulting at boot
+# with #PF 0x14/0x10, the QEMU host itself triple-faulting) need two vCPUs
+# of one QEMU host running at once on QEMU 7.2's multi-threaded TCG:
+# single-threaded TCG (thread=single) faulted 0 of 80 witness boots with
+# `-cpu max`, and one vCPU 0 of 40, against 3 of 49 with two vCPUs
+# multi-threaded. Single-threaded TCG with two vCPUs is not the way out:
+# it switches vCPUs only every 100 ms, so a 2-vCPU Linux guest waiting on
+# an IPI stalled for minutes. With one vCPU the QEMU host's kernel
+# schedules the nested vCPU threads itself (the stock Linux guest case ran
+# in 1m22 against 1m46 with two), and the harness runs two QEMU hosts at
+# once, one per core (check.sh). tests/harness/README.md, "Retries", has
+# the whole story.
 #
-# KVMLU_HARNESS_CPU, KVMLU_HARNESS_ACCEL and KVMLU_HARNESS_QEMU replace
-# these for experiments.
+# KVMLU_HARNESS_CPU, KVMLU_HARNESS_ACCEL, KVMLU_HARNESS_QEMU and
+# KVMLU_HARNESS_SMP replace these for experiments.
 QEMU_HOST_BIN=${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}
 QEMU_HOST_ACCEL=${KVMLU_HARNESS_ACCEL:-tcg}
 QEMU_HOST_CPU=${KVMLU_HARNESS_CPU:-EPYC,-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-nrip-save,-xsavec}
+QEMU_HOST_SMP=${KVMLU_HARNESS_SMP:-1}

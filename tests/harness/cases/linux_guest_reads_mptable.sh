@@ -15,7 +15,6 @@
 # kernel's xstate check ("x86/fpu: XSAVE disabled", CPUID[0d] dump) and
 # that kernel then oopses in early VFS setup; without XSAVE it boots. The
 # CPUID is the VMM core's (vmm/cpuid.c), not the boot protocol's.
-HARNESS_SMP=2
 HARNESS_TIMEOUT=600
 
 L_SERIAL=/tmp/smp.serial

@@ -95,7 +95,7 @@ for i in $(seq 1 "$n"); do
 	cat "$initrd" "$work/fleet.cpio" "$work/host$i.cpio" >"$work/host$i.initrd"
 	port[$i]=$(free_port)
 	echo "[127.0.0.1]:${port[$i]} $(cut -d' ' -f1,2 "$h/etc/ssh/ssh_host_ed25519_key.pub")" >>"$work/known_hosts"
-	"$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 3G -smp 2 \
+	"$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 3G -smp "$QEMU_HOST_SMP" \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-netdev "user,id=net0,ipv6=off,restrict=on,hostfwd=tcp:127.0.0.1:${port[$i]}-:22" \
