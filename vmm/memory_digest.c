@@ -26,17 +26,26 @@
 /* Rounds while running, and the dirty share at which more would not pay. */
 #define MEMORY_DIGEST_MAX_ROUNDS	4
 #define MEMORY_DIGEST_FEW_CHUNKS_SHIFT	6	/* 1/64 of all chunks */
-/*
- * Hashing while running stops after this long; what is left is hashed in
- * the pause, as it all was before. It bounds how much longer a
- * prepare-update can take than it used to, against the agent's prepare
- * timeout (30 s by default): 10 s hash some 100 GiB on hardware, about
- * 1 GiB in the QEMU host of the harness (TCG), where hashing while the
- * guest runs is twice as slow as in a pause.
- */
-#define MEMORY_DIGEST_RUNNING_BUDGET_NS	(10ULL * 1000000000ULL)
+int memory_digest_running_ms_arg(json_object *args, const char *cmd, unsigned int *ms,
+				 struct json_line_error *e)
+{
+	json_object *v;
+	int64_t t;
 
-int memory_digest_start(struct vm *vm, struct memory_digest *md, char *err, size_t errlen)
+	*ms = MEMORY_DIGEST_RUNNING_MS_DEFAULT;
+	if (!args || !json_object_object_get_ex(args, MEMORY_DIGEST_RUNNING_MS_ARG, &v))
+		return 0;
+	t = json_object_get_int64(v);
+	if (!json_object_is_type(v, json_type_int) || t < 0 || t > MEMORY_DIGEST_RUNNING_MS_MAX)
+		return json_line_error_set(e, KVMLU_ERR_INVALID, "%s: args.%s must be 0..%u",
+					   cmd, MEMORY_DIGEST_RUNNING_MS_ARG,
+					   MEMORY_DIGEST_RUNNING_MS_MAX);
+	*ms = (unsigned int)t;
+	return 0;
+}
+
+int memory_digest_start(struct vm *vm, struct memory_digest *md, unsigned int running_ms,
+			char *err, size_t errlen)
 {
 	char why[256] = "";
 	uint64_t t0 = kvmlu_mono_ns(), n = 0;
@@ -44,9 +53,15 @@ int memory_digest_start(struct vm *vm, struct memory_digest *md, char *err, size
 
 	memset(md, 0, sizeof(*md));
 	md->log.vm_fd = -1;
+	md->running_budget_ms = running_ms;
 	ret = guestmem_digest_table_init(&md->table, &vm->mem);
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "memory digest table: %s", strerror(-ret));
+	if (!running_ms) {
+		snprintf(md->why_full, sizeof(md->why_full),
+			 "%s is 0: every chunk is hashed in the pause", MEMORY_DIGEST_RUNNING_MS_ARG);
+		return 0;
+	}
 	ret = guestmem_dirty_log_start(&md->log, &vm->mem, vm->vm_fd, why, sizeof(why));
 	if (ret) {
 		/* Not an error: the whole checksum is taken in the pause instead. */
@@ -54,7 +69,7 @@ int memory_digest_start(struct vm *vm, struct memory_digest *md, char *err, size
 		return 0;
 	}
 	md->logging = true;
-	md->deadline_ns = t0 + MEMORY_DIGEST_RUNNING_BUDGET_NS;
+	md->deadline_ns = t0 + (uint64_t)running_ms * 1000000ULL;
 	ret = guestmem_digest_table_refresh_by(&md->table, 0, md->deadline_ns, &n, &md->threads);
 	if (ret) {
 		guestmem_digest_table_mark_all(&md->table);
@@ -150,4 +165,6 @@ void memory_digest_report(const struct memory_digest *md, json_object *o)
 			       json_line_new_ms((double)md->running_ns / 1e6));
 	json_object_object_add(o, "checksum_running_chunks", json_line_new_u64(md->running_chunks));
 	json_object_object_add(o, "checksum_rounds", json_object_new_int64((int64_t)md->rounds));
+	json_object_object_add(o, "checksum_running_budget_ms",
+			       json_object_new_int64((int64_t)md->running_budget_ms));
 }

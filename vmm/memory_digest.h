@@ -6,7 +6,8 @@
  *
  * Lifecycle:
  *   memory_digest_start()    VM running: dirty logging on, every chunk
- *                            hashed (the guest keeps running meanwhile);
+ *                            hashed (the guest keeps running meanwhile),
+ *                            for at most running_ms (0: none of it);
  *   memory_digest_converge() VM running: a few rounds of "collect the
  *                            log, hash what it names", until few chunks
  *                            are dirty per round; both within a time
@@ -31,11 +32,23 @@
 
 #include <json-c/json.h>
 
+#include "kvmlu/control_wire.h"
 #include "guestmem/digest_table.h"
 #include "guestmem/dirty_log.h"
 #include "guestmem/guestmem.h"
 
 struct vm;
+struct json_line_error;
+
+/*
+ * How long hashing while running may take (start and converge together).
+ * What is left is hashed in the pause. The agent asks for half of its
+ * prepare timeout; the default bounds a prepare-update by the same 10 s
+ * it always had (some 100 GiB on hardware, ~1 GiB under TCG).
+ */
+#define MEMORY_DIGEST_RUNNING_MS_DEFAULT	10000u
+#define MEMORY_DIGEST_RUNNING_MS_MAX		3600000u
+#define MEMORY_DIGEST_RUNNING_MS_ARG		KVMLU_ARG_RUNNING_HASH_MS
 
 struct memory_digest {
 	struct guestmem_digest_table table;
@@ -43,6 +56,7 @@ struct memory_digest {
 	bool logging;
 	char why_full[300];		/* why no logging ("" if it logged) */
 	unsigned int rounds;		/* converge rounds done */
+	unsigned int running_budget_ms;	/* what start() was given */
 	uint64_t deadline_ns;		/* hashing while running stops here */
 	uint64_t running_ns;		/* hashing while the vCPUs ran */
 	uint64_t running_chunks;
@@ -52,7 +66,15 @@ struct memory_digest {
 	unsigned int threads;
 };
 
-int memory_digest_start(struct vm *vm, struct memory_digest *md, char *err, size_t errlen);
+/*
+ * args.running_hash_ms of a command (prepare-update, checksum): absent,
+ * the default; else an integer 0..MEMORY_DIGEST_RUNNING_MS_MAX. 0 on
+ * success; an InvalidRequest error in e otherwise (cmd names the command).
+ */
+int memory_digest_running_ms_arg(json_object *args, const char *cmd, unsigned int *ms,
+				 struct json_line_error *e);
+int memory_digest_start(struct vm *vm, struct memory_digest *md, unsigned int running_ms,
+			char *err, size_t errlen);
 void memory_digest_converge(struct vm *vm, struct memory_digest *md);
 int memory_digest_finish(struct vm *vm, struct memory_digest *md, struct guestmem_checksum *out,
 			 char *err, size_t errlen);
@@ -62,8 +84,8 @@ void memory_digest_release(struct memory_digest *md);
  * Its figures into a command's reply: checksum_paused_ms (the part in the
  * pause), checksum_paused_chunks, checksum_dirty_pages (logged since the
  * last round), checksum_running_ms, checksum_running_chunks,
- * checksum_rounds, checksum_incremental (false: all hashed in the pause,
- * checksum_full_reason says why).
+ * checksum_rounds, checksum_running_budget_ms, checksum_incremental
+ * (false: all hashed in the pause, checksum_full_reason says why).
  */
 void memory_digest_report(const struct memory_digest *md, json_object *o);
 

@@ -218,20 +218,23 @@ static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object
  * pause), then the full checksum of the same paused memory, both
  * returned with their times. The VM stays paused. For tests and the bench.
  */
-static int vm_cmd_checksum_incremental(struct control_ctx *ctx, json_object **ret,
-				       struct json_line_error *e)
+static int vm_cmd_checksum_incremental(struct control_ctx *ctx, json_object *args,
+				       json_object **ret, struct json_line_error *e)
 {
 	struct memory_digest md = { .log = { .vm_fd = -1 } };
 	struct guestmem_checksum inc = { 0 }, full = { 0 };
 	char msg[512], hex[33], full_hex[33];
 	uint64_t pause_ns = 0;
+	unsigned int running_ms;
 	int rc;
 
+	if (memory_digest_running_ms_arg(args, "checksum", &running_ms, e))
+		return -EINVAL;
 	if (vm_get_state(ctx->vm) != VM_STATE_RUNNING)
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
 					   "checksum incremental needs a running VM; it is %s",
 					   vm_state_name(vm_get_state(ctx->vm)));
-	rc = memory_digest_start(ctx->vm, &md, msg, sizeof(msg));
+	rc = memory_digest_start(ctx->vm, &md, running_ms, msg, sizeof(msg));
 	if (rc) {
 		memory_digest_release(&md);
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "%s", msg);
@@ -280,7 +283,7 @@ static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_obje
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "checksum: args.incremental must be true or false");
 		if (json_object_get_boolean(jinc))
-			return vm_cmd_checksum_incremental(ctx, ret, e);
+			return vm_cmd_checksum_incremental(ctx, args, ret, e);
 	}
 	/* A running vCPU changes memory under the hash: the digest would mean nothing. */
 	if (s != VM_STATE_PAUSED)
@@ -405,7 +408,7 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 }
 
 static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
-static const char *const vm_checksum_args[] = { "incremental", NULL };
+static const char *const vm_checksum_args[] = { "incremental", MEMORY_DIGEST_RUNNING_MS_ARG, NULL };
 static const char *const vm_save_state_args[] = { "path", "checksum", NULL };
 
 static const struct control_command vm_commands[] = {

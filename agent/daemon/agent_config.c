@@ -194,6 +194,11 @@ static int parse_key(const char *key, struct json_object *v,
 	return kvmlu_err(err, errlen, -EINVAL, "config: unknown key \"%s\"", key);
 }
 
+unsigned int agent_running_hash_ms(const struct agent_config *c)
+{
+	return c->prepare_timeout_ms / 2;
+}
+
 int agent_config_parse(const char *text, struct agent_config *c,
 		       char *err, size_t errlen)
 {

@@ -45,6 +45,14 @@ struct agent_config {
 
 void agent_config_defaults(struct agent_config *c);
 
+/*
+ * What prepare-update may spend hashing RAM while the guest still runs
+ * (its running_hash_ms): half of timeouts.prepare_ms. The more is hashed
+ * before the pause, the shorter the blackout; the other half is left for
+ * the pause, the state and the preserves.
+ */
+unsigned int agent_running_hash_ms(const struct agent_config *c);
+
 /* Parse JSON text over the defaults; on error c is left unchanged. */
 int agent_config_parse(const char *text, struct agent_config *c,
 		       char *err, size_t errlen);

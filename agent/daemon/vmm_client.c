@@ -14,22 +14,34 @@
 int vmm_client_call(const char *path, const char *cmd, int timeout_ms,
 		    struct json_object **ret, char *err, size_t errlen)
 {
-	struct json_line_reader *r;
+	return vmm_client_call_args(path, cmd, NULL, timeout_ms, ret, err, errlen);
+}
+
+int vmm_client_call_args(const char *path, const char *cmd, struct json_object *args,
+			 int timeout_ms, struct json_object **ret, char *err, size_t errlen)
+{
+	struct json_line_reader *r = NULL;
 	int fd, rc;
 
 	fd = json_line_connect(path, timeout_ms, err, errlen);
-	if (fd < 0)
-		return fd;
+	if (fd < 0) {
+		rc = fd;
+		goto out;
+	}
 	r = malloc(sizeof(*r));
 	if (!r) {
 		rc = kvmlu_err(err, errlen, -ENOMEM, "out of memory");
-		goto err_close;
+		goto out;
 	}
 	json_line_reader_init(r, fd);
-	rc = json_line_call(fd, r, cmd, NULL, 1, timeout_ms, NULL, NULL, ret, err, errlen);
+	/* json_line_call takes args' reference, whatever happens. */
+	rc = json_line_call(fd, r, cmd, args, 1, timeout_ms, NULL, NULL, ret, err, errlen);
+	args = NULL;
+out:
+	json_object_put(args);
 	free(r);
-err_close:
-	close(fd);
+	if (fd >= 0)
+		close(fd);
 	return rc;
 }
 

@@ -18,6 +18,9 @@ struct json_object;
  */
 int vmm_client_call(const char *path, const char *cmd, int timeout_ms,
 		    struct json_object **ret, char *err, size_t errlen);
+/* The same with args (NULL or an object, whose reference is taken). */
+int vmm_client_call_args(const char *path, const char *cmd, struct json_object *args,
+			 int timeout_ms, struct json_object **ret, char *err, size_t errlen);
 
 /*
  * Reading a reply: one key each, the names of kvmlu/control_wire.h

@@ -126,15 +126,20 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 {
 	struct update_host_ctx *ctx = vctx;
 	char want[LUO_SESSION_NAME_SIZE];
-	struct json_object *ret = NULL;
+	struct json_object *ret = NULL, *args;
 	const char *session, *sum;
 	int rc;
 
 	rc = luo_session_name_for_vm(vm->name, want, err, errlen);
 	if (rc)
 		return rc;
-	rc = vmm_client_call(vm->control, "prepare-update", (int)ctx->cfg->prepare_timeout_ms,
-			     &ret, err, errlen);
+	args = json_object_new_object();
+	if (!args)
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
+	json_object_object_add(args, KVMLU_ARG_RUNNING_HASH_MS,
+			       json_object_new_int64(agent_running_hash_ms(ctx->cfg)));
+	rc = vmm_client_call_args(vm->control, "prepare-update", args,
+				  (int)ctx->cfg->prepare_timeout_ms, &ret, err, errlen);
 	if (rc)
 		return rc;
 	session = vmm_client_reply_str(ret, KVMLU_KEY_SESSION);

@@ -56,5 +56,7 @@
 #define KVMLU_KEY_REASON	"reason"	/* why a restored VM is held */
 #define KVMLU_KEY_PREPARE_MS	"prepare_ms"
 #define KVMLU_KEY_RESTORE_MS	"restore_ms"
+/* prepare-update's argument: ms of hashing RAM while the guest runs. */
+#define KVMLU_ARG_RUNNING_HASH_MS	"running_hash_ms"
 
 #endif /* KVMLU_CONTROL_WIRE_H */

@@ -59,8 +59,10 @@ MEM=$(sed -n 's/.*kvmlu\.bench_mem=\([^ ]*\).*/\1/p' /proc/cmdline)
 # PRESERVE_FD of the RAM (while the guest runs) first migrates every page
 # that sits in KHO's scratch CMA, about 30 s per GiB under TCG (seen
 # 2026-12-04: the 4 GiB run failed with "no reply within 120.0 s").
+# It waits as an agent with timeouts.prepare_ms 900000 would, and asks
+# for the hashing-while-running budget that agent sends (half of it).
 prepare_long() { # prepare_long N: prepare-update, waiting up to 15 minutes
-	$VM_CTL -t 900 "$VM_RUN_DIR/$1.sock" '{"cmd":"prepare-update"}'
+	$VM_CTL -t 900 "$VM_RUN_DIR/$1.sock" '{"cmd":"prepare-update","args":{"running_hash_ms":450000}}'
 }
 # The same for the restore and the verdict after the kexec (vm_common's wait 300 s).
 vm_wait_restored() { # vm_wait_restored N: vCPUs running again (0), or the VMM gone (1)

@@ -136,20 +136,17 @@ start_job() { # start_job NAME RUNNER ARGS...: in the background, in a free slot
 	running[$!]=$n
 	ran+=("$n")
 }
+# Longest first, so that the two slots end together: the Ansible role's
+# host (below) and then the cases by their HARNESS_TIMEOUT, a fair proxy
+# for how long they run.
+by_length() {
+	local c t
+	for c in "$here"/cases/*.sh; do
+		t=$(sed -n 's/^HARNESS_TIMEOUT=//p' "$c" | tail -n 1)
+		echo "${t:-120} $c"
+	done | sort -k1,1nr -k2,2 | cut -d' ' -f2-
+}
 ran=() filtered=()
-for c in "$here"/cases/*.sh; do
-	n=$(case_name "$c")
-	if ! [[ $n =~ $filter ]]; then
-		filtered+=("$n")
-		continue
-	fi
-	if [ -n "$peers_err" ] && [[ $n == peer/* ]]; then
-		echo "FAIL: $n ($peers_err)"
-		ran+=("$n")
-		continue
-	fi
-	start_job "$n" "$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
-done
 # The Ansible role (ansible/) against QEMU hosts it reaches over SSH
 # (fleet/run.sh, its own runner: one QEMU per host, at once): one host in
 # every run; two, the rolling update proper, when KVMLU_FLEET_HOSTS names
@@ -161,6 +158,19 @@ for hosts in ${KVMLU_FLEET_HOSTS:-1}; do
 		continue
 	fi
 	start_job "$n" "$here/fleet/run.sh" "$hosts" "$kdir/bzImage" "$initrd" "$logs"
+done
+for c in $(by_length); do
+	n=$(case_name "$c")
+	if ! [[ $n =~ $filter ]]; then
+		filtered+=("$n")
+		continue
+	fi
+	if [ -n "$peers_err" ] && [[ $n == peer/* ]]; then
+		echo "FAIL: $n ($peers_err)"
+		ran+=("$n")
+		continue
+	fi
+	start_job "$n" "$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
 done
 while [ ${#running[@]} -gt 0 ]; do finish_one; done
 echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"

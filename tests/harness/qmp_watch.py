@@ -9,10 +9,17 @@ registers -a", and the code at each vCPU's rip) to OUT, and quits QEMU.
 Under -no-reboot the triple fault left only "Triple fault" in QEMU's log:
 issue 19's host fault could not be looked at.
 
-Usage: qmp_watch.py SOCKET OUT
+A case that hangs is killed by run-case.sh's timeout, which used to
+leave nothing to say where the host was. Given DEADLINE (seconds from
+now, a little before that timeout), this script then writes the
+registers three times, a second apart (is the host's kernel stuck in one
+place, or busy?), and leaves QEMU to the timeout.
+
+Usage: qmp_watch.py SOCKET OUT [DEADLINE]
 Exits 0 when QEMU is gone, whatever happened; it never keeps QEMU alive.
 """
 import json
+import select
 import socket
 import sys
 import time
@@ -32,19 +39,36 @@ def connect(path, seconds=60):
             time.sleep(0.2)
 
 
+class Deadline(Exception):
+    pass
+
+
 class Qmp:
-    def __init__(self, sock):
-        self.f = sock.makefile("rw", encoding="utf-8", newline="\n")
+    def __init__(self, sock, deadline=None):
+        self.sock = sock
+        self.buf = b""
+        self.deadline = deadline
 
     def read(self):
-        line = self.f.readline()
-        if not line:
-            raise EOFError
+        """One message; Deadline if none came before the deadline."""
+        while b"\n" not in self.buf:
+            wait = None
+            if self.deadline is not None:
+                wait = self.deadline - time.time()
+                if wait <= 0:
+                    raise Deadline
+            if not select.select([self.sock], [], [], wait)[0]:
+                raise Deadline
+            data = self.sock.recv(65536)
+            if not data:
+                raise EOFError
+            self.buf += data
+        line, self.buf = self.buf.split(b"\n", 1)
         return json.loads(line)
 
     def cmd(self, name, **args):
-        self.f.write(json.dumps({"execute": name, "arguments": args}) + "\n")
-        self.f.flush()
+        self.sock.sendall((json.dumps({"execute": name, "arguments": args}) + "\n").encode())
+        self.deadline = None  # a command's reply is waited for, always
         while True:
             m = self.read()
             if "return" in m or "error" in m:
@@ -58,10 +82,10 @@ class Qmp:
         return m.get("return", json.dumps(m.get("error")))
 
 
-def dump(q, out):
+def dump(q, out, why="when its kernel asked for a reset"):
     regs = q.hmp("info registers -a")
     with open(out, "a", encoding="utf-8") as f:
-        f.write("=== the QEMU host's vCPUs when its kernel asked for a reset\n")
+        f.write("=== the QEMU host's vCPUs %s\n" % why)
         f.write(regs)
         # The code each vCPU was at: "x/6i" uses that vCPU's own paging.
         cpus = [int(l.split("CPU #", 1)[1].split(":", 1)[0])
@@ -73,6 +97,7 @@ def dump(q, out):
 
 def main():
     path, out = sys.argv[1], sys.argv[2]
+    deadline = time.time() + float(sys.argv[3]) if len(sys.argv) > 3 else None
     s = connect(path)
     if s is None:
         return 0
@@ -80,8 +105,16 @@ def main():
     try:
         q.read()  # greeting
         q.cmd("qmp_capabilities")
+        q.deadline = deadline
         while True:
-            m = q.read()
+            try:
+                m = q.read()
+            except Deadline:
+                for i in range(3):
+                    dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
+                    time.sleep(1)
+                q.deadline = None
+                continue
             if m.get("event") != "SHUTDOWN":
                 continue
             if m.get("data", {}).get("reason") == "guest-reset":

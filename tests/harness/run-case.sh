@@ -81,7 +81,8 @@ cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$
 qmp=$(mktemp -u "/tmp/kvmlu-qmp-$case.XXXXXX")
 regs=$logs/harness-$case.reset-regs.txt
 rm -f "$regs"
-python3 "$here/qmp_watch.py" "$qmp" "$regs" &
+# A case that hangs gets its registers written 10 s before the timeout.
+python3 "$here/qmp_watch.py" "$qmp" "$regs" $((limit > 20 ? limit - 10 : limit)) &
 watch_pid=$!
 start=${EPOCHREALTIME/./}
 timeout -k 5 "$limit" "$QEMU_HOST_BIN" \
@@ -140,9 +141,11 @@ case $verdict in
 PASS) echo "PASS: $name" ;;
 SKIP) echo "SKIP: $name ($why)" ;;
 FAIL)
-	if [ -s "$regs" ]; then
+	if grep -q "asked for a reset" "$regs" 2>/dev/null; then
 		# Where each vCPU of the QEMU host was when its kernel reset it.
 		why="$why; the host's kernel asked for a reset ($(tail -n 1 "$logs/harness-$case.qemu.log")), its vCPUs then: $regs"
+	elif [ -s "$regs" ]; then
+		why="$why; the host's vCPUs just before the timeout: $regs"
 	fi
 	echo "FAIL: $name ($why, log $log)"
 	tail -n 30 "$log" | sed 's/^/    | /'

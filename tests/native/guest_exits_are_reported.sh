@@ -19,7 +19,7 @@ payload() { # payload NAME HEX
 # expect_exit STATUS MESSAGE_REGEX: the VMM exits by itself with STATUS.
 expect_exit() {
 	local i rc
-	for i in $(seq 1 300); do
+	for i in $(seq 1 "$(kv_scaled 300)"); do
 		kill -0 "$KV_PID" 2>/dev/null || break
 		sleep 0.1
 	done

@@ -63,8 +63,7 @@ kv_request '{"cmd":"status"}'
 [ "$(kv_ret state)" = running ] || kv_fail "VM $(kv_ret state) after a bad binary"
 [ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
 
-kv_ok '{"cmd":"guest-verify"}'
-[ "$(kv_ret verified)" = true ] || kv_fail "guest-verify: $KV_REPLY"
+kv_verify
 up_stop
 up_check_sanitizers
 kv_pass

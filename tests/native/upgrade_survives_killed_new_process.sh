@@ -23,9 +23,9 @@ kill_at() {
 		count[$c]=$UP_COUNT tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
 	done
 	marker="stopped at $point (pid "
-	"$KV_CTL" -t 60 "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
+	"$KV_CTL" -t "$(kv_scaled 60)" "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
 	local ctl=$!
-	for i in $(seq 1 300); do
+	for i in $(seq 1 "$(kv_scaled 300)"); do
 		grep -q "$marker" "$KV_STDERR" && break
 		sleep 0.1
 	done

@@ -16,7 +16,7 @@ OFFSET_HEX=$(printf %x $OFFSET)
 verify() {
 	local before
 	before=$(grep -c '^witness verify ' "$KV_SERIAL")
-	kv_ok '{"cmd":"guest-verify"}' 30
+	kv_ok "{\"cmd\":\"guest-verify\",\"args\":{\"timeout_ms\":$(kv_scaled 10000)}}" 30
 	[ "$(kv_ret result)" = "$1" ] || kv_fail "guest-verify result $(kv_ret result), want $1"
 	kv_wait_serial '^witness verify ' 10 $((before + 1))
 	line=$(grep '^witness verify ' "$KV_SERIAL" | tail -n 1)

@@ -26,6 +26,8 @@ check_round() { # check_round NAME: one incremental checksum, VM left paused
 	# on the time budget of the running phase (vmm/memory_digest.c).
 	[ "$(kv_ret checksum_running_chunks)" -gt 0 ] ||
 		kv_fail "$1: nothing hashed while running"
+	[ "$(kv_ret checksum_running_budget_ms)" = 10000 ] ||
+		kv_fail "$1: running budget $(kv_ret checksum_running_budget_ms), not the default 10000 ms"
 	[ $(( $(kv_ret checksum_running_chunks) + $(kv_ret checksum_paused_chunks) )) -ge $chunks ] ||
 		kv_fail "$1: fewer than $chunks chunks hashed in all: $KV_REPLY"
 	[ "$(kv_ret full_digest)" = "$LAST_FULL" ] && kv_fail "$1: memory did not change between rounds"
@@ -46,14 +48,24 @@ for r in 2 3 4; do
 	check_round "tick$r"
 	kv_ok '{"cmd":"resume"}'
 	kv_wait_serial '^witness boot=' 30 $(( $(kv_tick_lines) + 2 ))
-	kv_ok '{"cmd":"guest-verify"}'
+	kv_verify
 	[ "$(kv_ret result)" = ok ] || kv_fail "round $r: guest-verify $KV_REPLY"
 done
+
+kv_log "running_hash_ms 0: nothing hashed while running, all of it in the pause, still equal"
+kv_ok '{"cmd":"checksum","args":{"incremental":true,"running_hash_ms":0}}' 120
+[ "$(kv_ret equal)" = true ] || kv_fail "budget 0: incremental != full: $KV_REPLY"
+[ "$(kv_ret checksum_running_chunks)" = 0 ] && [ "$(kv_ret checksum_paused_chunks)" = $chunks ] ||
+	kv_fail "budget 0: chunks hashed while running: $KV_REPLY"
+[ "$(kv_ret checksum_incremental)" = false ] || kv_fail "budget 0: called incremental: $KV_REPLY"
+kv_ok '{"cmd":"resume"}'
 
 kv_log "refused while paused (NotRunning), and a non-boolean argument (InvalidRequest)"
 kv_ok '{"cmd":"pause"}'
 kv_err '{"cmd":"checksum","args":{"incremental":true}}' NotRunning
 kv_err '{"cmd":"checksum","args":{"incremental":1}}' InvalidRequest
+kv_err '{"cmd":"checksum","args":{"incremental":true,"running_hash_ms":"10"}}' InvalidRequest
+kv_err '{"cmd":"checksum","args":{"incremental":true,"running_hash_ms":3600001}}' InvalidRequest
 kv_ok '{"cmd":"resume"}'
 kv_stop
 kv_pass

@@ -238,10 +238,12 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	struct memory_digest md = { .log = { .vm_fd = -1 } };
 	size_t bytes = 0;
 	char sum[33];
+	unsigned int running_ms;
 	int state_fd = -1, rc;
 
-	(void)args;
 	luo_session_init(&s);
+	if (memory_digest_running_ms_arg(args, "prepare-update", &running_ms, e))
+		return -EINVAL;
 	if (prepared.active)
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					   "already prepared: session '%s' is held (abort-update first)",
@@ -267,7 +269,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	 * round, the capture and the state memfd.
 	 */
 	if (prepared.was_running) {
-		rc = memory_digest_start(vm, &md, err, sizeof(err));
+		rc = memory_digest_start(vm, &md, running_ms, err, sizeof(err));
 		if (rc) {
 			rc = json_line_error_set(e, KVMLU_ERR_FAILED, "%s", err);
 			goto err_release;
@@ -473,8 +475,10 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 	return 0;
 }
 
+static const char *const live_update_prepare_args[] = { MEMORY_DIGEST_RUNNING_MS_ARG, NULL };
+
 static const struct control_command live_update_commands[] = {
-	{ "prepare-update", live_update_cmd_prepare, NULL, CONTROL_CMD_LONG },
+	{ "prepare-update", live_update_cmd_prepare, live_update_prepare_args, CONTROL_CMD_LONG },
 	{ "abort-update", live_update_cmd_abort, NULL, 0 },
 	{ "update-status", live_update_cmd_status, NULL, CONTROL_CMD_ANYTIME },
 };

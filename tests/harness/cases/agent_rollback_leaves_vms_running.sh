@@ -60,8 +60,18 @@ stage1() {
 	ag_running vm-b
 	report PASS harness/agent_rollback_leaves_vms_running/mute_vmm "refused, vm-b named, VMs running"
 
-	r=$(vm_ctl vm-b prepare-update)
+	# prepare-update's one argument (the agent sends half its prepare
+	# timeout): a bad value is refused and changes nothing; 0 hashes
+	# every chunk in the pause, and the checksum says so.
+	r=$($VM_CTL -t 120 "$VM_RUN_DIR/vm-b.sock" '{"cmd":"prepare-update","args":{"running_hash_ms":-1}}')
+	echo "$r" | grep -q '"class":"InvalidRequest"' || fail "prepare-update with running_hash_ms -1: $r"
+	ag_running vm-b
+	r=$($VM_CTL -t 120 "$VM_RUN_DIR/vm-b.sock" '{"cmd":"prepare-update","args":{"running_hash_ms":0}}')
 	echo "$r" | grep -q '"ok":true' || fail "manual prepare-update of vm-b: $r"
+	[ "$(json_num checksum_running_chunks <<<"$r")" = 0 ] &&
+		[ "$(json_num checksum_paused_chunks <<<"$r")" -gt 0 ] &&
+		grep -q '"checksum_full_reason":"running_hash_ms is 0' <<<"$r" ||
+		fail "prepare-update with running_hash_ms 0 hashed while running: $r"
 	expect_failed prepare_fails "VM vm-b: prepare-update failed" \
 		--kernel "$HARNESS_KERNEL" --initrd /tmp/next-initrd.cpio --append "$cmdline"
 	grep -q "rolled-back" /tmp/prepare_fails.out || fail "prepare_fails: not rolled back"

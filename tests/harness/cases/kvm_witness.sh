@@ -9,7 +9,7 @@ W_SERIAL=/tmp/witness.serial
 W_SOCK=/run/witness.sock
 
 witness_last() { # witness_last FIELD: that field of the last cpu=0 tick line
-	grep 'cpu=0 tick=' "$W_SERIAL" | tail -n 1 | sed -n "s/.* $1=\([^ ]*\).*/\1/p"
+	serial_lines "$W_SERIAL" | grep 'cpu=0 tick=' | tail -n 1 | sed -n "s/.* $1=\([^ ]*\).*/\1/p"
 }
 
 witness_wait_tick() { # witness_wait_tick AFTER SECONDS: wait for a tick > AFTER

@@ -26,7 +26,7 @@ wait_line() { # wait_line REGEX SECONDS: until the serial log has REGEX
 }
 
 last_status() { # last_status FIELD
-	grep -a 'KVMLU-GUEST-STATUS' "$L_SERIAL" | tail -n 1 | sed -n "s/.* $1=\([^ ]*\).*/\1/p" | tr -d '\r'
+	serial_lines "$L_SERIAL" | grep -a 'KVMLU-GUEST-STATUS' | tail -n 1 | sed -n "s/.* $1=\([^ ]*\).*/\1/p" | tr -d '\r'
 }
 
 stage1() {

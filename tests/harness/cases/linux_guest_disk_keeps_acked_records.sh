@@ -41,7 +41,7 @@ LD_FS=60M		# the ext4; the disk's last MiBs stay outside it
 LD_MORE=5		# acks to see after each step before the next
 
 ld_acks() { # the ack numbers on the serial so far, one a line
-	grep -a -o 'KVMLU-REC-ACK n=[0-9]*' "$LD_SERIAL" 2>/dev/null | sed 's/.*n=//'
+	serial_lines "$LD_SERIAL" | grep -a -o 'KVMLU-REC-ACK n=[0-9]*' | sed 's/.*n=//'
 }
 
 ld_last_ack() {

@@ -45,7 +45,7 @@ LX_EARLY_PPM=1500
 LX_CPUS=2
 
 lx_line() { # lx_line N: the Nth status line (1 = first)
-	grep -a 'KVMLU-GUEST-STATUS' "$LX_SERIAL" 2>/dev/null | sed -n "${1}p" | tr -d '\r'
+	serial_lines "$LX_SERIAL" | grep -a 'KVMLU-GUEST-STATUS' | sed -n "${1}p" | tr -d '\r'
 }
 
 lx_get() { # lx_get LINE FIELD: FIELD's value in that status line
@@ -53,7 +53,7 @@ lx_get() { # lx_get LINE FIELD: FIELD's value in that status line
 }
 
 lx_status_count() { # grep -c prints 0 and fails when nothing matches
-	_c=$(grep -ac 'KVMLU-GUEST-STATUS' "$LX_SERIAL" 2>/dev/null)
+	_c=$(serial_lines "$LX_SERIAL" | grep -ac 'KVMLU-GUEST-STATUS')
 	echo "${_c:-0}"
 }
 

@@ -46,7 +46,7 @@ HOSTCLI=/tmp/hostcli.out
 MORE=4 # rounds to see after each step before the next
 
 tc_lines() { # tc_lines FILE TAG: the lines with that tag, without CRs
-	grep -a -o "$2 .*" "$1" 2>/dev/null | tr -d '\r'
+	serial_lines "$1" | grep -a -o "$2 .*" | tr -d '\r'
 }
 
 tc_field() { # tc_field KEY < LINE: the value of KEY=

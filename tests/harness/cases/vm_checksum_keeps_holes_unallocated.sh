@@ -11,7 +11,7 @@
 #    taken over the holes;
 #  - abort-update: the pages stay allocated (the agent's preflight counts
 #    this memory before any prepare-update); the VM runs again.
-HARNESS_MEM=2G
+HARNESS_MEM=3G
 HARNESS_TIMEOUT=400
 
 . /harness/vm_common.sh

@@ -83,6 +83,15 @@ kexec_next_stage() { # kexec_next_stage [extra cmdline words]
 	fail "stage $HARNESS_STAGE: kexec -e returned"
 }
 
+# serial_lines FILE: a VM's serial log up to its last newline. The line a
+# vCPU is still writing may be cut short ("tick=6" of "tick=628228096",
+# "n=" of "n=20"): whatever reads a number from a serial log reads it from
+# complete lines only.
+serial_lines() {
+	[ -f "$1" ] || return 0
+	head -n "$(wc -l <"$1")" "$1"
+}
+
 dmesg_has() { # dmesg_has REGEX
 	dmesg | grep -q -E "$1"
 }

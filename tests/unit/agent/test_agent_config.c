@@ -62,6 +62,8 @@ static void test_config_parses_every_key(void **state)
 	assert_int_equal(c.vmm_timeout_ms, 100);
 	assert_int_equal(c.prepare_timeout_ms, 200);
 	assert_int_equal(c.restore_timeout_ms, 300);
+	/* Half of the prepare timeout goes to hashing while the guest runs. */
+	assert_int_equal(agent_running_hash_ms(&c), 100);
 	assert_int_equal(c.prepare_parallel, 4);
 	assert_string_equal(c.libvirt_uri, "qemu+unix:///system?socket=/tmp/l.sock");
 	assert_string_equal(c.libvirt_state_file, "/var/lib/x/lv.json");
