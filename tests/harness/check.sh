@@ -63,6 +63,22 @@ if [[ $uapi_name =~ $filter ]]; then
 	"$here/uapi/check.sh" "$kdir/headers/include" "$work/uapi"
 fi
 
+# Every script the QEMU host's busybox sh runs must parse there: a case
+# that does not is found in a second here, not as a panic of the host's
+# init minutes into a run (a bash-only `<<<` did that on 2026-12-05).
+parse_name=harness/scripts_parse_in_busybox_sh
+if [[ $parse_name =~ $filter ]]; then
+	bad=""
+	for f in "$here"/guest/init "$here"/guest/lib.sh "$here"/cases/*.sh "$here"/cases/*.inc; do
+		msg=$(busybox sh -n "$f" 2>&1) || bad="$bad ${f#"$top"/}: $msg;"
+	done
+	if [ -z "$bad" ]; then
+		echo "PASS: $parse_name"
+	else
+		echo "FAIL: $parse_name (${bad# })"
+	fi
+fi
+
 peers=""
 peers_err=""
 if ! peers=$("$here/build-peers.sh" "$kdir" 2>"$logs/harness-peers.log"); then

@@ -68,9 +68,9 @@ stage1() {
 	ag_running vm-b
 	r=$($VM_CTL -t 120 "$VM_RUN_DIR/vm-b.sock" '{"cmd":"prepare-update","args":{"running_hash_ms":0}}')
 	echo "$r" | grep -q '"ok":true' || fail "manual prepare-update of vm-b: $r"
-	[ "$(json_num checksum_running_chunks <<<"$r")" = 0 ] &&
-		[ "$(json_num checksum_paused_chunks <<<"$r")" -gt 0 ] &&
-		grep -q '"checksum_full_reason":"running_hash_ms is 0' <<<"$r" ||
+	[ "$(echo "$r" | json_num checksum_running_chunks)" = 0 ] &&
+		[ "$(echo "$r" | json_num checksum_paused_chunks)" -gt 0 ] &&
+		echo "$r" | grep -q '"checksum_full_reason":"running_hash_ms is 0' ||
 		fail "prepare-update with running_hash_ms 0 hashed while running: $r"
 	expect_failed prepare_fails "VM vm-b: prepare-update failed" \
 		--kernel "$HARNESS_KERNEL" --initrd /tmp/next-initrd.cpio --append "$cmdline"

@@ -7,7 +7,9 @@
 #             checksums, and each VM is the same guest (boot id carried from
 #             stage 1), ticking after the restore, its memory verified by
 #             the guest itself
-# lib.sh is not sourced: its fail would power the host off.
+# lib.sh's helpers (serial_lines), but not its fail, pass and skip: they
+# would power the host off.
+. /harness/lib.sh
 fail() { echo "FAIL: $*"; exit 1; }
 skip() { fail "$*"; }
 harness_log() { echo "$*"; }
