@@ -92,7 +92,7 @@ kv_start() {
 		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm exited during start-up"
 		sleep 0.1
 	done
-	kv_fail "control socket $KV_SOCK did not answer within 30 s"
+	kv_fail "control socket $KV_SOCK did not answer within $(kv_scaled 30) s"
 }
 
 # KV_WAIT_SCALE (default 1): how many times longer every wait here may
@@ -183,7 +183,7 @@ kv_stop() {
 		kill -0 "$KV_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$KV_PID" 2>/dev/null && kv_fail "kvmlu-vmm still running 30 s after shutdown"
+	kill -0 "$KV_PID" 2>/dev/null && kv_fail "kvmlu-vmm still running $(kv_scaled 30) s after shutdown"
 	wait "$KV_PID"
 	rc=$?
 	KV_PID=

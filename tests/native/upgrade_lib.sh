@@ -80,7 +80,7 @@ up_stop() {
 		kill -0 "$KV_PID" 2>/dev/null || break
 		sleep 0.1
 	done
-	kill -0 "$KV_PID" 2>/dev/null && kv_fail "kvmlu-vmm $KV_PID still running 30 s after shutdown"
+	kill -0 "$KV_PID" 2>/dev/null && kv_fail "kvmlu-vmm $KV_PID still running $(kv_scaled 30) s after shutdown"
 	KV_PID=
 	[ -e "$KV_SOCK" ] && kv_fail "control socket $KV_SOCK left behind"
 	grep -q 'stopped (shutdown-command)' "$KV_STDERR" || kv_fail "no clean stop message"
@@ -90,7 +90,7 @@ up_stop() {
 up_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 up_tick_count() { up_ticks "$1" | wc -l; }
 
-# up_wait_ticks CPU COUNT: wait (30 s at most) for more than COUNT complete
+# up_wait_ticks CPU COUNT: wait (30 s at most, scaled) for more than COUNT complete
 # tick lines of that vCPU.
 up_wait_ticks() {
 	local i
@@ -99,7 +99,7 @@ up_wait_ticks() {
 		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm $KV_PID died"
 		sleep 0.1
 	done
-	kv_fail "cpu $1 printed no tick for 30 s"
+	kv_fail "cpu $1 printed no tick for $(kv_scaled 30) s"
 }
 
 # up_sample_fresh CPU: wait for the next tick line of CPU and take it the
