@@ -6,10 +6,11 @@
 #    current key, else builds it (~7 min on 2 cores; CI's first run on a
 #    new machine does this). KVMLU_HARNESS_NO_BUILD=1 skips the cases
 #    instead of building.
-# 2. uapi/kvmlu_headers_match_kernel (no QEMU).
+# 2. uapi/kvmlu_headers_match_kernel and scripts_parse_in_busybox_sh (no QEMU).
 # 3. The upstream selftests from the same source, built static (cached).
 # 4. The initramfs, then every tests/harness/cases/*.sh whose result name
-#    matches KVMLU_TEST_FILTER, one QEMU boot each, sequentially (2 cores).
+#    matches KVMLU_TEST_FILTER, and the Ansible role's host: one QEMU boot
+#    each, two at once (below).
 # The last lines say which cases ran and which were filtered out.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
