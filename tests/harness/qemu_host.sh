@@ -17,7 +17,7 @@
 # with #PF 0x14/0x10, the QEMU host itself triple-faulting) need two vCPUs
 # of one QEMU host running at once on QEMU 7.2's multi-threaded TCG:
 # single-threaded TCG (thread=single) faulted 0 of 80 witness boots with
-# `-cpu max`, and one vCPU 0 of 40, against 3 of 49 with two vCPUs
+# `-cpu max`, and one vCPU 0 of 80, against 3 of 49 with two vCPUs
 # multi-threaded. Single-threaded TCG with two vCPUs is not the way out:
 # it lets one vCPU run until it halts or a 100 ms kick timer fires, and a
 # 2-vCPU Linux guest stalled for minutes. With one vCPU the QEMU host's kernel
