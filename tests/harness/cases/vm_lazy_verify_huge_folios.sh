@@ -120,6 +120,10 @@ stage2() {
 	vm_restore vm-hc
 	unset KVMLU_TEST_LAZY_FAULT_ONLY
 	vm_wait_restored vm-hl || fail "vm-hl: did not resume: $(tail -n 3 /tmp/vm-hl.vmm)"
+	# vm-hc's folios count in ShmemHugePages only once its restore has
+	# retrieved its files: wait for that too before comparing (a one-vCPU
+	# QEMU host once compared while vm-hc's restore had not got there).
+	vm_wait_restored vm-hc || fail "vm-hc: did not resume: $(tail -n 3 /tmp/vm-hc.vmm)"
 	_st=$(vm_ctl vm-hl update-status)
 	harness_log "vm-hl right after the resume: $_st"
 	echo "$_st" | grep -q '"verify_mode":"lazy"' || fail "vm-hl: not verified lazily: $_st"
