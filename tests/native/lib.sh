@@ -159,11 +159,14 @@ kv_wait_serial() {
 	kv_fail "no $min serial line(s) matching '$re' within $t s"
 }
 
+# kv_serial_lines: the serial log up to its last newline. The line a vCPU
+# is still writing may be cut short ("tick=6" of "tick=628228096", seen on
+# a 1-vCPU QEMU host): numbers are read from complete lines only.
+kv_serial_lines() { head -n "$(wc -l <"$KV_SERIAL")" "$KV_SERIAL"; }
+
 # kv_tick CPU: the last tick vCPU CPU printed (empty if none yet).
-# Complete lines only: the one a vCPU is still writing may be cut short
-# ("tick=6" of "tick=628228096", seen on a 1-vCPU QEMU host).
 kv_tick() {
-	head -n "$(wc -l <"$KV_SERIAL")" "$KV_SERIAL" |
+	kv_serial_lines |
 		grep -E "^witness boot=[0-9a-f]{16} cpu=$1 tick=[0-9]+ uptime_ms=[0-9]+\$" | tail -n 1 |
 		sed -E 's/.* tick=([0-9]+).*/\1/'
 }

@@ -52,7 +52,7 @@ up_start() {
 # up_ticks CPU: that vCPU's complete tick lines (the line being written
 # while we read has no newline yet and may be cut short: left out).
 up_ticks() {
-	head -n "$(wc -l <"$KV_SERIAL")" "$KV_SERIAL" |
+	kv_serial_lines |
 		grep -E "^witness boot=[0-9a-f]{16} cpu=$1 tick=[0-9]+ uptime_ms=[0-9]+\$"
 }
 
