@@ -83,8 +83,9 @@ tests/harness/mkinitramfs.sh "$work/initramfs.cpio" build/kernel/bzImage \
 # appended to the harness's (the kernel unpacks concatenated archives).
 root=$work/extra
 rm -rf "$root"
-mkdir -p "$root/cases" "$root/harness"
+mkdir -p "$root/cases" "$root/harness/shipped"
 cp tests/harness/cases/vm_common.inc "$root/harness/vm_common.sh"
+cp configs/kvmlu-thp.conf "$root/harness/shipped/kvmlu-thp.conf"
 if [ "$guest" = witness ]; then
 cat >"$root/cases/demo.sh" <<'EOF'
 . /harness/vm_common.sh
@@ -94,18 +95,21 @@ demo_ticks() { # the last N tick lines of the VM, as the guest printed them
 stage1() {
 	vm_need_binaries
 	demo "host kernel $(uname -r) is up: /dev/kvm and /dev/liveupdate are there"
+	demo_host_setup
 	vm_start demo 256M 1
 	demo "starting a witness VM: 1 vCPU, 256 MiB of RAM in a memfd (it fills its RAM with a pattern first)"
 	vm_wait_running demo
 	for i in 1 2; do vm_wait_tick demo "$(vm_last demo tick)" 60; done
 	demo "the guest runs and prints a tick line per second:"
 	demo_ticks 3
+	demo_load_next
 	demo_prepare
 	vm_prepare_carry demo "$r"
 	demo_kexec "tick $(cat "$HARNESS_CARRY/demo.tick")"
 }
 stage2() {
 	demo_restore
+	carry_from_disk
 	t=$(cat "$HARNESS_CARRY/demo.tick")
 	vm_wait_tick demo "$t" 60 || fail "no tick after $t"
 	vm_wait_tick demo "$(vm_last demo tick)" 60 || true
@@ -132,7 +136,9 @@ cp "$(dirname "$lx_initrd")/netcount" "$root/kvmlu/linux/netcount"
 cat >"$root/cases/demo.sh" <<'EOF'
 . /harness/vm_common.sh
 LX_SERIAL=/tmp/demo.serial
-LX_DISK=/dev/vda	# the QEMU host's virtio disk (-drive below)
+# The QEMU host's virtio disk for the guest (-drive below), by its serial:
+# the carry disk is a virtio disk too, and PCI order is not theirs to pick.
+LX_DISK=$(disk_by_serial kvmlu-records) || LX_DISK=/dev/no-records-disk
 lx_ack() { # the guest's last acknowledged record (0: none yet)
 	_a=$(grep -a -o 'KVMLU-REC-ACK n=[0-9]*' "$LX_SERIAL" 2>/dev/null | tail -n 1 | sed 's/.*n=//')
 	echo "${_a:-0}"
@@ -210,6 +216,7 @@ net_show() { # the peer's last two rounds and the server's line about them
 stage1() {
 	vm_need_binaries
 	demo "host kernel $(uname -r) is up: /dev/kvm and /dev/liveupdate are there"
+	demo_host_setup
 	rm -f /run/demo.sock /run/peer.sock
 	disk=$(lx_disk_args)
 	rec=
@@ -260,6 +267,12 @@ stage1() {
 		net_wait_round 3 600 || fail "the peer's TCP client made no 3 rounds within 600 s: $(tail -n 3 $PEER_SERIAL)"
 		demo "the TCP connection peer 10.77.0.3:$(net_cli lport) -> demo 10.77.0.2:5000 (peer's client, then the demo guest's server):"
 		net_show
+		# Known before the load: the next stage makes the bridge before
+		# it restores the VMs.
+		: >"$HARNESS_CARRY/demo.bridge"
+	fi
+	demo_load_next
+	if [ -n "$net" ]; then
 		# The peer too goes into a LUO session (silently: the demo's
 		# times are the demo VM's).
 		p=$(vm_ctl peer prepare-update)
@@ -276,8 +289,9 @@ stage1() {
 }
 stage2() {
 	# The taps are made again on the bridge: it must exist first.
-	[ -f "$HARNESS_CARRY/demo.net" ] && { net_bridge || fail "could not make bridge $NET_BR again"; }
+	[ -f "$HARNESS_CARRY/demo.bridge" ] && { net_bridge || fail "could not make bridge $NET_BR again"; }
 	demo_restore
+	carry_from_disk
 	if [ -f "$HARNESS_CARRY/demo.net" ]; then
 		vm_restore peer
 		vm_wait_restored peer || fail "restore of the peer failed: $(tail -n 1 /tmp/peer.vmm)"
@@ -365,19 +379,30 @@ demo_prepare() { # prepare-update the VM "demo"; the reply in $r
 	echo "DEMO-MARK prepared"
 	echo "DEMO-MARK paused_ms $(echo "$r" | json_num prepare_paused_ms)"
 }
+demo_host_setup() { # what the README's install does to the host: configs/kvmlu-thp.conf
+	harness_tmpfiles /harness/shipped/kvmlu-thp.conf
+	demo "host set up as the README installs it: shmem_enabled=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/kernel/mm/transparent_hugepage/shmem_enabled) (configs/kvmlu-thp.conf): guest RAM in 2 MiB folios"
+}
+demo_load_next() { # load the next kernel while the VM still runs, as kvmlu-agent does in preflight
+	demo "loading the next kernel now, while the VM runs (kexec -s -l), so the pause holds no load"
+	vm_kexec_load_next
+	demo "next kernel loaded"
+}
 demo_kexec() { # demo_kexec WHERE: say where the VM paused and what is kept, kexec
 	demo "prepare-update: VM paused after $1; RAM and state ($(echo "$r" | json_num state_bytes) bytes) are in LUO session $(echo "$r" | json_str session)"
 	demo "memory checksum at pause (xxh3-128): $(echo "$r" | json_str checksum)"
+	# What the demo learned at the pause is for its own checks after the
+	# kexec; the loaded initramfs is sealed, so it goes by the carry disk.
+	carry_to_disk
 	demo "now: kexec into a new kernel (the kvmlu-vmm process holding the session dies with the old kernel)"
-	vm_kexec_next_stage
+	kexec_loaded_stage
 }
 demo_restore() { # in the new kernel: restore the VM "demo" from its session
 	vm_need_binaries
 	echo "DEMO-MARK userspace"
 	demo "new kernel up; restoring: kvmlu-vmm restore --session kvmlu/vm/demo"
-	vm_restore demo
+	vm_restore_stamped demo "DEMO-MARK resumed"
 	vm_wait_restored demo || { cat /tmp/demo.vmm; fail "restore failed: $(tail -n 1 /tmp/demo.vmm)"; }
-	echo "DEMO-MARK resumed"
 }
 demo_verified() { # update-status of "demo" once its RAM is verified (lazily or not)
 	demo_st=$(vm_wait_verified demo)
@@ -427,18 +452,24 @@ if [ "$guest" = linux ]; then
 	cmdline="$cmdline no_timer_check"
 	limit=1500
 fi
+# The carry disk (tests/harness/guest/lib.sh: carry_to_disk): what stage 1
+# learns after it loaded the next kernel, for stage 2's checks.
+rm -f "$work/carry.raw"
+truncate -s 1M "$work/carry.raw"
 drive=()
 if [ "$guest" = linux ]; then
 	# The guest's disk: the QEMU host's virtio disk, a file out here.
 	rm -f "$work/disk.raw"
 	truncate -s 64M "$work/disk.raw"
-	drive=(-drive "file=$work/disk.raw,if=virtio,format=raw")
+	drive=(-drive "file=$work/disk.raw,if=none,format=raw,id=records"
+		-device virtio-blk-pci,drive=records,serial=kvmlu-records)
 fi
 set +e
 timeout -k 5 "$limit" "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m 2G -smp "$QEMU_HOST_SMP" \
 	-nographic -nodefaults -serial stdio -no-reboot \
 	-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 	-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" -append "$cmdline" "${drive[@]}" \
+	-drive "file=$work/carry.raw,if=none,format=raw,id=carry" -device virtio-blk-pci,drive=carry,serial=kvmlu-carry \
 	</dev/null 2>&1 | show
 rc=${PIPESTATUS[0]}
 set -e
@@ -460,7 +491,7 @@ if [ -n "$s" ] && [ -n "$d" ] && [ -n "$pm" ] && [ -n "$k" ] && [ -n "$u" ] && [
 	say "   before the pause, with the guest running: hash RAM, preserve it: $(secs $((p - s))) s"
 	say "   blackout of the VM (pause -> running again): $(secs $((r - p))) s"
 	say "     of which kexec -e -> new kernel's userspace: $(secs $((u - k))) s,"
-	say "     paused part of prepare (last dirty chunks, state) + kexec load: $(secs $((k - p))) s,"
+	say "     paused part of prepare (last dirty chunks, state), the demo's notes to the carry disk: $(secs $((k - p))) s,"
 	say "     restore (retrieve, restore state; RAM verified before the run or, lazily, as the guest touches it): $(secs $((r - u))) s"
 	say "   (host-side times of serial lines; QEMU TCG with nested KVM is far slower than hardware)"
 fi

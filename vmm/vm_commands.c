@@ -126,7 +126,7 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	 * entry of the RAM, some 20 ms per GiB of 4 KiB pages, on each status.
 	 */
 	if (vm->mem.backend == GUESTMEM_MEMFD) {
-		json_object_object_add(o, "memory_folio",
+		json_object_object_add(o, KVMLU_KEY_FOLIO,
 				       json_object_new_string(guestmem_folio_name(&vm->mem)));
 		json_object_object_add(o, "shmem_enabled", json_object_new_string(
 			guestmem_shmem_thp_name(vm->mem.shmem_thp)));

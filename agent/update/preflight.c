@@ -84,8 +84,8 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 {
 	struct reasons r = { err, errlen, 0, 0 };
 	uint64_t preserved = 0, need, unallocated = 0, unknown = 0;
-	char per_vm[JOURNAL_TEXT_MAX] = "";
-	size_t used = 0;
+	char per_vm[JOURNAL_TEXT_MAX] = "", small[JOURNAL_TEXT_MAX] = "";
+	size_t used = 0, used_small = 0;
 	unsigned int nr_unknown = 0;
 
 	if (err && errlen)
@@ -138,6 +138,20 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 			refuse(&r, "VM %s: cannot be preserved: %s", j->vms[i].name, v->why);
 		if (v->disk_why[0])
 			refuse(&r, "VM %s: %s", j->vms[i].name, v->disk_why);
+		/*
+		 * Not a refusal: the update works, but with 4 KiB pages the
+		 * preserve, the retrieve and the next kernel's KHO work grow
+		 * with the VM's RAM, and so does its blackout.
+		 */
+		if (!strcmp(v->folio, "4K") && used_small + 1 < sizeof(small)) {
+			int n = snprintf(small + used_small, sizeof(small) - used_small, "%s%s",
+					 used_small ? ", " : "", j->vms[i].name);
+
+			if (n > 0)
+				used_small += (size_t)n;
+			if (used_small >= sizeof(small))
+				used_small = sizeof(small) - 1;
+		}
 		if (!strcmp(v->state, "paused"))
 			journal_note(j, "VM %s is paused now; it will be running after the "
 				     "update or a rollback", j->vms[i].name);
@@ -166,6 +180,10 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 			     unknown / MIB);
 	if (used)
 		journal_note(j, "preserving allocates guest RAM not in memory now: %s", per_vm);
+	if (used_small)
+		journal_note(j, "guest RAM in 4 KiB pages (%s): their blackout grows with their "
+			     "RAM; configs/kvmlu-thp.conf (shmem_enabled=advise) gives VMs started "
+			     "after it 2 MiB folios", small);
 	unallocated += unknown;
 
 	/* kexec holds a copy of kernel and initrd; each VM's state is a memfd. */

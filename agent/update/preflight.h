@@ -41,6 +41,7 @@ struct vm_facts {
 	bool resident_known;
 	uint64_t memory_resident;
 	char backend[24];	/* "memfd", "guest_memfd", ... */
+	char folio[8];		/* status "memory_folio": "2M", "4K"; "" unsaid */
 	char state[24];		/* "running", "paused", ... */
 	char why[JOURNAL_TEXT_MAX];	/* why not answered / not preservable */
 	/* Why a disk could not be found again after the kexec (vm_disks.h); "" if fine. */

@@ -79,6 +79,8 @@ static void vm_facts_op(void *vctx, const struct journal_vm *vm, struct vm_facts
 	}
 	s = vmm_client_reply_str(ret, KVMLU_KEY_BACKEND);
 	snprintf(vf->backend, sizeof(vf->backend), "%s", s ? s : "memfd");
+	s = vmm_client_reply_str(ret, KVMLU_KEY_FOLIO);
+	snprintf(vf->folio, sizeof(vf->folio), "%s", s ? s : "");
 	if (json_object_object_get_ex(ret, KVMLU_KEY_PRESERVABLE, &v) &&
 	    json_object_is_type(v, json_type_boolean)) {
 		vf->preservable = json_object_get_boolean(v);

@@ -42,6 +42,7 @@
 #define KVMLU_KEY_BACKEND	"backend"	/* status, prepare-update: memfd, guest_memfd */
 #define KVMLU_KEY_RESIDENT	"memory_resident" /* status: bytes of guest RAM in host memory */
 #define KVMLU_KEY_PRESERVABLE	"preservable"	/* status: can prepare-update keep the RAM */
+#define KVMLU_KEY_FOLIO		"memory_folio"	/* status: "2M" or "4K", memfd RAM only */
 #define KVMLU_KEY_SESSION	"session"	/* prepare-update, update-status */
 #define KVMLU_KEY_CHECKSUM	"checksum"	/* prepare-update: memory at pause */
 #define KVMLU_KEY_PAUSED_AT	"paused_at_ns"	/* prepare-update, update-status */

@@ -4,13 +4,32 @@
 # -> the new kernel's userspace), for witness guests of 256 MiB, 1 GiB
 # and 4 GiB (KVMLU_BENCH_SIZES="256M 1G" to choose), inside the QEMU
 # host of tests/harness (its memory raised to 1.25 x (2 x guest + 2 GiB):
-# the measured VM, its twin, and room outside KHO's scratch).
+# the measured VM, its twin, and room outside KHO's scratch). Each size
+# runs twice (KVMLU_BENCH_FOLIOS, default "2M 4K"): guest RAM in 2 MiB
+# folios, as the shipped configs/kvmlu-thp.conf sets up
+# (transparent_hugepage_shmem=advise here), and in 4 KiB pages
+# (shmem_enabled=never, the kernel's default), one row each; huge_MiB is
+# ShmemHugePages before prepare-update (both VMs), the check that a row
+# ran with the folios it names.
+#
+# bare_s is the median of three more kexecs of the same QEMU host after
+# both VMs stopped (bare_range their spread): nothing preserved
+# (kexec_s, the update's own kexec, carries both VMs'
+# RAM, and KHO's work at boot grows with the number of preserved folios).
+# ratio = blackout_s / bare_s, issue 18's figure. own_ms is kvmlu's own
+# part of the blackout: prepare-update's paused part and the restore up
+# to the first guest instruction; the rest of rest_s is the harness's
+# shell between the steps (fork and exec are slow under TCG).
 #
 # All times are host-side stamps of serial lines (one clock for both
 # kernels), except the per-step figures the VMM reports itself. The
-# pause begins inside prepare-update, after its work while the guest
-# runs (docs/live-update-memory.md): the blackout starts at the
-# "bench pausing" stamp plus prepare_ms - prepare_paused_ms.
+# blackout's two ends are the VMM's own: paused_at_ns (prepare-update's
+# reply) and resumed_at_ns (update-status after the restore), each a
+# CLOCK_REALTIME of its kernel, put on the host's clock by a console line
+# that carries that kernel's CLOCK_REALTIME (bash's $EPOCHREALTIME)
+# shortly before the pause and after the resume. The new kernel's
+# CLOCK_REALTIME starts from the RTC's whole seconds, so the two cannot
+# be subtracted directly.
 # full_ck_ms: the full memory checksum of the paused VM just before
 # (what the pause used to hold); pause_ck_ms: the part of the checksum
 # prepare-update took in the pause (chunks written since its last round);
@@ -33,6 +52,7 @@ cd "$top"
 work=$top/build/bench-host-update
 logs=$top/build/test-logs
 sizes=${KVMLU_BENCH_SIZES:-256M 1G 4G}
+folios=${KVMLU_BENCH_FOLIOS:-2M 4K}
 mkdir -p "$work" "$logs"
 
 if [ ! -f build/kernel/bzImage ]; then
@@ -78,6 +98,9 @@ vm_wait_restored() { # vm_wait_restored N: vCPUs running again (0), or the VMM g
 	done
 	return 1
 }
+rt_line() { # rt_line WHAT: a console line with this kernel's CLOCK_REALTIME, read just before it is written
+	/usr/bin/bash -c 'echo "KVMLU-HARNESS: bench realtime '"$1"' $EPOCHREALTIME"'
+}
 vm_wait_verified() { # vm_wait_verified N: update-status once verification is no longer running
 	_i=0
 	while :; do
@@ -93,8 +116,10 @@ stage1() {
 	vm_need_binaries
 	vm_start bench "$MEM" 1
 	vm_start benchs "$MEM" 1
-	vm_wait_tick bench 0 3000 || fail "no tick"
-	vm_wait_tick benchs 0 3000 || fail "benchs: no tick"
+	# The witness fills its RAM at boot; its second tick comes after that.
+	vm_wait_tick bench 1 3000 || fail "no second tick"
+	vm_wait_tick benchs 1 3000 || fail "benchs: no second tick"
+	harness_log "bench shmem: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled), ShmemHugePages $(sed -n 's/^ShmemHugePages: *\([0-9]*\) kB/\1/p' /proc/meminfo) kB"
 	# As a host update does (the agent loads the kernel in preflight), the
 	# next kernel is loaded before the pause, so the blackout holds only
 	# prepare-update, the kexec itself and the restore.
@@ -113,11 +138,14 @@ stage1() {
 	# first, so that its prepare is no part of bench's blackout.
 	r=$(prepare_long benchs)
 	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
+	rt_line stage1
 	harness_log "bench pausing: prepare-update"
 	r=$(prepare_long bench)
-	harness_log "bench prepared: $r"
-	echo "$r" | grep -q '"ok":true' || fail "prepare-update refused: $r"
-	harness_log "kexec -e: stage 1 -> 2"
+	# From here to the kexec is blackout: shell builtins only, no fork
+	# (harness_log forks cut), as an agent would go straight on.
+	echo "KVMLU-HARNESS: bench prepared: $r"
+	case $r in *'"ok":true'*) ;; *) fail "prepare-update refused: $r" ;; esac
+	echo "KVMLU-HARNESS: kexec -e: stage 1 -> 2"
 	kexec -e
 	fail "kexec -e returned"
 }
@@ -125,6 +153,7 @@ stage2() {
 	vm_need_binaries
 	vm_restore bench
 	vm_wait_restored bench || fail "restore: $(tail -n 1 /tmp/bench.vmm)"
+	rt_line stage2
 	st=$(vm_wait_verified bench)
 	harness_log "bench status: $st"
 	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified: $st"
@@ -134,6 +163,21 @@ stage2() {
 	st=$(vm_wait_verified benchs)
 	harness_log "benchs status: $st"
 	echo "$st" | grep -q '"memory_verified":true' || fail "benchs: memory not verified: $st"
+	# Then a bare kexec in the same QEMU host: no VM, nothing preserved.
+	# The kexec above carried both VMs' RAM, and KHO's work at boot grows
+	# with the number of preserved folios: this is the kexec alone.
+	killall kvmlu-vmm
+	_i=0
+	while pidof kvmlu-vmm >/dev/null && [ $_i -lt 300 ]; do usleep 100000; _i=$((_i + 1)); done
+	pidof kvmlu-vmm >/dev/null && fail "the VMMs did not stop"
+	harness_log "bench: both VMs stopped, now three bare kexecs"
+	kexec_next_stage
+}
+# Three, for their median: one kexec of a TCG host varies by a second
+# from one to the next on a busy machine.
+stage3() { kexec_next_stage; }
+stage4() { kexec_next_stage; }
+stage5() {
 	pass "bench $MEM"
 }
 EOF
@@ -149,10 +193,16 @@ num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
 
-printf '%-6s %10s %10s %10s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s\n' guest blackout_s \
-	kexec_s rest_s full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
-	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms
+printf '%-6s %5s %8s %10s %7s %6s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s\n' guest folio huge_MiB blackout_s \
+	bare_s ratio kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
+	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range
 for size in $sizes; do
+for folio in $folios; do
+	case $folio in
+	2M) thp=transparent_hugepage_shmem=advise ;;
+	4K) thp= ;;
+	*) echo "KVMLU_BENCH_FOLIOS: $folio is neither 2M nor 4K"; exit 2 ;;
+	esac
 	m=$(mib "$size")
 	# Two VMs of this size (the twin), 2 GiB for the rest, and a quarter
 	# more: KHO's scratch (about 18% of the QEMU host's RAM, CMA after
@@ -160,55 +210,72 @@ for size in $sizes; do
 	# With 2 x 4 GiB + 2 GiB = 10 GiB the 4 GiB run was OOM-killed in
 	# prepare-update (2026-12-04: free_cma 1.3 GB, everything else pinned).
 	qmem=$(( (2 * m + 2048) * 5 / 4 ))M
-	log=$logs/bench-host-update-$size.log
+	log=$logs/bench-host-update-$size-$folio.log
 	start=${EPOCHREALTIME/./}
 	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
-		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size" \
+		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size $thp" \
 		</dev/null 2>&1 | while IFS= read -r line; do
 			now=${EPOCHREALTIME/./}; now=$((now - start))
 			printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
 		done >"$log"
 	rc=${PIPESTATUS[0]}
 	if [ "$rc" != 1 ]; then
-		echo "$size: run failed (QEMU exit $rc), log $log"
+		echo "$size $folio: run failed (QEMU exit $rc), log $log"
 		grep -a 'RESULT' "$log" | tail -n 1
 		continue
 	fi
-	p=$(stamp_of "$log" "bench pausing")
+	h1=$(stamp_of "$log" "bench realtime stage1")
+	rt1=$(grep -a -m 1 -F "bench realtime stage1" "$log" | sed -n 's/.* stage1 \([0-9.]*\).*/\1/p')
+	h2=$(stamp_of "$log" "bench realtime stage2")
+	rt2=$(grep -a -m 1 -F "bench realtime stage2" "$log" | sed -n 's/.* stage2 \([0-9.]*\).*/\1/p')
 	k=$(stamp_of "$log" "kexec -e: stage 1")
 	u=$(stamp_of "$log" "userspace stage 2")
-	r=$(stamp_of "$log" "bench resumed")
+	bares=$(for n in 3 4 5; do
+		awk -v k="$(stamp_of "$log" "kexec -e: stage $((n - 1)) ")" \
+			-v u="$(stamp_of "$log" "userspace stage $n ")" \
+			'BEGIN { if (k != "" && u != "") printf "%.3f\n", u - k }'
+	done | sort -n)
+	bare=$(sed -n 2p <<<"$bares")
+	bare_range=$(head -n 1 <<<"$bares")-$(tail -n 1 <<<"$bares")
 	prep=$(grep -a -m 1 'bench prepared' "$log")
 	st=$(grep -a -m 1 'bench status' "$log")
 	cap=$(num_of "$prep" capture_ms)
 	pres=$(num_of "$prep" preserve_ms)
 	presram=$(num_of "$prep" preserve_ram_ms)
 	pck=$(num_of "$prep" checksum_paused_ms)
-	running=$(awk -v a="$(num_of "$prep" prepare_ms)" -v b="$(num_of "$prep" prepare_paused_ms)" \
-		'BEGIN { printf "%.6f", (a - b) / 1000 }')
+	ppaused=$(num_of "$prep" prepare_paused_ms)
+	# The pause and the resume on the host's clock (see the top).
+	p=$(awk -v h="$h1" -v rt="$rt1" -v ns="$(num_of "$prep" paused_at_ns)" \
+		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }')
 	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
 	retr=$(num_of "$st" retrieve_ms)
 	ver=$(num_of "$st" checksum_ms)
 	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
 	first=$(num_of "$st" restore_ms)
 	verif=$(num_of "$st" verified_ms)
+	r=$(awk -v h="$h2" -v rt="$rt2" -v ns="$(num_of "$st" resumed_at_ns)" \
+		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }')
 	sst=$(grep -a -m 1 'benchs status' "$log")
+	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	sfirst=$(num_of "$sst" restore_ms)
 	sverif=$(num_of "$sst" verified_ms)
-	awk -v s="$size" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
-		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" -v run="$running" \
+	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
+		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" \
 		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
-		-v s1="$sfirst" -v sv="$sverif" 'BEGIN {
+		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" 'BEGIN {
 		g = m / 1024
-		p += run
-		printf "%-6s %10.2f %10.2f %10.2f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f\n",
-			s, r - p, u - k, (r - p) - (u - k), fck, pck, c, pr, prr / g, rt, rt / g, v,
-			mode, f1, fv, s1, sv }'
+		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s\n",
+			s, fo, hk / 1024, r - p, bare, (bare > 0 ? (r - p) / bare : 0), u - k, (r - p) - (u - k), pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
+			mode, f1, fv, s1, sv, br }'
 done
-echo "blackout_s: pause -> vCPUs running after the kexec; kexec_s: kexec -e -> new userspace;"
+done
+echo "blackout_s: pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and resumed_at_ns);"
+echo "bare_s: median of 3 kexecs of the same QEMU host with no VM and nothing preserved (bare_range: their"
+echo "  min-max); ratio = blackout_s / bare_s; kexec_s: the update's kexec -e -> new userspace;"
+echo "own_ms: kvmlu's own part of rest_s (prepare-update's paused part + first_insn_ms), the rest is shell glue;"
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
 echo "  preserve of the state) and the restore (retrieve, checksum verification, state); the next kernel"
 echo "  is loaded before the pause. full_ck_ms / pause_ck_ms: the checksum in the pause before / after"
@@ -217,4 +284,6 @@ echo "mode: how the VM was verified after the kexec (lazy: the guest resumed fir
 echo "  lever 3); first_insn_ms / verified_ms: from the restore's start to the vCPUs running / to all RAM"
 echo "  verified (its verify_ms is how long verifying took); sync_1st_ms / sync_verif_ms: the same for a twin VM"
 echo "  of the same size in the same run, restored with --verify sync after the first was verified."
-echo "logs: $logs/bench-host-update-<size>.log"
+echo "folio: guest RAM in 2 MiB folios (shmem_enabled=advise, configs/kvmlu-thp.conf) or 4 KiB pages;"
+echo "  huge_MiB: ShmemHugePages of both VMs before prepare-update."
+echo "logs: $logs/bench-host-update-<size>-<folio>.log"

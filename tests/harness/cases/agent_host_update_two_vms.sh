@@ -23,6 +23,11 @@ stage1() {
 	vm_start vm-b 256M 2
 	vm_wait_running vm-a
 	vm_wait_running vm-b
+	# The shipped kvmlu-thp.conf (ag_unit_dirs) took: RAM in 2 MiB folios.
+	for vm in vm-a vm-b; do
+		_f=$(vm_ctl $vm status | json_str memory_folio)
+		[ "$_f" = 2M ] || fail "$vm: memory_folio is '$_f', not 2M, with the shipped kvmlu-thp.conf applied"
+	done
 	ag_start
 	kvmlu vms | tee /tmp/vms.out
 	[ "$(grep -c ' running ' /tmp/vms.out)" = 2 ] || fail "kvmlu vms does not show 2 running VMs"

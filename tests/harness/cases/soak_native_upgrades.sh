@@ -14,9 +14,16 @@ stage1() {
 	export KV_UPGRADE_TIMEOUT_MS=120000
 	# And every other wait ten times longer, as for the native_* cases.
 	export KV_WAIT_SCALE=10
-	/usr/bin/bash /kvmlu/tree/tests/soak/native_upgrades.sh >/tmp/soak.log 2>&1
+	# Hours long: each round's line goes to the console as it comes, so
+	# the host's log shows how far it got.
+	/usr/bin/bash /kvmlu/tree/tests/soak/native_upgrades.sh >/tmp/soak.log 2>&1 &
+	_sp=$!
+	tail -f /tmp/soak.log 2>/dev/null | grep -E 'round [0-9]+:|FAIL' &
+	_tp=$!
+	wait $_sp
 	rc=$?
-	grep -E 'round [0-9]+:|FAIL' /tmp/soak.log | tail -n 40
+	kill $_tp 2>/dev/null
+	pkill -f 'tail -f /tmp/soak.log' 2>/dev/null
 	[ $rc = 0 ] || fail "native soak: $(grep '^FAIL' /tmp/soak.log | tail -n 1)"
 	pass "$KVMLU_SOAK_UPGRADES live upgrades of a 4-vCPU witness on the nested KVM, 0 failures"
 }

@@ -50,7 +50,7 @@ cp "$here/check.sh" "$root/harness/fleet_check.sh"
 cp "$harness/cases/vm_common.inc" "$root/harness/vm_common.sh"
 cp "$harness/cases/agent_common.inc" "$root/harness/agent_common.sh"
 cp "$top/configs/agent.json" "$top/configs/kvmlu-agent.service" \
-	"$top/configs/kvmlu-restore.service" "$root/harness/shipped/"
+	"$top/configs/kvmlu-restore.service" "$top/configs/kvmlu-thp.conf" "$root/harness/shipped/"
 cp "$here/sshd_config" "$root/etc/ssh/sshd_config"
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$root.cpio"

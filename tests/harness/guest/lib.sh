@@ -7,6 +7,8 @@
 #   report PASS|FAIL|SKIP name [reason]   one extra result line (subtests)
 #   kexec_next_stage [extra cmdline]      kexec -s the same kernel into the
 #                                         next stage; does not return
+#   kexec_load_next_stage / kexec_loaded_stage   the same in two steps
+#   carry_to_disk / carry_from_disk       /carry through the carry disk
 #   harness_log msg                       a timestamped progress line
 #   $HARNESS_CASE $HARNESS_STAGE          from kvmlu.case= / kvmlu.stage=
 #   $HARNESS_CARRY                        a directory copied into the next
@@ -68,6 +70,15 @@ harness_make_initrd() { # harness_make_initrd OUT
 }
 
 kexec_next_stage() { # kexec_next_stage [extra cmdline words]
+	kexec_load_next_stage "$@"
+	kexec_loaded_stage
+}
+
+# The two halves, for a case that loads the next kernel before a VM's
+# pause (as kvmlu-agent does in preflight), so that building the
+# initramfs and loading it stay out of the blackout. What the case learns
+# after the load goes to the carry disk (carry_to_disk), not to /carry.
+kexec_load_next_stage() { # kexec_load_next_stage [extra cmdline words]: load, /carry as it is now
 	local next=$((HARNESS_STAGE + 1)) cmdline initrd=/tmp/.next-initrd.cpio
 	cmdline=$(echo "$HARNESS_CMDLINE" | sed "s/kvmlu\.stage=[0-9]*/kvmlu.stage=$next/")
 	case $cmdline in *kvmlu.stage=*) ;; *) cmdline="$cmdline kvmlu.stage=$next" ;; esac
@@ -77,10 +88,48 @@ kexec_next_stage() { # kexec_next_stage [extra cmdline words]
 	kexec -s -l "$HARNESS_KERNEL" --initrd="$initrd" --command-line="$cmdline" ||
 		fail "stage $HARNESS_STAGE: kexec -s -l $HARNESS_KERNEL failed"
 	rm -f "$initrd"
+}
+
+kexec_loaded_stage() { # kexec -e into what kexec_load_next_stage loaded; does not return
 	sync
-	harness_log "kexec -e: stage $HARNESS_STAGE -> $next"
+	harness_log "kexec -e: stage $HARNESS_STAGE -> $((HARNESS_STAGE + 1))"
 	kexec -e
 	fail "stage $HARNESS_STAGE: kexec -e returned"
+}
+
+# harness_tmpfiles FILE: a shipped tmpfiles.d(5) file applied as
+# systemd-tmpfiles --create would at boot; only its "w PATH - - - - VALUE"
+# lines, the one kind the project ships (anything else fails the case).
+harness_tmpfiles() {
+	grep -v -e '^[[:space:]]*#' -e '^[[:space:]]*$' "$1" >/tmp/.tmpfiles || fail "$1: no lines to apply"
+	while read -r _tt _tp _tm _tu _tg _ta _tv; do
+		[ "$_tt" = w ] || fail "$1: a line of type $_tt, which the harness does not apply"
+		echo "$_tv" >"$_tp" || fail "$1: could not write $_tv to $_tp"
+		harness_log "tmpfiles $1: $_tp = $_tv"
+	done </tmp/.tmpfiles
+}
+
+disk_by_serial() { # disk_by_serial SERIAL: the /dev node of the QEMU host's virtio disk with that serial
+	for _ds in /sys/block/vd*; do
+		[ "$(cat "$_ds/serial" 2>/dev/null)" = "$1" ] && { echo "/dev/${_ds##*/}"; return 0; }
+	done
+	return 1
+}
+
+# The carry disk: a virtio disk of the QEMU host with serial "kvmlu-carry"
+# (a file outside QEMU, which outlives the kexec like a host's own disk).
+carry_disk() { disk_by_serial kvmlu-carry; }
+
+carry_to_disk() { # /carry (a tar archive) to the carry disk, for the next stage
+	_cd=$(carry_disk) || fail "no carry disk (virtio disk with serial kvmlu-carry)"
+	(cd "$HARNESS_CARRY" && tar cf - .) | dd of="$_cd" conv=fsync 2>/dev/null ||
+		fail "could not write $HARNESS_CARRY to $_cd"
+}
+
+carry_from_disk() { # what the last stage wrote with carry_to_disk, into /carry
+	_cd=$(carry_disk) || fail "no carry disk (virtio disk with serial kvmlu-carry)"
+	mkdir -p "$HARNESS_CARRY"
+	(cd "$HARNESS_CARRY" && tar xf - <"$_cd") || fail "no archive on the carry disk $_cd"
 }
 
 # serial_lines FILE: a VM's serial log up to its last newline. The line a

@@ -29,6 +29,7 @@ struct fake {
 	bool unreachable[NVM], unpreservable[NVM];
 	uint64_t resident[NVM];		/* status memory_resident */
 	bool resident_unknown[NVM];	/* a VMM that does not report it */
+	bool small_pages[NVM];		/* status memory_folio "4K", else "2M" */
 	int allowed_err, load_err_trial, load_err_real, preserve_err, jump_err;
 	int prepare_fail_at, restore_fail_at, abort_fail_at, held_at, gone_at, lost_at;
 	int missing_at;		/* its session not in the new kernel */
@@ -111,6 +112,7 @@ static void f_vm_facts(void *c, const struct journal_vm *vm, struct vm_facts *vf
 	vf->memory_bytes = 256 * MIB;
 	vf->resident_known = !f->resident_unknown[i];
 	vf->memory_resident = f->resident[i];
+	snprintf(vf->folio, sizeof(vf->folio), "%s", f->small_pages[i] ? "4K" : "2M");
 	snprintf(vf->state, sizeof(vf->state), "running");
 }
 
@@ -561,6 +563,20 @@ static void test_preflight_warns_when_scratch_is_close(void **state)
 	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
 	assert_int_equal(t->j.nr_notes, 1);
 	assert_contains(t->j.notes[0], "300 MiB is less than twice the estimated 193 MiB");
+}
+
+static void test_preflight_notes_vms_with_ram_in_small_pages(void **state)
+{
+	struct tcase *t = *state;
+
+	t->f.small_pages[0] = t->f.small_pages[2] = true;
+	t->j.dry_run = true;
+	assert_int_equal(update_machine_run(&t->j, &t->ops), 0);
+	/* A note, not a refusal: the scratch note, then this one, naming both. */
+	assert_int_equal(t->j.nr_notes, 2);
+	assert_contains(t->j.notes[1], "guest RAM in 4 KiB pages (vm0, vm2)");
+	assert_contains(t->j.notes[1], "configs/kvmlu-thp.conf");
+	assert_null(strstr(t->j.notes[1], "vm1"));
 }
 
 static void test_preflight_refuses_low_free_memory(void **state)
@@ -1086,6 +1102,7 @@ int main(void)
 		T(test_preflight_refuses_a_vm_whose_disk_it_cannot_identify),
 		T(test_preflight_refuses_small_scratch_with_numbers),
 		T(test_preflight_warns_when_scratch_is_close),
+		T(test_preflight_notes_vms_with_ram_in_small_pages),
 		T(test_preflight_refuses_low_free_memory),
 		T(test_preflight_counts_guest_ram_not_in_memory_against_free_memory),
 		T(test_preflight_passes_when_free_memory_covers_ram_not_in_memory),
