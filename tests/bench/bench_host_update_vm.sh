@@ -193,8 +193,8 @@ num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
 
-printf '%-6s %5s %8s %10s %7s %6s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s\n' guest folio huge_MiB blackout_s \
-	bare_s ratio kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
+printf '%-6s %5s %8s %10s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s\n' guest folio huge_MiB blackout_s \
+	bare_s ratio ratio_k kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
 	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range
 for size in $sizes; do
 for folio in $folios; do
@@ -267,14 +267,15 @@ for folio in $folios; do
 		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
 		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" 'BEGIN {
 		g = m / 1024
-		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s\n",
-			s, fo, hk / 1024, r - p, bare, (bare > 0 ? (r - p) / bare : 0), u - k, (r - p) - (u - k), pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
+		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s\n",
+			s, fo, hk / 1024, r - p, bare, (bare > 0 ? (r - p) / bare : 0), (u - k > 0 ? (r - p) / (u - k) : 0), u - k, (r - p) - (u - k), pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
 			mode, f1, fv, s1, sv, br }'
 done
 done
 echo "blackout_s: pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and resumed_at_ns);"
 echo "bare_s: median of 3 kexecs of the same QEMU host with no VM and nothing preserved (bare_range: their"
-echo "  min-max); ratio = blackout_s / bare_s; kexec_s: the update's kexec -e -> new userspace;"
+echo "  min-max); ratio = blackout_s / bare_s; kexec_s: the update's kexec -e -> new userspace, which carries"
+echo "  both VMs' RAM; ratio_k = blackout_s / kexec_s;"
 echo "own_ms: kvmlu's own part of rest_s (prepare-update's paused part + first_insn_ms), the rest is shell glue;"
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
 echo "  preserve of the state) and the restore (retrieve, checksum verification, state); the next kernel"
