@@ -14,32 +14,51 @@
 
 #define MIB ((uint64_t)1 << 20)
 
-struct reasons {
+/* Items joined by a separator in a fixed buffer, cut short when it is full; n counts them all. */
+struct text_list {
 	char *buf;
 	size_t len, used;
 	unsigned int n;
 };
 
-static void refuse(struct reasons *r, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void refuse(struct reasons *r, const char *fmt, ...)
+static void list_vadd(struct text_list *l, const char *sep, const char *fmt, va_list ap)
 {
-	va_list ap;
 	int n;
 
-	r->n++;
-	if (!r->buf || r->used + 3 >= r->len)
+	l->n++;
+	if (!l->buf || l->used + strlen(sep) + 1 >= l->len)
 		return;
-	if (r->n > 1)
-		r->used += (size_t)snprintf(r->buf + r->used, r->len - r->used, "; ");
-	va_start(ap, fmt);
-	n = vsnprintf(r->buf + r->used, r->len - r->used, fmt, ap);
-	va_end(ap);
+	if (l->n > 1)
+		l->used += (size_t)snprintf(l->buf + l->used, l->len - l->used, "%s", sep);
+	n = vsnprintf(l->buf + l->used, l->len - l->used, fmt, ap);
 	if (n > 0)
-		r->used += (size_t)n;
-	if (r->used >= r->len)
-		r->used = r->len - 1;
+		l->used += (size_t)n;
+	if (l->used >= l->len)
+		l->used = l->len - 1;
+}
+
+static void list_add(struct text_list *l, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void list_add(struct text_list *l, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	list_vadd(l, ", ", fmt, ap);
+	va_end(ap);
+}
+
+static void refuse(struct text_list *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void refuse(struct text_list *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	list_vadd(r, "; ", fmt, ap);
+	va_end(ap);
 }
 
 /*
@@ -82,10 +101,11 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		       struct journal *j, const struct agent_config *c,
 		       char *err, size_t errlen)
 {
-	struct reasons r = { err, errlen, 0, 0 };
+	struct text_list r = { err, errlen, 0, 0 };
 	uint64_t preserved = 0, need, unallocated = 0, unknown = 0;
-	char per_vm[JOURNAL_TEXT_MAX] = "", small[JOURNAL_TEXT_MAX] = "";
-	size_t used = 0, used_small = 0;
+	char gaps_buf[JOURNAL_TEXT_MAX] = "", small_buf[JOURNAL_TEXT_MAX] = "";
+	struct text_list gaps = { gaps_buf, sizeof(gaps_buf), 0, 0 };
+	struct text_list small = { small_buf, sizeof(small_buf), 0, 0 };
 	unsigned int nr_unknown = 0;
 
 	if (err && errlen)
@@ -120,16 +140,8 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 				       v->memory_bytes - v->memory_resident : 0;
 
 			unallocated += gap;
-			if (gap >= MIB && used + 1 < sizeof(per_vm)) {
-				int n = snprintf(per_vm + used, sizeof(per_vm) - used,
-						 "%s%s %" PRIu64 " MiB", used ? ", " : "",
-						 j->vms[i].name, gap / MIB);
-
-				if (n > 0)
-					used += (size_t)n;
-				if (used >= sizeof(per_vm))
-					used = sizeof(per_vm) - 1;
-			}
+			if (gap >= MIB)
+				list_add(&gaps, "%s %" PRIu64 " MiB", j->vms[i].name, gap / MIB);
 		} else {
 			unknown += v->memory_bytes;
 			nr_unknown++;
@@ -143,15 +155,8 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		 * preserve, the retrieve and the next kernel's KHO work grow
 		 * with the VM's RAM, and so does its blackout.
 		 */
-		if (!strcmp(v->folio, "4K") && used_small + 1 < sizeof(small)) {
-			int n = snprintf(small + used_small, sizeof(small) - used_small, "%s%s",
-					 used_small ? ", " : "", j->vms[i].name);
-
-			if (n > 0)
-				used_small += (size_t)n;
-			if (used_small >= sizeof(small))
-				used_small = sizeof(small) - 1;
-		}
+		if (!strcmp(v->folio, "4K"))
+			list_add(&small, "%s", j->vms[i].name);
 		if (!strcmp(v->state, "paused"))
 			journal_note(j, "VM %s is paused now; it will be running after the "
 				     "update or a rollback", j->vms[i].name);
@@ -178,12 +183,12 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 		journal_note(j, "%u VM(s) did not report memory_resident: counting all %" PRIu64
 			     " MiB of their RAM as allocated by preserving", nr_unknown,
 			     unknown / MIB);
-	if (used)
-		journal_note(j, "preserving allocates guest RAM not in memory now: %s", per_vm);
-	if (used_small)
+	if (gaps.n)
+		journal_note(j, "preserving allocates guest RAM not in memory now: %s", gaps_buf);
+	if (small.n)
 		journal_note(j, "guest RAM in 4 KiB pages (%s): their blackout grows with their "
 			     "RAM; configs/kvmlu-thp.conf (shmem_enabled=advise) gives VMs started "
-			     "after it 2 MiB folios", small);
+			     "after it 2 MiB folios", small_buf);
 	unallocated += unknown;
 
 	/* kexec holds a copy of kernel and initrd; each VM's state is a memfd. */
