@@ -189,6 +189,12 @@ mib() { # mib 256M|1G|4G -> MiB
 stamp_of() { # stamp_of LOG PATTERN: host seconds of the first matching line
 	grep -a -m 1 -F "$2" "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
 }
+host_time_of() { # host_time_of LOG STAGE NS: a CLOCK_REALTIME of that stage's kernel on the host's clock
+	local line
+	line=$(grep -a -m 1 -F "bench realtime $2 " "$1")
+	awk -v h="$(stamp_of "$1" "bench realtime $2 ")" -v rt="${line##* }" -v ns="$3" \
+		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }'
+}
 num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
@@ -227,10 +233,6 @@ for folio in $folios; do
 		grep -a 'RESULT' "$log" | tail -n 1
 		continue
 	fi
-	h1=$(stamp_of "$log" "bench realtime stage1")
-	rt1=$(grep -a -m 1 -F "bench realtime stage1" "$log" | sed -n 's/.* stage1 \([0-9.]*\).*/\1/p')
-	h2=$(stamp_of "$log" "bench realtime stage2")
-	rt2=$(grep -a -m 1 -F "bench realtime stage2" "$log" | sed -n 's/.* stage2 \([0-9.]*\).*/\1/p')
 	k=$(stamp_of "$log" "kexec -e: stage 1")
 	u=$(stamp_of "$log" "userspace stage 2")
 	bares=$(for n in 3 4 5; do
@@ -248,16 +250,14 @@ for folio in $folios; do
 	pck=$(num_of "$prep" checksum_paused_ms)
 	ppaused=$(num_of "$prep" prepare_paused_ms)
 	# The pause and the resume on the host's clock (see the top).
-	p=$(awk -v h="$h1" -v rt="$rt1" -v ns="$(num_of "$prep" paused_at_ns)" \
-		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }')
+	p=$(host_time_of "$log" stage1 "$(num_of "$prep" paused_at_ns)")
 	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
 	retr=$(num_of "$st" retrieve_ms)
 	ver=$(num_of "$st" checksum_ms)
 	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
 	first=$(num_of "$st" restore_ms)
 	verif=$(num_of "$st" verified_ms)
-	r=$(awk -v h="$h2" -v rt="$rt2" -v ns="$(num_of "$st" resumed_at_ns)" \
-		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }')
+	r=$(host_time_of "$log" stage2 "$(num_of "$st" resumed_at_ns)")
 	sst=$(grep -a -m 1 'benchs status' "$log")
 	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	sfirst=$(num_of "$sst" restore_ms)
