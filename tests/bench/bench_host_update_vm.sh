@@ -112,7 +112,18 @@ vm_wait_verified() { # vm_wait_verified N: update-status once verification is no
 	done
 	echo "$_st"
 }
+# A first kexec before anything else: the QEMU host's first kexec after
+# its cold boot is 0.2-0.3 s slower than later ones whatever it carries
+# (QEMU first touching the memory the next kernel lands in), and the
+# update's kexec is to be compared with bare ones on equal terms. Its
+# time is the cold_s column.
 stage1() {
+	vm_need_binaries
+	harness_log "bench: a first kexec, with nothing running"
+	vm_kexec_load_next
+	kexec_loaded_stage
+}
+stage2() {
 	vm_need_binaries
 	vm_start bench "$MEM" 1
 	vm_start benchs "$MEM" 1
@@ -123,13 +134,7 @@ stage1() {
 	# As a host update does (the agent loads the kernel in preflight), the
 	# next kernel is loaded before the pause, so the blackout holds only
 	# prepare-update, the kexec itself and the restore.
-	khz=$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' | tail -n 1)
-	cmdline=$(sed "s/kvmlu\.stage=1/kvmlu.stage=2/" /proc/cmdline)
-	[ -n "$khz" ] && cmdline="$cmdline tsc_early_khz=$khz"
-	harness_make_initrd /tmp/next.cpio || fail "initramfs rebuild"
-	kexec -s -l "$HARNESS_KERNEL" --initrd=/tmp/next.cpio --command-line="$cmdline" ||
-		fail "kexec -s -l failed"
-	rm -f /tmp/next.cpio
+	vm_kexec_load_next
 	# Before: the full checksum a pause used to hold, of this VM, this run.
 	vm_ctl bench pause >/dev/null
 	harness_log "bench full checksum: $(vm_ctl bench checksum)"
@@ -138,22 +143,22 @@ stage1() {
 	# first, so that its prepare is no part of bench's blackout.
 	r=$(prepare_long benchs)
 	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
-	rt_line stage1
+	rt_line stage2
 	harness_log "bench pausing: prepare-update"
 	r=$(prepare_long bench)
 	# From here to the kexec is blackout: shell builtins only, no fork
 	# (harness_log forks cut), as an agent would go straight on.
 	echo "KVMLU-HARNESS: bench prepared: $r"
 	case $r in *'"ok":true'*) ;; *) fail "prepare-update refused: $r" ;; esac
-	echo "KVMLU-HARNESS: kexec -e: stage 1 -> 2"
+	echo "KVMLU-HARNESS: kexec -e: stage 2 -> 3"
 	kexec -e
 	fail "kexec -e returned"
 }
-stage2() {
+stage3() {
 	vm_need_binaries
 	vm_restore bench
 	vm_wait_restored bench || fail "restore: $(tail -n 1 /tmp/bench.vmm)"
-	rt_line stage2
+	rt_line stage3
 	st=$(vm_wait_verified bench)
 	harness_log "bench status: $st"
 	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified: $st"
@@ -171,13 +176,14 @@ stage2() {
 	while pidof kvmlu-vmm >/dev/null && [ $_i -lt 300 ]; do usleep 100000; _i=$((_i + 1)); done
 	pidof kvmlu-vmm >/dev/null && fail "the VMMs did not stop"
 	harness_log "bench: both VMs stopped, now three bare kexecs"
-	kexec_next_stage
+	vm_kexec_load_next
+	kexec_loaded_stage
 }
 # Three, for their median: one kexec of a TCG host varies by a second
 # from one to the next on a busy machine.
-stage3() { kexec_next_stage; }
-stage4() { kexec_next_stage; }
-stage5() {
+stage4() { vm_kexec_load_next; kexec_loaded_stage; }
+stage5() { vm_kexec_load_next; kexec_loaded_stage; }
+stage6() {
 	pass "bench $MEM"
 }
 EOF
@@ -195,13 +201,29 @@ host_time_of() { # host_time_of LOG STAGE NS: a CLOCK_REALTIME of that stage's k
 	awk -v h="$(stamp_of "$1" "bench realtime $2 ")" -v rt="${line##* }" -v ns="$3" \
 		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }'
 }
+# kexec_phases LOG: per kexec, "STAGE TOTAL JUMP": kexec -e -> userspace of
+# STAGE, and its first part, kexec -e -> the new kernel's clock zero (the
+# old kernel's shutdown, the jump, purgatory, decompression and the
+# earliest setup: the console's first host stamp less its own timestamp).
+kexec_phases() {
+	awk '
+	function host(l) { return substr(l, 2, index(l, "]") - 2) + 0 }
+	function inner(l) { sub(/^\[[^]]*\] \[ */, "", l); return l + 0 }
+	/KVMLU-HARNESS: .*kexec -e: stage / { k = host($0); t0 = "" }
+	/printk: console \[ttyS0\] enabled/ { if (k != "") t0 = host($0) - inner($0) }
+	/KVMLU-HARNESS: .*userspace stage / {
+		n = $0; sub(/.*userspace stage /, "", n); n += 0
+		if (k != "" && t0 != "") printf "%d %.3f %.3f\n", n, host($0) - k, t0 - k
+		k = ""
+	}' "$1"
+}
 num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
 
-printf '%-6s %5s %8s %10s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s\n' guest folio huge_MiB blackout_s \
+printf '%-6s %5s %8s %10s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s %7s %9s %7s\n' guest folio huge_MiB blackout_s \
 	bare_s ratio ratio_k kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
-	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range
+	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range jump_s bare_jump cold_s
 for size in $sizes; do
 for folio in $folios; do
 	case $folio in
@@ -233,15 +255,15 @@ for folio in $folios; do
 		grep -a 'RESULT' "$log" | tail -n 1
 		continue
 	fi
-	k=$(stamp_of "$log" "kexec -e: stage 1")
-	u=$(stamp_of "$log" "userspace stage 2")
-	bares=$(for n in 3 4 5; do
-		awk -v k="$(stamp_of "$log" "kexec -e: stage $((n - 1)) ")" \
-			-v u="$(stamp_of "$log" "userspace stage $n ")" \
-			'BEGIN { if (k != "" && u != "") printf "%.3f\n", u - k }'
-	done | sort -n)
+	k=$(stamp_of "$log" "kexec -e: stage 2")
+	u=$(stamp_of "$log" "userspace stage 3")
+	phases=$(kexec_phases "$log")
+	cold=$(awk '$1 == 2 { print $2 }' <<<"$phases")
+	jump=$(awk '$1 == 3 { print $3 }' <<<"$phases")
+	bares=$(awk '$1 >= 4 && $1 <= 6 { print $2 }' <<<"$phases" | sort -n)
 	bare=$(sed -n 2p <<<"$bares")
 	bare_range=$(head -n 1 <<<"$bares")-$(tail -n 1 <<<"$bares")
+	bare_jump=$(awk '$1 >= 4 && $1 <= 6 { print $3 }' <<<"$phases" | sort -n | sed -n 2p)
 	prep=$(grep -a -m 1 'bench prepared' "$log")
 	st=$(grep -a -m 1 'bench status' "$log")
 	cap=$(num_of "$prep" capture_ms)
@@ -250,14 +272,14 @@ for folio in $folios; do
 	pck=$(num_of "$prep" checksum_paused_ms)
 	ppaused=$(num_of "$prep" prepare_paused_ms)
 	# The pause and the resume on the host's clock (see the top).
-	p=$(host_time_of "$log" stage1 "$(num_of "$prep" paused_at_ns)")
+	p=$(host_time_of "$log" stage2 "$(num_of "$prep" paused_at_ns)")
 	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
 	retr=$(num_of "$st" retrieve_ms)
 	ver=$(num_of "$st" checksum_ms)
 	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
 	first=$(num_of "$st" restore_ms)
 	verif=$(num_of "$st" verified_ms)
-	r=$(host_time_of "$log" stage2 "$(num_of "$st" resumed_at_ns)")
+	r=$(host_time_of "$log" stage3 "$(num_of "$st" resumed_at_ns)")
 	sst=$(grep -a -m 1 'benchs status' "$log")
 	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	sfirst=$(num_of "$sst" restore_ms)
@@ -265,11 +287,12 @@ for folio in $folios; do
 	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
 		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" \
 		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
-		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" 'BEGIN {
+		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" \
+		-v jmp="${jump:-0}" -v bj="${bare_jump:-0}" -v cold="${cold:-0}" 'BEGIN {
 		g = m / 1024
-		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s\n",
+		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s %7.3f %9.3f %7.2f\n",
 			s, fo, hk / 1024, r - p, bare, (bare > 0 ? (r - p) / bare : 0), (u - k > 0 ? (r - p) / (u - k) : 0), u - k, (r - p) - (u - k), pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
-			mode, f1, fv, s1, sv, br }'
+			mode, f1, fv, s1, sv, br, jmp, bj, cold }'
 done
 done
 echo "blackout_s: pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and resumed_at_ns);"
@@ -287,4 +310,7 @@ echo "  verified (its verify_ms is how long verifying took); sync_1st_ms / sync_
 echo "  of the same size in the same run, restored with --verify sync after the first was verified."
 echo "folio: guest RAM in 2 MiB folios (shmem_enabled=advise, configs/kvmlu-thp.conf) or 4 KiB pages;"
 echo "  huge_MiB: ShmemHugePages of both VMs before prepare-update."
+echo "jump_s / bare_jump: the update's kexec / the bare ones' (median) from kexec -e to the new kernel's"
+echo "  clock zero (shutdown, jump, purgatory, decompression, earliest setup); cold_s: the QEMU host's first"
+echo "  kexec after its cold boot, with nothing running, made before the VMs start (not part of bare_s)."
 echo "logs: $logs/bench-host-update-<size>-<folio>.log"

@@ -159,10 +159,21 @@ kv_wait_serial() {
 	kv_fail "no $min serial line(s) matching '$re' within $t s"
 }
 
-# kv_serial_lines: the serial log up to its last newline. The line a vCPU
-# is still writing may be cut short ("tick=6" of "tick=628228096", seen on
-# a 1-vCPU QEMU host): numbers are read from complete lines only.
-kv_serial_lines() { head -n "$(wc -l <"$KV_SERIAL")" "$KV_SERIAL"; }
+# kv_serial_lines: the complete lines of the serial log's last 256 KiB.
+# The line a vCPU is still writing may be cut short ("tick=6" of
+# "tick=628228096", seen on a 1-vCPU QEMU host), and so may the window's
+# first: both are left out. Only the tail, because a soak's log grows to
+# megabytes and reading all of it on every 0.1 s look made its rounds
+# twice as slow after an hour; 256 KiB is minutes of ticks of 4 vCPUs.
+kv_serial_lines() {
+	local tail=$KV_DIR/serial.tail window=262144
+	tail -c "$window" "$KV_SERIAL" >"$tail"
+	if [ "$(stat -c %s "$tail")" -lt "$window" ]; then
+		head -n "$(wc -l <"$tail")" "$tail"
+	else
+		head -n "$(wc -l <"$tail")" "$tail" | tail -n +2
+	fi
+}
 
 # kv_tick CPU: the last tick vCPU CPU printed (empty if none yet).
 kv_tick() {
@@ -174,6 +185,12 @@ kv_tick() {
 # kv_boot_ids: every distinct boot id seen on the serial log.
 kv_boot_ids() {
 	grep -oE '^witness (start )?boot=[0-9a-f]{16}' "$KV_SERIAL" | sed 's/.*boot=//' | sort -u
+}
+
+# kv_recent_boot_ids: the same, over kv_serial_lines' window only (minutes
+# of ticks): for a check after every round of a long run.
+kv_recent_boot_ids() {
+	kv_serial_lines | grep -oE '^witness (start )?boot=[0-9a-f]{16}' | sed 's/.*boot=//' | sort -u
 }
 
 kv_tick_lines() { grep -cE '^witness boot=[0-9a-f]{16} cpu=[0-9]+ tick=' "$KV_SERIAL"; }

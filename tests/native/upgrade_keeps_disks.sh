@@ -73,13 +73,13 @@ holds() {
 holds "$KV_PID" "$rw" w || kv_fail "pid $KV_PID does not hold $rw read-write"
 
 for round in 1 2; do
-	count=$(up_tick_count 1)
+	tick=$(up_last_tick 1)
 	up_upgrade
 	kv_log "upgrade $round: pid $KV_PID, blackout ${UP_BLACKOUT} ms"
 	holds "$KV_PID" "$rw" w || kv_fail "new pid $KV_PID does not hold $rw read-write"
 	holds "$KV_PID" "$ro" r || kv_fail "new pid $KV_PID does not hold $ro read-only"
 	check_disks "after upgrade $round"
-	up_wait_ticks 1 "$count"
+	up_wait_ticks 1 "$tick"
 	[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
 done
 # The flock came along with the open file: still nobody else may write.

@@ -88,45 +88,44 @@ up_stop() {
 }
 
 up_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-up_tick_count() { up_ticks "$1" | wc -l; }
 
-# up_wait_ticks CPU COUNT: wait (30 s at most, scaled) for more than COUNT complete
-# tick lines of that vCPU.
+# up_wait_ticks CPU TICK: wait (30 s at most, scaled) for a complete tick
+# line of that vCPU with a tick above TICK (empty TICK: any tick line).
+# Ticks count up for the life of a boot, so the last one says whether a
+# new line came, without counting lines over the whole log.
 up_wait_ticks() {
-	local i
+	local i t
 	for i in $(seq 1 "$(kv_scaled 300)"); do
-		[ "$(up_tick_count "$1")" -gt "$2" ] && return 0
+		t=$(up_last_tick "$1")
+		[ -n "$t" ] && [ "$t" -gt "${2:--1}" ] && return 0
 		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm $KV_PID died"
 		sleep 0.1
 	done
-	kv_fail "cpu $1 printed no tick for $(kv_scaled 30) s"
+	kv_fail "cpu $1 printed no tick above ${2:-none} for $(kv_scaled 30) s"
 }
 
 # up_sample_fresh CPU: wait for the next tick line of CPU and take it the
-# moment it appears (0.1 s polling): UP_COUNT, UP_TICK, UP_UPTIME, and
-# UP_SEEN, the host time then. A line read later could be seconds old on
-# a loaded host, and its age would count as a jump of guest time.
+# moment it appears (0.1 s polling): UP_TICK, UP_UPTIME, and UP_SEEN, the
+# host time then. A line read later could be seconds old on a loaded
+# host, and its age would count as a jump of guest time.
 up_sample_fresh() {
-	local n
-	n=$(up_tick_count "$1")
-	up_wait_ticks "$1" "$n"
+	up_wait_ticks "$1" "$(up_last_tick "$1")"
 	UP_SEEN=$(up_now_ms)
-	UP_COUNT=$(up_tick_count "$1")
 	UP_TICK=$(up_last_tick "$1")
 	UP_UPTIME=$(up_last_uptime "$1")
 }
 
-# up_check_continues CPU COUNT TICK UPTIME SEEN_MS: wait for a new tick
-# line of CPU (more than COUNT lines) and check it continues the guest
-# seen with that TICK and UPTIME (taken fresh at host time SEEN_MS): the
+# up_check_continues CPU TICK UPTIME SEEN_MS: wait for a tick line of CPU
+# above TICK and check it continues the guest seen with that TICK and
+# UPTIME (taken fresh at host time SEEN_MS): the
 # tick is higher, guest time (uptime_ms, TSC based) did not go back, and
 # it moved by no more than the host time between the two readings plus
 # 1 s (the guest prints once a second and polling adds its lag). That is
 # the claim: time across an upgrade neither goes back nor jumps by more
 # than the pause.
 up_check_continues() {
-	local c=$1 count=$2 tick0=$3 up0=$4 seen0=$5 now tick1 up1
-	up_wait_ticks "$c" "$count"
+	local c=$1 tick0=$2 up0=$3 seen0=$4 now tick1 up1
+	up_wait_ticks "$c" "$tick0"
 	now=$(up_now_ms)
 	tick1=$(up_last_tick "$c")
 	up1=$(up_last_uptime "$c")
@@ -155,7 +154,7 @@ up_measure_rate() {
 # up_twenty_upgrades BACKEND CPUS: the main scenario, 20 upgrades in a row.
 up_twenty_upgrades() {
 	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round c
-	local -a count tick up seen
+	local -a tick up seen
 	up_start --memory 256M --cpus "$cpus" --memory-backend "$backend"
 	kv_wait_serial "^witness boot=[0-9a-f]{16} cpu=$((cpus - 1)) tick=" 60
 	boot=$(kv_boot_ids)
@@ -164,7 +163,7 @@ up_twenty_upgrades() {
 	for round in $(seq 1 "$n"); do
 		for c in $(seq 0 $((cpus - 1))); do
 			up_sample_fresh "$c"
-			count[$c]=$UP_COUNT tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
+			tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
 		done
 		# Every 5th round with the memory checksum taken at pause and
 		# compared by the new process before it resumes the guest.
@@ -186,9 +185,10 @@ up_twenty_upgrades() {
 		*) kv_fail "$backend upgrade: memory handled as '$UP_MEMORY'" ;;
 		esac
 		for c in $(seq 0 $((cpus - 1))); do
-			up_check_continues "$c" "${count[$c]}" "${tick[$c]}" "${up[$c]}" "${seen[$c]}"
+			up_check_continues "$c" "${tick[$c]}" "${up[$c]}" "${seen[$c]}"
 		done
-		[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "round $round: boot id changed: $(kv_boot_ids | tr '\n' ' ')"
+		[ "$(kv_recent_boot_ids)" = "$boot" ] ||
+			kv_fail "round $round: boot id changed: $(kv_recent_boot_ids | tr '\n' ' ')"
 		grep -q 'witness FATAL' "$KV_SERIAL" && kv_fail "round $round: guest reported FATAL"
 		# UP_VERIFY_EVERY=N: the guest checks all its memory every N rounds.
 		if [ -n "${UP_VERIFY_EVERY:-}" ] && [ $((round % UP_VERIFY_EVERY)) = 0 ]; then
@@ -197,6 +197,7 @@ up_twenty_upgrades() {
 			kv_log "round $round: guest-verify ok"
 		fi
 	done
+	[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "after $n rounds: boot ids $(kv_boot_ids | tr '\n' ' ')"
 	kv_verify
 	up_stop
 	up_check_sanitizers

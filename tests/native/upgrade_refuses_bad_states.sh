@@ -29,8 +29,7 @@ kv_ok '{"cmd":"resume"}'
 
 # refuse FILE TEXT: upgrade with that state must fail saying TEXT.
 refuse() {
-	local count1 tick1
-	count1=$(up_tick_count 1)
+	local tick1
 	tick1=$(up_last_tick 1)
 	kv_request "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$1\"}}" 60
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$(basename "$1") accepted: $KV_REPLY"
@@ -42,8 +41,8 @@ refuse() {
 	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "VM moved to pid $(kv_ret pid)"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM $(kv_ret state) after a refused state"
-	up_wait_ticks 1 "$count1"
-	[ "$(up_last_tick 1)" -gt "$tick1" ] || kv_fail "ticks did not continue"
+	# Fails unless a tick above tick1 comes: the guest continues.
+	up_wait_ticks 1 "$tick1"
 }
 
 for f in truncated_fdt corrupted_struct wrong_property_size missing_node overlapping_regions \

@@ -17,10 +17,10 @@ boot=$(kv_boot_ids)
 # kill_at POINT: start an upgrade that stops the new process at POINT,
 # SIGKILL it there, and expect the old one to report and resume.
 kill_at() {
-	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i c count tick up seen
+	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i c tick up seen
 	for c in 0 1; do
 		up_sample_fresh $c
-		count[$c]=$UP_COUNT tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
+		tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
 	done
 	marker="stopped at $point (pid "
 	"$KV_CTL" -t "$(kv_scaled 60)" "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
@@ -43,7 +43,7 @@ kill_at() {
 	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "socket now answered by pid $(kv_ret pid)"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after failed upgrade"
-	for c in 0 1; do up_check_continues $c "${count[$c]}" "${tick[$c]}" "${up[$c]}" "${seen[$c]}"; done
+	for c in 0 1; do up_check_continues $c "${tick[$c]}" "${up[$c]}" "${seen[$c]}"; done
 	[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
 }
 
