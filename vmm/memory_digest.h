@@ -63,6 +63,7 @@ struct memory_digest {
 	uint64_t paused_ns;		/* finish(): the part inside the pause */
 	uint64_t paused_chunks;
 	uint64_t paused_dirty_pages;
+	uint64_t log_stop_ns;		/* finish(): turning logging off, after paused_ns */
 	unsigned int threads;
 };
 

@@ -49,16 +49,9 @@ up_start() {
 	UP_FIRST_PID=$KV_PID
 }
 
-# up_ticks CPU: that vCPU's complete tick lines (the line being written
-# while we read has no newline yet and may be cut short: left out).
-up_ticks() {
-	kv_serial_lines |
-		grep -E "^witness boot=[0-9a-f]{16} cpu=$1 tick=[0-9]+ uptime_ms=[0-9]+\$"
-}
-
-# up_last_tick CPU / up_last_uptime CPU: fields of its last complete line.
-up_last_tick() { up_ticks "$1" | tail -n 1 | sed -E 's/.* tick=([0-9]+) .*/\1/'; }
-up_last_uptime() { up_ticks "$1" | tail -n 1 | sed -E 's/.* uptime_ms=([0-9]+)$/\1/'; }
+# up_last_tick CPU / up_last_uptime CPU: fields of its last complete tick line.
+up_last_tick() { up_last_ticks $(($1 + 1)) | awk -v c="$1" '$1 == c { print $2 }'; }
+up_last_uptime() { up_last_ticks $(($1 + 1)) | awk -v c="$1" '$1 == c { print $3 }'; }
 
 # up_check_sanitizers: no ASan/UBSan report from any generation.
 up_check_sanitizers() {
@@ -89,10 +82,83 @@ up_stop() {
 
 up_now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
-# up_wait_ticks CPU TICK: wait (30 s at most, scaled) for a complete tick
-# line of that vCPU with a tick above TICK (empty TICK: any tick line).
-# Ticks count up for the life of a boot, so the last one says whether a
-# new line came, without counting lines over the whole log.
+# up_last_ticks CPUS: "CPU TICK UPTIME_MS" of the last complete tick line
+# of each vCPU 0..CPUS-1 that has one in kv_serial_lines' window: every
+# vCPU from one read of the log.
+up_last_ticks() {
+	kv_serial_lines | awk -v n="$1" '
+	/^witness boot=[0-9a-f]+ cpu=[0-9]+ tick=[0-9]+ uptime_ms=[0-9]+$/ {
+		split($3, c, "="); split($4, t, "="); split($5, u, "=")
+		last[c[2]] = t[2] " " u[2]
+	}
+	END { for (i = 0; i < n; i++) if (i in last) print i, last[i] }'
+}
+
+# up_sample_all CPUS [TICK...]: for every vCPU 0..CPUS-1, wait (30 s at
+# most, scaled) for a tick line above TICK (its tick now when not given)
+# and take that line in the 0.1 s poll that first shows it: UP_T[c],
+# UP_U[c] (uptime_ms) and UP_S[c], the host time then. A line read later
+# could be seconds old on a loaded host, and its age would count as a
+# jump of guest time. Ticks count up for the life of a boot, so the last
+# one says whether a new line came; all vCPUs wait at once (one after
+# another, a round of 4 vCPUs spent 8 s in these waits).
+up_sample_all() {
+	local cpus=$1 i c t u now left
+	local -a base
+	shift
+	if [ $# -gt 0 ]; then
+		base=("$@")
+	else
+		while read -r c t u; do base[$c]=$t; done < <(up_last_ticks "$cpus")
+	fi
+	UP_T=() UP_U=() UP_S=()
+	for i in $(seq 1 "$(kv_scaled 300)"); do
+		up_last_ticks "$cpus" >"$KV_DIR/ticks"
+		now=$(up_now_ms)
+		while read -r c t u; do
+			[ -z "${UP_T[$c]:-}" ] && [ "$t" -gt "${base[$c]:--1}" ] &&
+				UP_T[$c]=$t UP_U[$c]=$u UP_S[$c]=$now
+		done <"$KV_DIR/ticks"
+		left=
+		for c in $(seq 0 $((cpus - 1))); do
+			[ -n "${UP_T[$c]:-}" ] || left="$left $c"
+		done
+		[ -z "$left" ] && return 0
+		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm $KV_PID died"
+		sleep 0.1
+	done
+	kv_fail "cpu(s)$left printed no new tick for $(kv_scaled 30) s"
+}
+
+# up_check_continue CPUS TICKS UPTIMES SEENS: each a space-separated list
+# by vCPU, what up_sample_all took before an upgrade. Waits for a tick
+# line of every vCPU above its TICK and checks it continues the guest
+# seen then: guest time (uptime_ms, TSC based) did not go back, and it
+# moved by no more than the host time between the two readings plus 1 s
+# (the guest prints once a second and polling adds its lag). That is the
+# claim: time across an upgrade neither goes back nor jumps by more than
+# the pause.
+up_check_continue() {
+	local cpus=$1 c
+	local -a tick0 up0 seen0
+	read -r -a tick0 <<<"$2"
+	read -r -a up0 <<<"$3"
+	read -r -a seen0 <<<"$4"
+	up_sample_all "$cpus" "${tick0[@]}"
+	for c in $(seq 0 $((cpus - 1))); do
+		[ "${UP_U[$c]}" -gt "${up0[$c]}" ] ||
+			kv_fail "cpu $c guest time went back: uptime_ms ${up0[$c]} -> ${UP_U[$c]}"
+		# A jump is a step, not a rate: the guest's clock may run a few
+		# per cent off the host's (a nested host's TSC calibration under
+		# load), so the allowance scales the host time by the rate
+		# measured before.
+		[ $((UP_U[c] - up0[c])) -le $(((UP_S[c] - seen0[c]) * ${UP_RATE_PERMILLE:-1000} / 1000 + 1000)) ] ||
+			kv_fail "cpu $c guest time jumped: uptime_ms ${up0[$c]} -> ${UP_U[$c]} in $((UP_S[c] - seen0[c])) ms of host time (guest clock rate ${UP_RATE_PERMILLE:-1000}/1000 of the host's)"
+	done
+}
+
+# up_wait_ticks CPU TICK: wait (30 s at most, scaled) for a tick line of
+# that vCPU above TICK (empty TICK: any tick line).
 up_wait_ticks() {
 	local i t
 	for i in $(seq 1 "$(kv_scaled 300)"); do
@@ -104,67 +170,30 @@ up_wait_ticks() {
 	kv_fail "cpu $1 printed no tick above ${2:-none} for $(kv_scaled 30) s"
 }
 
-# up_sample_fresh CPU: wait for the next tick line of CPU and take it the
-# moment it appears (0.1 s polling): UP_TICK, UP_UPTIME, and UP_SEEN, the
-# host time then. A line read later could be seconds old on a loaded
-# host, and its age would count as a jump of guest time.
-up_sample_fresh() {
-	up_wait_ticks "$1" "$(up_last_tick "$1")"
-	UP_SEEN=$(up_now_ms)
-	UP_TICK=$(up_last_tick "$1")
-	UP_UPTIME=$(up_last_uptime "$1")
-}
-
-# up_check_continues CPU TICK UPTIME SEEN_MS: wait for a tick line of CPU
-# above TICK and check it continues the guest seen with that TICK and
-# UPTIME (taken fresh at host time SEEN_MS): the
-# tick is higher, guest time (uptime_ms, TSC based) did not go back, and
-# it moved by no more than the host time between the two readings plus
-# 1 s (the guest prints once a second and polling adds its lag). That is
-# the claim: time across an upgrade neither goes back nor jumps by more
-# than the pause.
-up_check_continues() {
-	local c=$1 tick0=$2 up0=$3 seen0=$4 now tick1 up1
-	up_wait_ticks "$c" "$tick0"
-	now=$(up_now_ms)
-	tick1=$(up_last_tick "$c")
-	up1=$(up_last_uptime "$c")
-	[ "$tick1" -gt "$tick0" ] || kv_fail "cpu $c tick $tick0 -> $tick1: did not continue"
-	[ "$up1" -gt "$up0" ] || kv_fail "cpu $c guest time went back: uptime_ms $up0 -> $up1"
-	# A jump is a step, not a rate: the guest's clock may run a few per
-	# cent off the host's (a nested host's TSC calibration under load),
-	# so the allowance scales the host time by the rate measured before.
-	[ $((up1 - up0)) -le $(((now - seen0) * ${UP_RATE_PERMILLE:-1000} / 1000 + 1000)) ] ||
-		kv_fail "cpu $c guest time jumped: uptime_ms $up0 -> $up1 in $((now - seen0)) ms of host time (guest clock rate ${UP_RATE_PERMILLE:-1000}/1000 of the host's)"
-}
-
-# up_measure_rate CPU: UP_RATE_PERMILLE, the guest clock's rate against
-# the host's over a few seconds without an upgrade, plus 5% for noise
-# (never below 1000).
+# up_measure_rate: UP_RATE_PERMILLE, vCPU 0's clock rate against the
+# host's over a few seconds without an upgrade, plus 5% for noise (never
+# below 1000).
 up_measure_rate() {
 	local up0 seen0 i
-	up_sample_fresh "$1"
-	up0=$UP_UPTIME seen0=$UP_SEEN
-	for i in 1 2 3 4; do up_sample_fresh "$1"; done
-	UP_RATE_PERMILLE=$(( (UP_UPTIME - up0) * 1050 / (UP_SEEN - seen0 > 0 ? UP_SEEN - seen0 : 1) ))
+	up_sample_all 1
+	up0=${UP_U[0]} seen0=${UP_S[0]}
+	for i in 1 2 3 4; do up_sample_all 1; done
+	UP_RATE_PERMILLE=$(( (UP_U[0] - up0) * 1050 / (UP_S[0] - seen0 > 0 ? UP_S[0] - seen0 : 1) ))
 	[ "$UP_RATE_PERMILLE" -ge 1000 ] || UP_RATE_PERMILLE=1000
-	kv_log "guest clock rate: $((UP_UPTIME - up0)) ms of guest time in $((UP_SEEN - seen0)) ms of host time; allowance $UP_RATE_PERMILLE/1000"
+	kv_log "guest clock rate: $((UP_U[0] - up0)) ms of guest time in $((UP_S[0] - seen0)) ms of host time; allowance $UP_RATE_PERMILLE/1000"
 }
 
 # up_twenty_upgrades BACKEND CPUS: the main scenario, 20 upgrades in a row.
 up_twenty_upgrades() {
-	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round c
-	local -a tick up seen
+	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round tick up seen
 	up_start --memory 256M --cpus "$cpus" --memory-backend "$backend"
 	kv_wait_serial "^witness boot=[0-9a-f]{16} cpu=$((cpus - 1)) tick=" 60
 	boot=$(kv_boot_ids)
 	[ "$(wc -l <<<"$boot")" = 1 ] || kv_fail "more than one boot id: $boot"
-	up_measure_rate 0
+	up_measure_rate
 	for round in $(seq 1 "$n"); do
-		for c in $(seq 0 $((cpus - 1))); do
-			up_sample_fresh "$c"
-			tick[$c]=$UP_TICK up[$c]=$UP_UPTIME seen[$c]=$UP_SEEN
-		done
+		up_sample_all "$cpus"
+		tick="${UP_T[*]}" up="${UP_U[*]}" seen="${UP_S[*]}"
 		# Every 5th round with the memory checksum taken at pause and
 		# compared by the new process before it resumes the guest.
 		if [ $((round % 5)) = 0 ]; then
@@ -184,9 +213,7 @@ up_twenty_upgrades() {
 			[ "$UP_COPIED" = $((256 << 20)) ] || kv_fail "guest_memfd upgrade copied $UP_COPIED bytes" ;;
 		*) kv_fail "$backend upgrade: memory handled as '$UP_MEMORY'" ;;
 		esac
-		for c in $(seq 0 $((cpus - 1))); do
-			up_check_continues "$c" "${tick[$c]}" "${up[$c]}" "${seen[$c]}"
-		done
+		up_check_continue "$cpus" "$tick" "$up" "$seen"
 		[ "$(kv_recent_boot_ids)" = "$boot" ] ||
 			kv_fail "round $round: boot id changed: $(kv_recent_boot_ids | tr '\n' ' ')"
 		grep -q 'witness FATAL' "$KV_SERIAL" && kv_fail "round $round: guest reported FATAL"

@@ -81,6 +81,8 @@ struct live_update_restore {
 	/* On a mismatch, when the state has chunk digests: which chunks changed. */
 	uint64_t nr_chunks, chunks_differ, first_differ_chunk;
 	uint64_t retrieve_ns;		/* RETRIEVE_FD of the RAM files (kernel refills them) */
+	/* The build's steps, for the report: VM, verification's start, vCPU and device state. */
+	uint64_t vm_create_ns, verify_start_ns, state_restore_ns;
 	int64_t tsc_shift;		/* added to each vCPU's TSC offset */
 	uint32_t tsc_khz_saved;		/* guest TSC rate in the state */
 	uint32_t tsc_khz_now;		/* the rate the vCPUs run at now */

@@ -170,9 +170,12 @@ static int prepare_session_state(struct luo_session *s, int state_fd, uint64_t *
 	return 0;
 }
 
-/* Capture into a sealed memfd; *state_fd and the checksum on success. */
+/*
+ * Capture into a sealed memfd; *state_fd and the checksum on success.
+ * capture_ns[0] is all of it, capture_ns[1] the vCPUs' and devices' state.
+ */
 static int prepare_state(struct vm *vm, struct memory_digest *md, int *state_fd, char sum[33],
-			 size_t *bytes, uint64_t *capture_ns, uint64_t *paused_wall_ns,
+			 size_t *bytes, uint64_t capture_ns[2], uint64_t *paused_wall_ns,
 			 struct json_line_error *e)
 {
 	struct guestmem_checksum c = { 0 };
@@ -186,6 +189,7 @@ static int prepare_state(struct vm *vm, struct memory_digest *md, int *state_fd,
 	rc = state_vm_capture(vm, false, &s, err, sizeof(err));
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "capture: %s", err);
+	capture_ns[1] = kvmlu_mono_ns() - t0;
 	/* Last, as capture would: only the chunks written since the last round. */
 	rc = memory_digest_finish(vm, md, &c, err, sizeof(err));
 	if (rc) {
@@ -222,7 +226,7 @@ static int prepare_state(struct vm *vm, struct memory_digest *md, int *state_fd,
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "%s", err);
 	*bytes = size;
-	*capture_ns = kvmlu_mono_ns() - t0;
+	capture_ns[0] = kvmlu_mono_ns() - t0;
 	return 0;
 }
 
@@ -233,7 +237,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	struct luo_session s;
 	char name[LUO_SESSION_NAME_SIZE], err[512] = "";
 	enum vm_state st = vm_get_state(vm);
-	uint64_t pause_ns = 0, capture_ns = 0, preserve_ns = 0, preserve_ram_ns = 0;
+	uint64_t pause_ns = 0, capture_ns[2] = { 0, 0 }, preserve_ns = 0, preserve_ram_ns = 0;
 	uint64_t t0 = kvmlu_mono_ns(), t_pause = 0, resume_ns;
 	struct memory_digest md = { .log = { .vm_fd = -1 } };
 	size_t bytes = 0;
@@ -303,7 +307,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 		luo_session_close(&s);
 		goto err_resume;
 	}
-	rc = prepare_state(vm, &md, &state_fd, sum, &bytes, &capture_ns,
+	rc = prepare_state(vm, &md, &state_fd, sum, &bytes, capture_ns,
 			   &prepared.paused_wall_ns, e);
 	if (rc) {
 		luo_session_close(&s);
@@ -337,7 +341,8 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	json_object_object_add(*ret, "state_bytes", json_line_new_u64(bytes));
 	json_object_object_add(*ret, KVMLU_KEY_PAUSED_AT, json_line_new_u64(prepared.paused_wall_ns));
 	json_object_object_add(*ret, "pause_us", json_line_new_ms((double)pause_ns / 1e3));
-	json_object_object_add(*ret, "capture_ms", json_line_new_ms((double)capture_ns / 1e6));
+	json_object_object_add(*ret, "capture_ms", json_line_new_ms((double)capture_ns[0] / 1e6));
+	json_object_object_add(*ret, "capture_vm_ms", json_line_new_ms((double)capture_ns[1] / 1e6));
 	json_object_object_add(*ret, "preserve_ms",
 			       json_line_new_ms((double)preserve_ns / 1e6));
 	json_object_object_add(*ret, "preserve_ram_ms",
@@ -440,6 +445,13 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 				       json_line_new_ms((double)r->retrieve_ns / 1e6));
 		json_object_object_add(o, "checksum_ms",
 				       json_line_new_ms((double)r->checksum_ns / 1e6));
+		/* restore_ms's parts: the VM built, verification started, state restored. */
+		json_object_object_add(o, "vm_create_ms",
+				       json_line_new_ms((double)r->vm_create_ns / 1e6));
+		json_object_object_add(o, "verify_start_ms",
+				       json_line_new_ms((double)r->verify_start_ns / 1e6));
+		json_object_object_add(o, "state_restore_ms",
+				       json_line_new_ms((double)r->state_restore_ns / 1e6));
 		json_object_object_add(o, KVMLU_KEY_RESTORE_MS, json_line_new_ms(
 			r->resumed_wall_ns > r->started_wall_ns ?
 			(double)(r->resumed_wall_ns - r->started_wall_ns) / 1e6 : 0));

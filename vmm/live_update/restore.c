@@ -333,7 +333,7 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	struct virtio_net_spec nets[STATE_MAX_NETS];
 	struct vm_config cfg = { 0 };
 	struct state_vm s = { 0 };
-	uint64_t ram = 0;
+	uint64_t ram = 0, t0;
 	int ret;
 
 	lu->memory_verified = false;
@@ -368,6 +368,7 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 		virtio_net_state_spec(&s.nets[i], &nets[i]);
 	cfg.nets = nets;
 	cfg.nr_nets = s.nr_nets;
+	t0 = kvmlu_mono_ns();
 	if (s.backend == STATE_BACKEND_GUEST_MEMFD) {
 		cfg.backend = GUESTMEM_GUEST_MEMFD;
 		ret = restore_vm_guest_memfd(vm, &cfg, lu, err, errlen);
@@ -377,15 +378,20 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	}
 	if (ret)
 		goto out;
+	lu->vm_create_ns = kvmlu_mono_ns() - t0;
+	t0 = kvmlu_mono_ns();
 	ret = restore_verify_choose(vm, &s, lu, err, errlen);
+	lu->verify_start_ns = kvmlu_mono_ns() - t0;
 	/* A VM on changed memory stays built for inspection but never runs. */
 	if (ret || (!lu->lazy && !lu->memory_verified))
 		goto out_vm;
+	t0 = kvmlu_mono_ns();
 	ret = live_update_tsc_rate_fit(vm, &s, &lu->tsc_khz_saved, &lu->tsc_khz_now, err, errlen);
 	if (!ret)
 		ret = state_vm_restore(vm, &s, err, errlen);
 	if (!ret)
 		ret = live_update_tsc_adjust(vm, &s, &lu->tsc_shift, &lu->tsc_adjusted, err, errlen);
+	lu->state_restore_ns = kvmlu_mono_ns() - t0;
 	if (!ret)
 		lu->restored_wall_ns = kvmlu_wall_ns();
 out_vm:
