@@ -136,12 +136,15 @@ int memory_digest_finish(struct vm *vm, struct memory_digest *md, struct guestme
 	out->bytes = vm->mem.total;
 	out->nsec = md->paused_ns;
 	out->threads = md->threads;
-	/* Nothing needs the log any more; it only slows the guest's writes. */
-	t0 = kvmlu_mono_ns();
-	guestmem_dirty_log_stop(&md->log);
-	md->logging = false;
-	md->log_stop_ns = kvmlu_mono_ns() - t0;
 	return 0;
+}
+
+void memory_digest_take_log(struct memory_digest *md, struct guestmem_dirty_log *out)
+{
+	*out = md->log;
+	memset(&md->log, 0, sizeof(md->log));
+	md->log.vm_fd = -1;
+	md->logging = false;
 }
 
 void memory_digest_release(struct memory_digest *md)
@@ -162,8 +165,6 @@ void memory_digest_report(const struct memory_digest *md, json_object *o)
 	json_object_object_add(o, "checksum_paused_ms",
 			       json_line_new_ms((double)md->paused_ns / 1e6));
 	json_object_object_add(o, "checksum_paused_chunks", json_line_new_u64(md->paused_chunks));
-	json_object_object_add(o, "dirty_log_stop_ms",
-			       json_line_new_ms((double)md->log_stop_ns / 1e6));
 	json_object_object_add(o, "checksum_dirty_pages", json_line_new_u64(md->paused_dirty_pages));
 	json_object_object_add(o, "checksum_running_ms",
 			       json_line_new_ms((double)md->running_ns / 1e6));

@@ -16,8 +16,17 @@
  *   memory_digest_finish()   vCPUs paused: the last collection, its
  *                            chunks hashed, the sum (equal to
  *                            guestmem_checksum() of the paused memory);
- *                            logging off;
- *   memory_digest_release()  on every path, finished or not.
+ *                            logging stays on;
+ *   memory_digest_take_log() optional: the caller keeps the (still on)
+ *                            log past release, to turn it off later
+ *                            (guestmem_dirty_log_stop) before the vCPUs
+ *                            run again: prepare-update keeps it until
+ *                            abort-update, and the kexec ends it;
+ *   memory_digest_release()  on every path, finished or not; logging off.
+ * Turning logging off is O(RAM) for RAM in 2 MiB folios (KVM maps the
+ * slot with huge pages again: 56 ms for 4 GiB in the QEMU host), and a
+ * paused VM writes nothing, so it is not done inside a pause that only
+ * ends after a kexec.
  * A VM whose memory cannot be logged (guest_memfd) or a logging error
  * leaves every chunk to finish(): the full checksum in the pause, as
  * before. The VMM writes no guest RAM while a VM runs, so KVM's log sees
@@ -63,7 +72,6 @@ struct memory_digest {
 	uint64_t paused_ns;		/* finish(): the part inside the pause */
 	uint64_t paused_chunks;
 	uint64_t paused_dirty_pages;
-	uint64_t log_stop_ns;		/* finish(): turning logging off, after paused_ns */
 	unsigned int threads;
 };
 
@@ -79,6 +87,7 @@ int memory_digest_start(struct vm *vm, struct memory_digest *md, unsigned int ru
 void memory_digest_converge(struct vm *vm, struct memory_digest *md);
 int memory_digest_finish(struct vm *vm, struct memory_digest *md, struct guestmem_checksum *out,
 			 char *err, size_t errlen);
+void memory_digest_take_log(struct memory_digest *md, struct guestmem_dirty_log *out);
 void memory_digest_release(struct memory_digest *md);
 
 /*

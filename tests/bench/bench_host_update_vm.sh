@@ -224,7 +224,7 @@ num_of() { # num_of TEXT KEY
 printf '%-6s %5s %8s %10s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s %7s %9s %7s\n' guest folio huge_MiB blackout_s \
 	bare_s ratio ratio_k kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
 	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range jump_s bare_jump cold_s
-phases=
+steps=
 for size in $sizes; do
 for folio in $folios; do
 	case $folio in
@@ -285,9 +285,9 @@ for folio in $folios; do
 	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	# kvmlu's own part, step by step: the paused part of prepare-update
 	# and the restore up to the first guest instruction.
-	phases+="$size $folio $ppaused $(num_of "$prep" capture_vm_ms) $pck $(num_of "$prep" dirty_log_stop_ms)"
-	phases+=" $pres $first $retr $(num_of "$st" vm_create_ms) $(num_of "$st" verify_start_ms)"
-	phases+=" $(num_of "$st" state_restore_ms)"$'\n'
+	steps+="$size $folio $ppaused $(num_of "$prep" capture_vm_ms) $pck"
+	steps+=" $pres $first $retr $(num_of "$st" vm_create_ms) $(num_of "$st" verify_start_ms)"
+	steps+=" $(num_of "$st" state_restore_ms)"$'\n'
 	sfirst=$(num_of "$sst" restore_ms)
 	sverif=$(num_of "$sst" verified_ms)
 	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
@@ -303,12 +303,12 @@ done
 done
 echo
 echo "kvmlu's own part (own_ms) by step, ms: prepare-update's paused part (prep_paused: capture_vm,"
-echo "the checksum's last round, turning dirty logging off, the state memfd's preserve) and the restore"
+echo "the checksum's last round, the state memfd's preserve) and the restore"
 echo "to the first guest instruction (restore: retrieve, vm_create, verify_start, state_restore):"
-printf '%s' "$phases" | awk 'BEGIN { f = "%-6s %5s %11s %10s %9s %8s %9s %9s %8s %9s %12s %10s\n"
-	printf f, "guest", "folio", "prep_paused", "capture_vm", "pause_ck", "log_stop", "preserve",
+printf '%s' "$steps" | awk 'BEGIN { f = "%-6s %5s %11s %10s %9s %9s %9s %8s %9s %12s %10s\n"
+	printf f, "guest", "folio", "prep_paused", "capture_vm", "pause_ck", "preserve",
 		"restore", "retrieve", "vm_create", "verify_start", "state_rest" }
-	{ printf f, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12 }'
+	{ printf f, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
 echo
 echo "blackout_s: pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and resumed_at_ns);"
 echo "bare_s: median of 3 kexecs of the same QEMU host with no VM and nothing preserved (bare_range: their"

@@ -63,9 +63,11 @@ struct live_update_prepared {
 	unsigned int nr_files;
 	uint64_t paused_wall_ns;
 	uint64_t prepared_wall_ns;
+	/* KVM's dirty log, still on: turned off only if the VM runs again. */
+	struct guestmem_dirty_log log;
 };
 
-static struct live_update_prepared prepared = { .session = { .fd = -1 } };
+static struct live_update_prepared prepared = { .session = { .fd = -1 }, .log = { .vm_fd = -1 } };
 /*
  * prepare-update and abort-update run on the control worker, update-status
  * and resume's check on the server thread: what they share is read and
@@ -353,6 +355,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	/* The part of prepare_ms with the vCPUs paused: its share of the blackout. */
 	json_object_object_add(*ret, "prepare_paused_ms",
 			       json_line_new_ms((double)(kvmlu_mono_ns() - t_pause) / 1e6));
+	memory_digest_take_log(&md, &prepared.log);
 	memory_digest_release(&md);
 	return 0;
 
@@ -386,6 +389,7 @@ static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, jso
 	luo_session_close(&prepared.session);
 	prepared.active = false;
 	pthread_mutex_unlock(&prepared_lock);
+	guestmem_dirty_log_stop(&prepared.log);
 	if (prepared.was_running)
 		rc = vm_resume(ctx->vm, &ns, err, sizeof(err));
 	if (rc)
