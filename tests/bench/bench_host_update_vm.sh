@@ -16,6 +16,9 @@
 # both VMs stopped (bare_range their spread): nothing preserved
 # (kexec_s, the update's own kexec, carries both VMs'
 # RAM, and KHO's work at boot grows with the number of preserved folios).
+# None of them is the QEMU host's first kexec after its cold boot, which
+# is 0.2-0.3 s slower whatever it carries: that one is made first, with
+# nothing running (cold_s).
 # ratio = blackout_s / bare_s, issue 18's figure. own_ms is kvmlu's own
 # part of the blackout: prepare-update's paused part and the restore up
 # to the first guest instruction; the rest of rest_s is the harness's
