@@ -73,7 +73,7 @@ holds() {
 holds "$KV_PID" "$rw" w || kv_fail "pid $KV_PID does not hold $rw read-write"
 
 for round in 1 2; do
-	tick=$(up_last_tick 1)
+	tick=$(kv_tick 1)
 	up_upgrade
 	kv_log "upgrade $round: pid $KV_PID, blackout ${UP_BLACKOUT} ms"
 	holds "$KV_PID" "$rw" w || kv_fail "new pid $KV_PID does not hold $rw read-write"

@@ -49,10 +49,6 @@ up_start() {
 	UP_FIRST_PID=$KV_PID
 }
 
-# up_last_tick CPU / up_last_uptime CPU: fields of its last complete tick line.
-up_last_tick() { up_last_ticks $(($1 + 1)) | awk -v c="$1" '$1 == c { print $2 }'; }
-up_last_uptime() { up_last_ticks $(($1 + 1)) | awk -v c="$1" '$1 == c { print $3 }'; }
-
 # up_check_sanitizers: no ASan/UBSan report from any generation.
 up_check_sanitizers() {
 	grep -qE 'AddressSanitizer|LeakSanitizer|runtime error:' "$KV_STDERR" &&
@@ -162,7 +158,7 @@ up_check_continue() {
 up_wait_ticks() {
 	local i t
 	for i in $(seq 1 "$(kv_scaled 300)"); do
-		t=$(up_last_tick "$1")
+		t=$(kv_tick "$1")
 		[ -n "$t" ] && [ "$t" -gt "${2:--1}" ] && return 0
 		kill -0 "$KV_PID" 2>/dev/null || kv_fail "kvmlu-vmm $KV_PID died"
 		sleep 0.1

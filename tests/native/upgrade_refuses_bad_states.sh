@@ -30,7 +30,7 @@ kv_ok '{"cmd":"resume"}'
 # refuse FILE TEXT: upgrade with that state must fail saying TEXT.
 refuse() {
 	local tick1
-	tick1=$(up_last_tick 1)
+	tick1=$(kv_tick 1)
 	kv_request "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$1\"}}" 60
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$(basename "$1") accepted: $KV_REPLY"
 	jq -r .error.desc <<<"$KV_REPLY" | grep -qF -- "$2" ||
