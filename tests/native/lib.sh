@@ -183,15 +183,14 @@ kv_tick() {
 }
 
 # kv_boot_ids: every distinct boot id seen on the serial log.
-kv_boot_ids() {
-	grep -oE '^witness (start )?boot=[0-9a-f]{16}' "$KV_SERIAL" | sed 's/.*boot=//' | sort -u
-}
+kv_boot_ids() { kv_boot_ids_of <"$KV_SERIAL"; }
 
 # kv_recent_boot_ids: the same, over kv_serial_lines' window only (minutes
 # of ticks): for a check after every round of a long run.
-kv_recent_boot_ids() {
-	kv_serial_lines | grep -oE '^witness (start )?boot=[0-9a-f]{16}' | sed 's/.*boot=//' | sort -u
-}
+kv_recent_boot_ids() { kv_serial_lines | kv_boot_ids_of; }
+
+# kv_boot_ids_of: the distinct boot ids of the witness lines on stdin.
+kv_boot_ids_of() { grep -oE '^witness (start )?boot=[0-9a-f]{16}' | sed 's/.*boot=//' | sort -u; }
 
 kv_tick_lines() { grep -cE '^witness boot=[0-9a-f]{16} cpu=[0-9]+ tick=' "$KV_SERIAL"; }
 
