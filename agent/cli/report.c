@@ -37,6 +37,32 @@ static const char *or_dash(const char *s)
 	return s[0] ? s : "-";
 }
 
+/* report_duration of a step, "-" for 0 (not sent). */
+static const char *step(int64_t ns, char *buf, size_t len)
+{
+	report_duration(ns > 0 ? ns : -1, buf, len);
+	return buf;
+}
+
+/* The VMM's own steps of the blackout, when it sent them. */
+static void report_vm_steps(const struct journal_vm *vm, FILE *out)
+{
+	const struct journal_vm_steps *s = &vm->steps;
+	char total[32], a[32], b[32], c[32], d[32];
+
+	if (vm->vmm_prepare_ns > 0 && s->prepare_paused_ns > 0)
+		fprintf(out, "  %-16s vmm prepare %s: RAM preserved %s while running, paused %s (state %s)\n",
+			"", step(vm->vmm_prepare_ns, total, sizeof(total)),
+			step(s->preserve_ram_ns, a, sizeof(a)),
+			step(s->prepare_paused_ns, b, sizeof(b)), step(s->capture_ns, c, sizeof(c)));
+	if (vm->vmm_restore_ns > 0 && s->retrieve_ns > 0)
+		fprintf(out, "  %-16s vmm restore %s: retrieve %s, VM built %s, verify started %s, state %s\n",
+			"", step(vm->vmm_restore_ns, total, sizeof(total)),
+			step(s->retrieve_ns, a, sizeof(a)), step(s->vm_create_ns, b, sizeof(b)),
+			step(s->verify_start_ns, c, sizeof(c)),
+			step(s->state_restore_ns, d, sizeof(d)));
+}
+
 void report_format_text(const struct journal *j, FILE *out)
 {
 	char d[32];
@@ -81,6 +107,7 @@ void report_format_text(const struct journal *j, FILE *out)
 				fprintf(out, "  %-16s first guest instruction %s after the pause, all memory verified %s after it\n",
 					"", d, v);
 			}
+			report_vm_steps(vm, out);
 			if (vm->error[0])
 				fprintf(out, "  %-16s error: %s\n", "", vm->error);
 		}

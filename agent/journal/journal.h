@@ -85,6 +85,20 @@ enum journal_vm_state {
 	JOURNAL_VM_NR_STATES,
 };
 
+/*
+ * The steps of the VMM's prepare_ns and restore_ns, as its replies gave
+ * them; 0 unknown (a VMM that does not send one, an older journal).
+ */
+struct journal_vm_steps {
+	int64_t prepare_paused_ns;	/* prepare-update's part with the vCPUs paused */
+	int64_t capture_ns;		/* of it: the state, with the checksum's last round */
+	int64_t preserve_ram_ns;	/* the RAM files preserved, before the pause */
+	int64_t retrieve_ns;		/* after the kexec: the RAM files retrieved */
+	int64_t vm_create_ns;		/* the VM built on them */
+	int64_t verify_start_ns;	/* verification started (lazy: userfaultfd armed) */
+	int64_t state_restore_ns;	/* TSC, vCPU and device state restored */
+};
+
 struct journal_vm {
 	char name[JOURNAL_NAME_MAX];
 	char control[JOURNAL_SOCK_PATH_MAX];	/* VMM control socket */
@@ -104,6 +118,7 @@ struct journal_vm {
 	int64_t verified_ns;
 	int64_t vmm_prepare_ns;	/* the VMM's own prepare-update time, 0 unknown */
 	int64_t vmm_restore_ns;	/* the VMM's own restore time, 0 unknown */
+	struct journal_vm_steps steps;
 	char error[JOURNAL_TEXT_MAX];
 };
 

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <json-c/json.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,36 @@ static void add_str(struct json_object *o, const char *k, const char *v)
 static void add_i64(struct json_object *o, const char *k, int64_t v)
 {
 	json_object_object_add(o, k, json_object_new_int64(v));
+}
+
+/* The keys of struct journal_vm_steps in the journal's "vmm_steps". */
+static const struct {
+	const char *key;
+	size_t off;
+} vm_step_keys[] = {
+	{ "prepare_paused_ns", offsetof(struct journal_vm_steps, prepare_paused_ns) },
+	{ "capture_ns", offsetof(struct journal_vm_steps, capture_ns) },
+	{ "preserve_ram_ns", offsetof(struct journal_vm_steps, preserve_ram_ns) },
+	{ "retrieve_ns", offsetof(struct journal_vm_steps, retrieve_ns) },
+	{ "vm_create_ns", offsetof(struct journal_vm_steps, vm_create_ns) },
+	{ "verify_start_ns", offsetof(struct journal_vm_steps, verify_start_ns) },
+	{ "state_restore_ns", offsetof(struct journal_vm_steps, state_restore_ns) },
+};
+#define NR_VM_STEPS (sizeof(vm_step_keys) / sizeof(vm_step_keys[0]))
+
+static int64_t *vm_step(struct journal_vm_steps *s, size_t i)
+{
+	return (int64_t *)((char *)s + vm_step_keys[i].off);
+}
+
+static struct json_object *vm_steps_to_json(const struct journal_vm_steps *s)
+{
+	struct json_object *o = json_object_new_object();
+
+	for (size_t i = 0; o && i < NR_VM_STEPS; i++)
+		add_i64(o, vm_step_keys[i].key,
+			*(const int64_t *)((const char *)s + vm_step_keys[i].off));
+	return o;
 }
 
 static struct json_object *vm_to_json(const struct journal_vm *vm)
@@ -49,6 +80,7 @@ static struct json_object *vm_to_json(const struct journal_vm *vm)
 	add_i64(o, "to_verified_ns", journal_vm_to_verified_ns(vm));
 	add_i64(o, "vmm_prepare_ns", vm->vmm_prepare_ns);
 	add_i64(o, "vmm_restore_ns", vm->vmm_restore_ns);
+	json_object_object_add(o, "vmm_steps", vm_steps_to_json(&vm->steps));
 	add_str(o, "error", vm->error);
 	return o;
 }
@@ -223,7 +255,8 @@ static int vm_from_json(struct json_object *o, struct journal_vm *vm,
 
 	snprintf(where, sizeof(where), "vms[%u]", idx);
 	/* Newer than the journal format's first version: optional. */
-	static const char *const optional[] = { "verified_ns", "to_verified_ns", NULL };
+	static const char *const optional[] = { "verified_ns", "to_verified_ns", "vmm_steps",
+						NULL };
 	struct json_object *v;
 
 	ret = copy_fields(o, fields, sizeof(fields) / sizeof(fields[0]), optional,
@@ -235,6 +268,18 @@ static int vm_from_json(struct json_object *o, struct journal_vm *vm,
 			return kvmlu_err(err, errlen, -EINVAL, "journal %s: verified_ns not an integer",
 					 where);
 		vm->verified_ns = json_object_get_int64(v);
+	}
+	if (json_object_object_get_ex(o, "vmm_steps", &v)) {
+		struct field steps[NR_VM_STEPS];
+
+		for (size_t i = 0; i < NR_VM_STEPS; i++)
+			steps[i] = (struct field){ vm_step_keys[i].key, json_type_int,
+						   vm_step(&vm->steps, i), 0 };
+		snprintf(where, sizeof(where), "vms[%u].vmm_steps", idx);
+		ret = copy_fields(v, steps, NR_VM_STEPS, NULL, where, err, errlen);
+		if (ret)
+			return ret;
+		snprintf(where, sizeof(where), "vms[%u]", idx);
 	}
 	if (journal_vm_state_parse(state, &vm->state))
 		return kvmlu_err(err, errlen, -EINVAL, "journal %s: unknown state \"%s\"",

@@ -163,6 +163,10 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 		if (vmm_client_reply_int(ret, KVMLU_KEY_MEMORY) > 0)
 			vm->memory_bytes = (uint64_t)vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
 		vm->vmm_prepare_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_NS, KVMLU_KEY_PREPARE_MS);
+		vm->steps.prepare_paused_ns =
+			vmm_client_reply_ns(ret, NULL, KVMLU_KEY_PREPARE_PAUSED_MS);
+		vm->steps.capture_ns = vmm_client_reply_ns(ret, NULL, KVMLU_KEY_CAPTURE_MS);
+		vm->steps.preserve_ram_ns = vmm_client_reply_ns(ret, NULL, KVMLU_KEY_PRESERVE_RAM_MS);
 	}
 	json_object_put(ret);
 	return rc;
@@ -322,6 +326,10 @@ static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *v
 	if (vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT) > 0)
 		vm->resumed_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT);
 	vm->vmm_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RESTORE_NS, KVMLU_KEY_RESTORE_MS);
+	vm->steps.retrieve_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_RETRIEVE_MS);
+	vm->steps.vm_create_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_VM_CREATE_MS);
+	vm->steps.verify_start_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_VERIFY_START_MS);
+	vm->steps.state_restore_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_STATE_RESTORE_MS);
 	phase = vmm_client_reply_str(lu, KVMLU_KEY_PHASE);
 	if ((json_object_object_get_ex(lu, KVMLU_KEY_VERIFIED, &v) &&
 	     json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) ||

@@ -57,6 +57,14 @@
 #define KVMLU_KEY_REASON	"reason"	/* why a restored VM is held */
 #define KVMLU_KEY_PREPARE_MS	"prepare_ms"
 #define KVMLU_KEY_RESTORE_MS	"restore_ms"
+/* The steps of prepare_ms and restore_ms that kvmlu report shows per VM. */
+#define KVMLU_KEY_PREPARE_PAUSED_MS	"prepare_paused_ms"
+#define KVMLU_KEY_CAPTURE_MS		"capture_ms"
+#define KVMLU_KEY_PRESERVE_RAM_MS	"preserve_ram_ms"
+#define KVMLU_KEY_RETRIEVE_MS		"retrieve_ms"
+#define KVMLU_KEY_VM_CREATE_MS		"vm_create_ms"
+#define KVMLU_KEY_VERIFY_START_MS	"verify_start_ms"
+#define KVMLU_KEY_STATE_RESTORE_MS	"state_restore_ms"
 /* prepare-update's argument: ms of hashing RAM while the guest runs. */
 #define KVMLU_ARG_RUNNING_HASH_MS	"running_hash_ms"
 

@@ -19,6 +19,7 @@ Usage: qmp_watch.py SOCKET OUT [DEADLINE]
 Exits 0 when QEMU is gone, whatever happened; it never keeps QEMU alive.
 """
 import json
+import re
 import select
 import socket
 import sys
@@ -93,6 +94,52 @@ def dump(q, out, why="when its kernel asked for a reset"):
         for c in cpus:
             f.write("=== vCPU %d: code at rip\n" % c)
             f.write(q.hmp("x/6i $pc", cpu=c))
+            # The host kernel's local APIC: a timer interrupt waiting in
+            # IRR across samples means its CPU never took it (is the host
+            # stuck in a nested guest?), an empty IRR that it is idle or busy.
+            f.write("=== vCPU %d: local APIC\n" % c)
+            f.write(q.hmp("info lapic", cpu=c))
+
+
+def lapic_irr(text):
+    """The IRR line of HMP "info lapic": the vectors waiting, or "(none)"."""
+    for line in text.splitlines():
+        if line.startswith("IRR"):
+            parts = line.split(None, 1)
+            return parts[1].strip() if len(parts) > 1 else ""
+    return "?"
+
+
+def stuck_check(q, out):
+    """Three samples a few seconds apart, an NMI sent after the first.
+
+    Issue 19's hang: the host's CPU runs its nested guest's spin loop and
+    never leaves it, its own timer interrupt waiting in IRR and an NMI not
+    taken either (global interrupts off inside guest mode, which hardware
+    never does with the INTR and NMI intercepts KVM sets). Said in one
+    line, so a timeout of that kind is told from a slow case at a glance.
+    """
+    samples = []
+    for i in range(3):
+        dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
+        regs = q.hmp("info registers")
+        m = re.search(r"[RE]IP=(\S+)", regs)
+        rip = m.group(1) if m else "?"
+        samples.append((rip, lapic_irr(q.hmp("info lapic", cpu=0))))
+        if i == 0:
+            q.cmd("inject-nmi")
+        time.sleep(2)
+    rips = {r for r, _ in samples}
+    irrs = {i for _, i in samples}
+    with open(out, "a", encoding="utf-8") as f:
+        if len(rips) == 1 and len(irrs) == 1 and samples[0][1] not in ("", "(none)", "?"):
+            f.write("=== stuck: rip %s in all samples, IRR %s waiting in all, "
+                    "an NMI sent after the first not taken: the QEMU host's CPU "
+                    "is not taking interrupts (emulator; see tests/harness/README.md)\n"
+                    % (samples[0][0], samples[0][1]))
+        else:
+            f.write("=== not stuck that way: rip %s, IRR %s\n"
+                    % (" ".join(r for r, _ in samples), " / ".join(i for _, i in samples)))
 
 
 def main():
@@ -110,9 +157,7 @@ def main():
             try:
                 m = q.read()
             except Deadline:
-                for i in range(3):
-                    dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
-                    time.sleep(1)
+                stuck_check(q, out)
                 q.deadline = None
                 continue
             if m.get("event") != "SHUTDOWN":

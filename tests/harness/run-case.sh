@@ -144,6 +144,8 @@ FAIL)
 	if grep -q "asked for a reset" "$regs" 2>/dev/null; then
 		# Where each vCPU of the QEMU host was when its kernel reset it.
 		why="$why; the host's kernel asked for a reset ($(tail -n 1 "$logs/harness-$case.qemu.log")), its vCPUs then: $regs"
+	elif grep -q '^=== stuck' "$regs" 2>/dev/null; then
+		why="$why; $(sed -n 's/^=== //p' "$regs" | grep '^stuck' | head -n 1) ($regs)"
 	elif [ -s "$regs" ]; then
 		why="$why; the host's vCPUs just before the timeout: $regs"
 	fi

@@ -6,7 +6,11 @@
 #  2. KVMLU_SOAK_BOOTS (40) witness boots of 512 MiB with 2 vCPUs, one
 #     after another in one QEMU host (harness/soak_witness_boots): the
 #     direct count of issue 19's fault at boot;
-#  3. harness: every VM-survival and agent case, and the native tests in
+#  3. KVMLU_SOAK_LINUX_BOOTS (40) boots of the stock Debian guest on 2
+#     vCPUs with its records disk, one after another in one QEMU host
+#     (harness/soak_linux_guest_boots): the count of the boot that twice
+#     stopped linux_guest_disk_keeps_acked_records;
+#  4. harness: every VM-survival and agent case, and the native tests in
 #     the QEMU host (harness/native_*), KVMLU_SOAK_ROUNDS (20) rounds.
 # Prints each failure and ends with "N passed, N failed".
 set -u
@@ -14,6 +18,7 @@ cd "$(dirname "$0")/../.."
 rounds=${KVMLU_SOAK_ROUNDS:-20}
 upgrades=${KVMLU_SOAK_UPGRADES:-300}
 boots=${KVMLU_SOAK_BOOTS:-40}
+linux_boots=${KVMLU_SOAK_LINUX_BOOTS:-40}
 pass=0 fail=0
 logs=build/test-logs/soak
 mkdir -p "$logs" build/harness
@@ -38,16 +43,20 @@ else
 	fail=$((fail + 1)); echo "FAIL: soak/native_upgrades: $(grep -E '^FAIL' "$logs/native.log" | tail -n 1)"
 fi
 
-echo "soak: $boots witness boots inside the QEMU host"
-echo "$boots 512M 2" >build/harness/soak-boots
-KVMLU_TEST_FILTER='^harness/soak_witness_boots$' \
-	tests/harness/check.sh >"$logs/boots.log" 2>&1
-rm -f build/harness/soak-boots
-if grep -q '^PASS: harness/soak_witness_boots' "$logs/boots.log"; then
-	pass=$((pass + 1)); echo "PASS: soak/witness_boots ($boots boots)"
-else
-	fail=$((fail + 1)); echo "FAIL: soak/witness_boots: $(grep -E '^FAIL' "$logs/boots.log" | tail -n 1)"
-fi
+# boots_case CASE FILE LINE WHAT: one boot-count case, LINE its count file
+boots_case() {
+	echo "soak: $4 inside the QEMU host"
+	echo "$3" >"build/harness/$2"
+	KVMLU_TEST_FILTER="^harness/$1\$" tests/harness/check.sh >"$logs/$1.log" 2>&1
+	rm -f "build/harness/$2"
+	if grep -q "^PASS: harness/$1" "$logs/$1.log"; then
+		pass=$((pass + 1)); echo "PASS: soak/${1#soak_} ($4)"
+	else
+		fail=$((fail + 1)); echo "FAIL: soak/${1#soak_}: $(grep -E '^FAIL' "$logs/$1.log" | tail -n 1)"
+	fi
+}
+boots_case soak_witness_boots soak-boots "$boots 512M 2" "$boots witness boots"
+boots_case soak_linux_guest_boots soak-linux-boots "$linux_boots" "$linux_boots Linux guest boots"
 
 for r in $(seq 1 "$rounds"); do
 	KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_)' \

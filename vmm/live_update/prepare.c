@@ -343,17 +343,17 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	json_object_object_add(*ret, "state_bytes", json_line_new_u64(bytes));
 	json_object_object_add(*ret, KVMLU_KEY_PAUSED_AT, json_line_new_u64(prepared.paused_wall_ns));
 	json_object_object_add(*ret, "pause_us", json_line_new_ms((double)pause_ns / 1e3));
-	json_object_object_add(*ret, "capture_ms", json_line_new_ms((double)capture_ns[0] / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_CAPTURE_MS, json_line_new_ms((double)capture_ns[0] / 1e6));
 	json_object_object_add(*ret, "capture_vm_ms", json_line_new_ms((double)capture_ns[1] / 1e6));
 	json_object_object_add(*ret, "preserve_ms",
 			       json_line_new_ms((double)preserve_ns / 1e6));
-	json_object_object_add(*ret, "preserve_ram_ms",
+	json_object_object_add(*ret, KVMLU_KEY_PRESERVE_RAM_MS,
 			       json_line_new_ms((double)preserve_ram_ns / 1e6));
 	memory_digest_report(&md, *ret);
 	json_object_object_add(*ret, KVMLU_KEY_PREPARE_MS,
 			       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
 	/* The part of prepare_ms with the vCPUs paused: its share of the blackout. */
-	json_object_object_add(*ret, "prepare_paused_ms",
+	json_object_object_add(*ret, KVMLU_KEY_PREPARE_PAUSED_MS,
 			       json_line_new_ms((double)(kvmlu_mono_ns() - t_pause) / 1e6));
 	memory_digest_take_log(&md, &prepared.log);
 	memory_digest_release(&md);
@@ -445,16 +445,16 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, "restore_started_at_ns",
 				       json_line_new_u64(r->started_wall_ns));
 		json_object_object_add(o, KVMLU_KEY_RESUMED_AT, json_line_new_u64(r->resumed_wall_ns));
-		json_object_object_add(o, "retrieve_ms",
+		json_object_object_add(o, KVMLU_KEY_RETRIEVE_MS,
 				       json_line_new_ms((double)r->retrieve_ns / 1e6));
 		json_object_object_add(o, "checksum_ms",
 				       json_line_new_ms((double)r->checksum_ns / 1e6));
 		/* restore_ms's parts: the VM built, verification started, state restored. */
-		json_object_object_add(o, "vm_create_ms",
+		json_object_object_add(o, KVMLU_KEY_VM_CREATE_MS,
 				       json_line_new_ms((double)r->vm_create_ns / 1e6));
-		json_object_object_add(o, "verify_start_ms",
+		json_object_object_add(o, KVMLU_KEY_VERIFY_START_MS,
 				       json_line_new_ms((double)r->verify_start_ns / 1e6));
-		json_object_object_add(o, "state_restore_ms",
+		json_object_object_add(o, KVMLU_KEY_STATE_RESTORE_MS,
 				       json_line_new_ms((double)r->state_restore_ns / 1e6));
 		json_object_object_add(o, KVMLU_KEY_RESTORE_MS, json_line_new_ms(
 			r->resumed_wall_ns > r->started_wall_ns ?

@@ -55,18 +55,18 @@ ld_fail() { # ld_fail REASON: with the guest's and the VMM's last lines
 	grep -a -v 'KVMLU-REC-ACK' "$LD_SERIAL" | tail -n 15 | tr -d '\r' | sed 's/^/guest| /'
 	echo "last ack: $(ld_last_ack)"
 	tail -n 8 "/tmp/$LD.vmm" | sed 's/^/vmm| /'
+	ld_vmm_alive && vm_stuck_report "$(cat /tmp/$LD.pid)"
 	fail "$1"
 }
 
 ld_wait_ack() { # ld_wait_ack N SECONDS WHAT: an ack >= N
-	_i=0
-	while [ $_i -lt $(($2 * 5)) ]; do
+	_until=$(deadline_in "$2")
+	while before "$_until"; do
 		[ "$(ld_last_ack)" -ge "$1" ] && return 0
-		grep -aq 'KVMLU-RECORDS-ERROR' "$LD_SERIAL" &&
+		grep -aqs 'KVMLU-RECORDS-ERROR' "$LD_SERIAL" &&
 			ld_fail "$3: the guest's writer failed: $(grep -a 'KVMLU-RECORDS-ERROR' "$LD_SERIAL" | head -n 1 | tr -d '\r')"
 		ld_vmm_alive || ld_fail "$3: kvmlu-vmm exited"
 		usleep 200000
-		_i=$((_i + 1))
 	done
 	ld_fail "$3: no ack >= $1 within $2 s (last $(ld_last_ack))"
 }
@@ -131,18 +131,16 @@ ld_finish() {
 	harness_log "$4: acks $2..$_last on this serial; asking the guest to stop"
 	printf 'KVMLU-STOP' | dd of="$_disk" bs=4096 seek="$(ld_stop_block "$_disk")" conv=notrunc 2>/dev/null ||
 		fail "could not write the stop mark to $_disk"
-	_i=0
-	while ! grep -aq 'KVMLU-RECORDS-DONE' "$LD_SERIAL" && [ $_i -lt 600 ]; do
+	_until=$(deadline_in 120)
+	while ! grep -aq 'KVMLU-RECORDS-DONE' "$LD_SERIAL" && before "$_until"; do
 		ld_vmm_alive || break
 		usleep 200000
-		_i=$((_i + 1))
 	done
 	_done=$(grep -a -o 'KVMLU-RECORDS-DONE n=[0-9]*' "$LD_SERIAL" | sed 's/.*n=//')
 	[ -n "$_done" ] || ld_fail "$4: the guest did not stop its writer within 120 s"
-	_i=0
-	while ld_vmm_alive && [ $_i -lt 300 ]; do
+	_until=$(deadline_in 60)
+	while ld_vmm_alive && before "$_until"; do
 		usleep 200000
-		_i=$((_i + 1))
 	done
 	ld_vmm_alive && ld_fail "$4: the VM did not end after the guest's reboot"
 	harness_log "$4: the guest wrote up to record $_done, unmounted and rebooted; VMM: $(tail -n 1 /tmp/$LD.vmm)"

@@ -62,14 +62,13 @@ lx_wait_status() { # lx_wait_status AFTER_COUNT SECONDS: a status line beyond AF
 	# poll. So each poll that finds no line yet moves S_HUP_LO/S_HWALL_LO
 	# (host times read before it): the line came later than those.
 	# (read, not a command: no process per poll to steal the guest's time)
-	_i=0
-	while [ $_i -lt $(($2 * 10)) ]; do
+	_until=$(deadline_in "$2")
+	while before "$_until"; do
 		read -r _lo_up _ </proc/uptime
 		[ "$(lx_status_count)" -gt "$1" ] && return 0
 		S_HUP_LO=$_lo_up
 		kill -0 "$(cat /tmp/$LX.pid)" 2>/dev/null || return 1
 		usleep 100000
-		_i=$((_i + 1))
 	done
 	return 1
 }

@@ -94,12 +94,11 @@ tc_check_errors() { # tc_check_errors WHAT: no netcount reported an error, both 
 tc_wait() { # tc_wait SECONDS WHAT COMMAND...: until COMMAND succeeds
 	_s=$1 _w=$2
 	shift 2
-	_i=0
+	_until=$(deadline_in "$_s")
 	while ! "$@"; do
 		tc_check_errors "$_w"
-		[ $_i -lt $((_s * 2)) ] || tc_fail "$_w: not within $_s s"
+		before "$_until" || tc_fail "$_w: not within $_s s"
 		usleep 500000
-		_i=$((_i + 1))
 	done
 }
 

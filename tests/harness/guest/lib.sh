@@ -10,6 +10,8 @@
 #   kexec_load_next_stage / kexec_loaded_stage   the same in two steps
 #   carry_to_disk / carry_from_disk       /carry through the carry disk
 #   harness_log msg                       a timestamped progress line
+#   deadline_in SECONDS / before DEADLINE a bound on waiting, in the host's
+#                                         seconds, not in polls
 #   $HARNESS_CASE $HARNESS_STAGE          from kvmlu.case= / kvmlu.stage=
 #   $HARNESS_CARRY                        a directory copied into the next
 #                                         stage's initramfs by the harness,
@@ -27,6 +29,17 @@ export HARNESS_CASE HARNESS_STAGE HARNESS_CARRY HARNESS_KERNEL
 harness_log() {
 	echo "KVMLU-HARNESS: [$(cut -d' ' -f1 /proc/uptime)] $*"
 }
+
+# A bound on waiting counts the host's seconds, not polls: on a loaded
+# nested host one poll can take seconds, and a loop of 4500 polls meant as
+# 900 s once ran past the case's 1500 s timeout, so the case's own report
+# of what hung never came.
+uptime_s() {
+	read -r _up _ </proc/uptime
+	echo "${_up%.*}"
+}
+deadline_in() { echo $(($(uptime_s) + $1)); }	# deadline_in SECONDS
+before() { [ "$(uptime_s)" -lt "$1" ]; }	# before DEADLINE
 
 # isa-debug-exit at 0xf4: QEMU exits with (value << 1) | 1, so 0 -> 1 pass,
 # 1 -> 3 fail, 2 -> 5 skip. A plain poweroff (exit 0) is "no verdict".

@@ -51,6 +51,11 @@ static struct journal *sample(void)
 	/* vm1 verified lazily: after it resumed. */
 	j->vms[0].resumed_ns = T0 + 8000;
 	j->vms[0].verified_ns = T0 + 9500;
+	/* The VMM's steps, each its own value so a swap shows. */
+	j->vms[0].steps = (struct journal_vm_steps){ .prepare_paused_ns = 5100000,
+		.capture_ns = 3100000, .preserve_ram_ns = 60700000, .retrieve_ns = 15400000,
+		.vm_create_ns = 30100000, .verify_start_ns = 9200000,
+		.state_restore_ns = 32400000 };
 	journal_note(j, "KHO scratch %d MiB is less than twice the estimate", 512);
 	/* One libvirt domain saved and restored, one opted out. */
 	j->nr_domains = 2;
@@ -90,6 +95,10 @@ static void test_journal_round_trip_keeps_everything(void **state)
 	assert_int_equal(back->vms[0].verified_ns, T0 + 9500);
 	assert_int_equal(journal_vm_to_verified_ns(&back->vms[0]), 6500);
 	assert_int_equal(journal_vm_to_verified_ns(&back->vms[1]), -1);
+	assert_int_equal(back->vms[0].steps.capture_ns, 3100000);
+	assert_int_equal(back->vms[0].steps.preserve_ram_ns, 60700000);
+	assert_int_equal(back->vms[0].steps.state_restore_ns, 32400000);
+	assert_int_equal(back->vms[1].steps.retrieve_ns, 0);
 	assert_true(back->phases[UPDATE_PREPARE].failed);
 	assert_int_equal(back->phases[UPDATE_PREFLIGHT].end_ns, T0 + 1000);
 	assert_int_equal(back->nr_notes, 1);
@@ -226,6 +235,14 @@ static void test_journal_refuses_bad_content_with_good_checksum(void **state)
 			    "\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\"", "listed twice");
 	expect_body_refused("\"saved_ns\":", "\"saved_ns\":-5,\"downtime_ns\":", "not a time");
 	expect_body_refused("\"action\":\"managed-save\"", "\"action\":7", "wrong type");
+	/* The VMM's steps: known keys, integers, no negative time. */
+	expect_body_refused("\"retrieve_ns\":15400000", "\"retrieve_ns\":\"soon\"", "vmm_steps");
+	expect_body_refused("\"retrieve_ns\":15400000", "\"retrieve_ns\":-7", "negative");
+	expect_body_refused("\"retrieve_ns\":15400000", "\"retrieve_ns\":1,\"warp_ns\":1", "warp_ns");
+	expect_body_refused("\"vmm_steps\":{\"prepare_paused_ns\":0,\"capture_ns\":0,"
+			    "\"preserve_ram_ns\":0,\"retrieve_ns\":0,\"vm_create_ns\":0,"
+			    "\"verify_start_ns\":0,\"state_restore_ns\":0}",
+			    "\"vmm_steps\":0", "not an object");
 }
 
 static void test_journal_without_libvirt_domains_still_reads(void **state)
@@ -256,6 +273,7 @@ static void test_journal_without_libvirt_domains_still_reads(void **state)
 
 		json_object_object_del(vm, "verified_ns");
 		json_object_object_del(vm, "to_verified_ns");
+		json_object_object_del(vm, "vmm_steps");
 	}
 	env = envelope(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN));
 	memset(j, 0, sizeof(*j));
@@ -263,6 +281,7 @@ static void test_journal_without_libvirt_domains_still_reads(void **state)
 	assert_int_equal(j->nr_vms, 2);
 	assert_int_equal(j->vms[0].verified_ns, 0);
 	assert_int_equal(j->vms[0].resumed_ns, T0 + 8000);
+	assert_int_equal(j->vms[0].steps.capture_ns, 0);
 	json_object_put(o);
 	free(env);
 	free(body);

@@ -79,7 +79,27 @@ static void test_report_shows_done_update_with_phases_and_blackout(void **state)
 	assert_null(strstr(text, "failed in"));
 	assert_null(strstr(text, "libvirt domain"));
 	assert_null(strstr(text, "all memory verified"));
+	assert_null(strstr(text, "vmm prepare"));
+	assert_null(strstr(text, "vmm restore"));
 	free(text);
+	/* The VMM's own steps, once its replies gave them. */
+	j->vms[0].vmm_prepare_ns = 170 * MS;
+	j->vms[0].vmm_restore_ns = 113 * MS;
+	j->vms[0].steps = (struct journal_vm_steps){ .prepare_paused_ns = 75700000,
+		.capture_ns = 12 * MS, .preserve_ram_ns = 60700000, .retrieve_ns = 15400000,
+		.vm_create_ns = 30100000, .verify_start_ns = 9200000,
+		.state_restore_ns = 32400000 };
+	text = format(j, false);
+	assert_contains(text, "vmm prepare 170.0 ms: RAM preserved 60.7 ms while running, paused 75.7 ms (state 12.0 ms)");
+	assert_contains(text, "vmm restore 113.0 ms: retrieve 15.4 ms, VM built 30.1 ms, verify started 9.2 ms, state 32.4 ms");
+	free(text);
+	/* A VMM that sent no restore steps: no made-up line. */
+	j->vms[0].steps.retrieve_ns = 0;
+	text = format(j, false);
+	assert_contains(text, "vmm prepare 170.0 ms");
+	assert_null(strstr(text, "vmm restore"));
+	free(text);
+	memset(&j->vms[0].steps, 0, sizeof(j->vms[0].steps));
 	/* Verified lazily: the guest ran at 4.30 s, all RAM verified at 6.01 s. */
 	j->vms[0].verified_ns = T0 + 6020 * MS;
 	text = format(j, false);
