@@ -84,7 +84,10 @@ class Qmp:
 
 
 def dump(q, out, why="when its kernel asked for a reset"):
+    """Writes the registers, code and local APIC of every vCPU; returns
+    the registers' text and vCPU 0's local APIC text."""
     regs = q.hmp("info registers -a")
+    lapic0 = ""
     with open(out, "a", encoding="utf-8") as f:
         f.write("=== the QEMU host's vCPUs %s\n" % why)
         f.write(regs)
@@ -97,8 +100,11 @@ def dump(q, out, why="when its kernel asked for a reset"):
             # The host kernel's local APIC: a timer interrupt waiting in
             # IRR across samples means its CPU never took it (is the host
             # stuck in a nested guest?), an empty IRR that it is idle or busy.
+            lapic = q.hmp("info lapic", cpu=c)
             f.write("=== vCPU %d: local APIC\n" % c)
-            f.write(q.hmp("info lapic", cpu=c))
+            f.write(lapic)
+            lapic0 = lapic0 or lapic
+    return regs, lapic0
 
 
 def lapic_irr(text):
@@ -121,11 +127,9 @@ def stuck_check(q, out):
     """
     samples = []
     for i in range(3):
-        dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
-        regs = q.hmp("info registers")
+        regs, lapic = dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
         m = re.search(r"[RE]IP=(\S+)", regs)
-        rip = m.group(1) if m else "?"
-        samples.append((rip, lapic_irr(q.hmp("info lapic", cpu=0))))
+        samples.append((m.group(1) if m else "?", lapic_irr(lapic)))
         if i == 0:
             q.cmd("inject-nmi")
         time.sleep(2)
@@ -133,9 +137,9 @@ def stuck_check(q, out):
     irrs = {i for _, i in samples}
     with open(out, "a", encoding="utf-8") as f:
         if len(rips) == 1 and len(irrs) == 1 and samples[0][1] not in ("", "(none)", "?"):
-            f.write("=== stuck: rip %s in all samples, IRR %s waiting in all, "
-                    "an NMI sent after the first not taken: the QEMU host's CPU "
-                    "is not taking interrupts (emulator; see tests/harness/README.md)\n"
+            f.write("=== stuck: rip %s and IRR %s (waiting) in every sample, before "
+                    "and after an NMI: the QEMU host's CPU takes no interrupts "
+                    "(emulator; tests/harness/README.md)\n"
                     % (samples[0][0], samples[0][1]))
         else:
             f.write("=== not stuck that way: rip %s, IRR %s\n"

@@ -40,14 +40,9 @@ LD_UPGRADES=2
 LD_FS=60M		# the ext4; the disk's last MiBs stay outside it
 LD_MORE=5		# acks to see after each step before the next
 
-ld_acks() { # the ack numbers on the serial so far, one a line
-	serial_lines "$LD_SERIAL" | grep -a -o 'KVMLU-REC-ACK n=[0-9]*' | sed 's/.*n=//'
-}
+ld_acks() { rec_acks "$LD_SERIAL"; }
 
-ld_last_ack() {
-	_a=$(ld_acks | tail -n 1)
-	echo "${_a:-0}"
-}
+ld_last_ack() { rec_last_ack "$LD_SERIAL"; }
 
 ld_vmm_alive() { kill -0 "$(cat /tmp/$LD.pid)" 2>/dev/null; }
 

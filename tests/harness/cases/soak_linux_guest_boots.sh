@@ -16,11 +16,6 @@ HARNESS_DISK=64M
 
 SB=lxboot
 
-sb_last_ack() {
-	_a=$(serial_lines /tmp/$SB.serial | grep -a -o 'KVMLU-REC-ACK n=[0-9]*' | sed 's/.*n=//' | tail -n 1)
-	echo "${_a:-0}"
-}
-
 sb_watch() { # a line on the console every 5 s: is the host's userspace running?
 	while :; do
 		echo "KVMLU-HARNESS: watch up=$(cut -d' ' -f1 /proc/uptime) $(grep -E '^ *LOC:' /proc/interrupts | tr -s ' ')" >/dev/console
@@ -55,15 +50,16 @@ stage1() {
 			--disk "$disk,id=records" \
 			--serial /tmp/$SB.serial --control "/run/$SB.sock" >/tmp/$SB.vmm 2>&1 &
 		pid=$!
-		start=$(date +%s)
+		start=$(uptime_s)
+		_until=$(deadline_in 300)
 		# Polled as linux_guest_disk_keeps_acked_records polls (a few
 		# processes every 0.2 s): the host's one CPU as busy as there.
-		while [ "$(sb_last_ack)" -lt 1 ]; do
+		while [ "$(rec_last_ack /tmp/$SB.serial)" -lt 1 ]; do
 			kill -0 "$pid" 2>/dev/null || break
-			[ $(($(date +%s) - start)) -lt 300 ] || break
+			before "$_until" || break
 			usleep 200000
 		done
-		took=$(($(date +%s) - start))
+		took=$(($(uptime_s) - start))
 		if grep -aq 'KVMLU-REC-ACK n=1' /tmp/$SB.serial; then
 			echo "boot $i: first record acked after $took s"
 		else
