@@ -12,6 +12,10 @@
 # ShmemHugePages before prepare-update (both VMs), the check that a row
 # ran with the folios it names.
 #
+# Each row makes KVMLU_BENCH_UPDATES (3) host updates of the same two VMs
+# one after another in one QEMU host and prints the median blackout: one
+# kexec of a TCG host varies by a second from one to the next, and one
+# sample of each side made the ratio a draw (2026-12-05: 0.76 to 1.43).
 # bare_s is the median of three more kexecs of the same QEMU host after
 # both VMs stopped (bare_range their spread): nothing preserved
 # (kexec_s, the update's own kexec, carries both VMs'
@@ -19,7 +23,7 @@
 # None of them is the QEMU host's first kexec after its cold boot, which
 # is 0.2-0.3 s slower whatever it carries: that one is made first, with
 # nothing running (cold_s).
-# ratio = blackout_s / bare_s, issue 18's figure. own_ms is kvmlu's own
+# ratio = median blackout / bare_s, issue 18's figure. own_ms is kvmlu's own
 # part of the blackout: prepare-update's paused part and the restore up
 # to the first guest instruction; the rest of rest_s is the harness's
 # shell between the steps (fork and exec are slow under TCG).
@@ -56,6 +60,8 @@ work=$top/build/bench-host-update
 logs=$top/build/test-logs
 sizes=${KVMLU_BENCH_SIZES:-256M 1G 4G}
 folios=${KVMLU_BENCH_FOLIOS:-2M 4K}
+updates=${KVMLU_BENCH_UPDATES:-3}
+case $updates in ''|*[!0-9]*|0) echo "KVMLU_BENCH_UPDATES: $updates is not a count of updates (1 or more)"; exit 2 ;; esac
 mkdir -p "$work" "$logs"
 
 if [ ! -f build/kernel/bzImage ]; then
@@ -126,6 +132,27 @@ stage1() {
 	vm_kexec_load_next
 	kexec_loaded_stage
 }
+UPDATES=$(sed -n 's/.*kvmlu\.bench_updates=\([0-9]*\).*/\1/p' /proc/cmdline)
+[ -n "$UPDATES" ] || UPDATES=3
+# update_kexec U: host update U: the next kernel loaded before the pause
+# (as the agent does in preflight), so the blackout holds only
+# prepare-update, the kexec itself and the restore; the twin prepared
+# first, so that its prepare is no part of bench's blackout.
+update_kexec() {
+	vm_kexec_load_next
+	r=$(prepare_long benchs)
+	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
+	rt_line "pause$1"
+	harness_log "bench pausing: prepare-update $1"
+	r=$(prepare_long bench)
+	# From here to the kexec is blackout: shell builtins only, no fork
+	# (harness_log forks cut), as an agent would go straight on.
+	echo "KVMLU-HARNESS: bench prepared: $r"
+	case $r in *'"ok":true'*) ;; *) fail "prepare-update refused: $r" ;; esac
+	echo "KVMLU-HARNESS: kexec -e: stage $HARNESS_STAGE -> $((HARNESS_STAGE + 1))"
+	kexec -e
+	fail "kexec -e returned"
+}
 stage2() {
 	vm_need_binaries
 	vm_start bench "$MEM" 1
@@ -134,46 +161,33 @@ stage2() {
 	vm_wait_tick bench 1 3000 || fail "no second tick"
 	vm_wait_tick benchs 1 3000 || fail "benchs: no second tick"
 	harness_log "bench shmem: $(cat /sys/kernel/mm/transparent_hugepage/shmem_enabled), ShmemHugePages $(sed -n 's/^ShmemHugePages: *\([0-9]*\) kB/\1/p' /proc/meminfo) kB"
-	# As a host update does (the agent loads the kernel in preflight), the
-	# next kernel is loaded before the pause, so the blackout holds only
-	# prepare-update, the kexec itself and the restore.
-	vm_kexec_load_next
 	# Before: the full checksum a pause used to hold, of this VM, this run.
 	vm_ctl bench pause >/dev/null
 	harness_log "bench full checksum: $(vm_ctl bench checksum)"
 	vm_ctl bench resume >/dev/null
-	# The twin, restored with --verify sync after the kexec; prepared
-	# first, so that its prepare is no part of bench's blackout.
-	r=$(prepare_long benchs)
-	echo "$r" | grep -q '"ok":true' || fail "benchs: prepare-update refused: $r"
-	rt_line stage2
-	harness_log "bench pausing: prepare-update"
-	r=$(prepare_long bench)
-	# From here to the kexec is blackout: shell builtins only, no fork
-	# (harness_log forks cut), as an agent would go straight on.
-	echo "KVMLU-HARNESS: bench prepared: $r"
-	case $r in *'"ok":true'*) ;; *) fail "prepare-update refused: $r" ;; esac
-	echo "KVMLU-HARNESS: kexec -e: stage 2 -> 3"
-	kexec -e
-	fail "kexec -e returned"
+	update_kexec 1
 }
-stage3() {
+# After host update U (stage U + 2): both VMs back, then the next update,
+# or after the last one three bare kexecs of the same QEMU host.
+after_update() {
 	vm_need_binaries
+	u=$((HARNESS_STAGE - 2))
 	vm_restore bench
-	vm_wait_restored bench || fail "restore: $(tail -n 1 /tmp/bench.vmm)"
-	rt_line stage3
+	vm_wait_restored bench || fail "restore $u: $(tail -n 1 /tmp/bench.vmm)"
+	rt_line "resume$u"
 	st=$(vm_wait_verified bench)
 	harness_log "bench status: $st"
-	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified: $st"
+	echo "$st" | grep -q '"memory_verified":true' || fail "memory not verified after update $u: $st"
 	# Then its twin, the synchronous way, once nothing else verifies.
 	vm_restore benchs --verify sync
 	vm_wait_restored benchs || fail "benchs restore: $(tail -n 1 /tmp/benchs.vmm)"
 	st=$(vm_wait_verified benchs)
 	harness_log "benchs status: $st"
 	echo "$st" | grep -q '"memory_verified":true' || fail "benchs: memory not verified: $st"
-	# Then a bare kexec in the same QEMU host: no VM, nothing preserved.
-	# The kexec above carried both VMs' RAM, and KHO's work at boot grows
-	# with the number of preserved folios: this is the kexec alone.
+	[ "$u" -lt "$UPDATES" ] && update_kexec $((u + 1))
+	# No VM, nothing preserved: the update's kexec carried both VMs' RAM,
+	# and KHO's work at boot grows with the number of preserved folios;
+	# these are the kexec alone.
 	killall kvmlu-vmm
 	_i=0
 	while pidof kvmlu-vmm >/dev/null && [ $_i -lt 300 ]; do usleep 100000; _i=$((_i + 1)); done
@@ -182,13 +196,14 @@ stage3() {
 	vm_kexec_load_next
 	kexec_loaded_stage
 }
-# Three, for their median: one kexec of a TCG host varies by a second
-# from one to the next on a busy machine.
-stage4() { vm_kexec_load_next; kexec_loaded_stage; }
-stage5() { vm_kexec_load_next; kexec_loaded_stage; }
-stage6() {
-	pass "bench $MEM"
-}
+# Three bare kexecs, for their median: one kexec of a TCG host varies by
+# a second from one to the next.
+bare_kexec() { vm_kexec_load_next; kexec_loaded_stage; }
+_s=3
+while [ $_s -le $((UPDATES + 2)) ]; do eval "stage$_s() { after_update; }"; _s=$((_s + 1)); done
+eval "stage$((UPDATES + 3))() { bare_kexec; }"
+eval "stage$((UPDATES + 4))() { bare_kexec; }"
+eval "stage$((UPDATES + 5))() { pass \"bench \$MEM, \$UPDATES updates\"; }"
 EOF
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >>"$work/initramfs.cpio"
 
@@ -204,30 +219,15 @@ host_time_of() { # host_time_of LOG STAGE NS: a CLOCK_REALTIME of that stage's k
 	awk -v h="$(stamp_of "$1" "bench realtime $2 ")" -v rt="${line##* }" -v ns="$3" \
 		'BEGIN { printf "%.6f", h + (ns / 1e9 - rt) }'
 }
-# kexec_phases LOG: per kexec, "STAGE TOTAL JUMP": kexec -e -> userspace of
-# STAGE, and its first part, kexec -e -> the new kernel's clock zero (the
-# old kernel's shutdown, the jump, purgatory, decompression and the
-# earliest setup: the console's first host stamp less its own timestamp).
-kexec_phases() {
-	awk '
-	function host(l) { return substr(l, 2, index(l, "]") - 2) + 0 }
-	function inner(l) { sub(/^\[[^]]*\] \[ */, "", l); return l + 0 }
-	/KVMLU-HARNESS: .*kexec -e: stage / { k = host($0); t0 = "" }
-	/printk: console \[ttyS0\] enabled/ { if (k != "") t0 = host($0) - inner($0) }
-	/KVMLU-HARNESS: .*userspace stage / {
-		n = $0; sub(/.*userspace stage /, "", n); n += 0
-		if (k != "" && t0 != "") printf "%d %.3f %.3f\n", n, host($0) - k, t0 - k
-		k = ""
-	}' "$1"
-}
+kexec_phases() { awk -f "$top/tests/bench/kexec_phases.awk" "$1"; } # see there
 num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
 
-printf '%-6s %5s %8s %10s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s %7s %9s %7s\n' guest folio huge_MiB blackout_s \
+printf '%-6s %5s %8s %3s %10s %11s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s %7s %9s %7s\n' guest folio huge_MiB n blackout_s bo_range \
 	bare_s ratio ratio_k kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
 	retr_ms/GiB verify_ms mode first_insn_ms verified_ms sync_1st_ms sync_verif_ms bare_range jump_s bare_jump cold_s
-steps=
+steps= updlines=
 for size in $sizes; do
 for folio in $folios; do
 	case $folio in
@@ -244,11 +244,11 @@ for folio in $folios; do
 	qmem=$(( (2 * m + 2048) * 5 / 4 ))M
 	log=$logs/bench-host-update-$size-$folio.log
 	start=${EPOCHREALTIME/./}
-	timeout -k 5 3600 "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
+	timeout -k 5 $((2400 + 1200 * updates)) "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
 		-nographic -nodefaults -serial stdio -no-reboot \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
-		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size $thp" \
+		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size kvmlu.bench_updates=$updates $thp" \
 		</dev/null 2>&1 | while IFS= read -r line; do
 			now=${EPOCHREALTIME/./}; now=$((now - start))
 			printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
@@ -259,51 +259,70 @@ for folio in $folios; do
 		grep -a 'RESULT' "$log" | tail -n 1
 		continue
 	fi
-	k=$(stamp_of "$log" "kexec -e: stage 2")
-	u=$(stamp_of "$log" "userspace stage 3")
 	phases=$(kexec_phases "$log")
 	cold=$(awk '$1 == 2 { print $2 }' <<<"$phases")
-	jump=$(awk '$1 == 3 { print $3 }' <<<"$phases")
-	bares=$(awk '$1 >= 4 && $1 <= 6 { print $2 }' <<<"$phases" | sort -n)
+	bares=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $2 }' <<<"$phases" | sort -n)
 	bare=$(sed -n 2p <<<"$bares")
 	bare_range=$(head -n 1 <<<"$bares")-$(tail -n 1 <<<"$bares")
-	bare_jump=$(awk '$1 >= 4 && $1 <= 6 { print $3 }' <<<"$phases" | sort -n | sed -n 2p)
-	prep=$(grep -a -m 1 'bench prepared' "$log")
-	st=$(grep -a -m 1 'bench status' "$log")
+	bare_jump=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $3 }' <<<"$phases" | sort -n | sed -n 2p)
+	# Each host update: "U BLACKOUT KEXEC JUMP", the blackout from the
+	# VMM's own pause and resume on the host's clock (see the top).
+	per=
+	for u in $(seq 1 "$updates"); do
+		prep=$(grep -a 'bench prepared' "$log" | sed -n "${u}p")
+		st=$(grep -a 'bench status' "$log" | sed -n "${u}p")
+		p=$(host_time_of "$log" "pause$u" "$(num_of "$prep" paused_at_ns)")
+		r=$(host_time_of "$log" "resume$u" "$(num_of "$st" resumed_at_ns)")
+		per+=$(awk -v u="$u" -v p="$p" -v r="$r" -v s=$((u + 2)) '$1 == s { printf "%d %.3f %.3f %.3f", u, r - p, $2, $3 }' <<<"$phases")$'\n'
+	done
+	if [ "$(grep -c . <<<"$per")" != "$updates" ]; then
+		echo "$size $folio: $updates updates asked, not all of them in the log $log"
+		continue
+	fi
+	# The update whose blackout is the median gives the row's step figures.
+	med=$(sort -k2,2n <<<"$per" | grep . | sed -n "$(( (updates + 1) / 2 ))p")
+	mu=${med%% *}
+	bo_range=$(sort -k2,2n <<<"$per" | awk 'NF { v[++n] = $2 } END { printf "%.2f-%.2f", v[1], v[n] }')
+	kx_med=$(awk 'NF { print $3 }' <<<"$per" | sort -n | sed -n "$(( (updates + 1) / 2 ))p")
+	prep=$(grep -a 'bench prepared' "$log" | sed -n "${mu}p")
+	st=$(grep -a 'bench status' "$log" | sed -n "${mu}p")
+	sst=$(grep -a 'benchs status' "$log" | sed -n "${mu}p")
 	cap=$(num_of "$prep" capture_ms)
 	pres=$(num_of "$prep" preserve_ms)
 	presram=$(num_of "$prep" preserve_ram_ms)
 	pck=$(num_of "$prep" checksum_paused_ms)
 	ppaused=$(num_of "$prep" prepare_paused_ms)
-	# The pause and the resume on the host's clock (see the top).
-	p=$(host_time_of "$log" stage2 "$(num_of "$prep" paused_at_ns)")
 	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
 	retr=$(num_of "$st" retrieve_ms)
 	ver=$(num_of "$st" checksum_ms)
 	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
 	first=$(num_of "$st" restore_ms)
 	verif=$(num_of "$st" verified_ms)
-	r=$(host_time_of "$log" stage3 "$(num_of "$st" resumed_at_ns)")
-	sst=$(grep -a -m 1 'benchs status' "$log")
 	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	# kvmlu's own part, step by step: the paused part of prepare-update
 	# and the restore up to the first guest instruction.
 	steps+="$size $folio $ppaused $(num_of "$prep" capture_vm_ms) $pck"
 	steps+=" $pres $first $retr $(num_of "$st" vm_create_ms) $(num_of "$st" verify_start_ms)"
 	steps+=" $(num_of "$st" state_restore_ms)"$'\n'
+	updlines+=$(awk -v s="$size" -v f="$folio" -v b="${bare:-0}" 'NF { printf "%-6s %5s %3d %10.2f %8.2f %8.3f %7.3f %8.3f\n", s, f, $1, $2, $3, $4, (b > 0 ? $2 / b : 0), ($3 > 0 ? $2 / $3 : 0) }' <<<"$per")$'\n'
 	sfirst=$(num_of "$sst" restore_ms)
 	sverif=$(num_of "$sst" verified_ms)
-	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v p="$p" -v k="$k" -v u="$u" -v r="$r" -v c="$cap" \
-		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" \
+	read -r _ bo kx jump <<<"$med"
+	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v bo="$bo" -v kx="$kx" -v kxm="$kx_med" -v c="$cap" \
+		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" -v n="$updates" -v bor="$bo_range" \
 		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
 		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" \
 		-v jmp="${jump:-0}" -v bj="${bare_jump:-0}" -v cold="${cold:-0}" 'BEGIN {
 		g = m / 1024
-		printf "%-6s %5s %8.0f %10.2f %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s %7.3f %9.3f %7.2f\n",
-			s, fo, hk / 1024, r - p, bare, (bare > 0 ? (r - p) / bare : 0), (u - k > 0 ? (r - p) / (u - k) : 0), u - k, (r - p) - (u - k), pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
+		printf "%-6s %5s %8.0f %3d %10.2f %11s %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s %7.3f %9.3f %7.2f\n",
+			s, fo, hk / 1024, n, bo, bor, bare, (bare > 0 ? bo / bare : 0), (kxm > 0 ? bo / kxm : 0), kxm, bo - kx, pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
 			mode, f1, fv, s1, sv, br, jmp, bj, cold }'
 done
 done
+echo
+echo "each host update (the row above shows the median one):"
+printf '%s' "$updlines" | awk 'BEGIN { printf "%-6s %5s %3s %10s %8s %8s %7s %8s\n", "guest", "folio", "u", "blackout_s", "kexec_s", "jump_s", "ratio", "ratio_k" }
+	NF { print }'
 echo
 echo "kvmlu's own part (own_ms) by step, ms: prepare-update's paused part (prep_paused: capture_vm,"
 echo "the checksum's last round, the state memfd's preserve) and the restore"
@@ -313,10 +332,12 @@ printf '%s' "$steps" | awk 'BEGIN { f = "%-6s %5s %11s %10s %9s %9s %9s %8s %9s 
 		"restore", "retrieve", "vm_create", "verify_start", "state_rest" }
 	{ printf f, $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11 }'
 echo
-echo "blackout_s: pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and resumed_at_ns);"
-echo "bare_s: median of 3 kexecs of the same QEMU host with no VM and nothing preserved (bare_range: their"
-echo "  min-max); ratio = blackout_s / bare_s; kexec_s: the update's kexec -e -> new userspace, which carries"
-echo "  both VMs' RAM; ratio_k = blackout_s / kexec_s;"
+echo "n: host updates of the same two VMs one after another in one QEMU host (KVMLU_BENCH_UPDATES);"
+echo "blackout_s: their median, pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and"
+echo "  resumed_at_ns; bo_range: min-max); the row's step figures are that median update's;"
+echo "bare_s: median of 3 kexecs of the same QEMU host after the updates, no VM and nothing preserved"
+echo "  (bare_range: their min-max); ratio = blackout_s / bare_s; kexec_s: the median of the updates' kexec -e"
+echo "  -> new userspace, which carries both VMs' RAM; ratio_k = blackout_s / kexec_s;"
 echo "own_ms: kvmlu's own part of rest_s (prepare-update's paused part + first_insn_ms), the rest is shell glue;"
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
 echo "  preserve of the state) and the restore (retrieve, checksum verification, state); the next kernel"

@@ -95,6 +95,11 @@ kexec_load_next_stage() { # kexec_load_next_stage [extra cmdline words]: load, /
 	local next=$((HARNESS_STAGE + 1)) cmdline initrd=/tmp/.next-initrd.cpio
 	cmdline=$(echo "$HARNESS_CMDLINE" | sed "s/kvmlu\.stage=[0-9]*/kvmlu.stage=$next/")
 	case $cmdline in *kvmlu.stage=*) ;; *) cmdline="$cmdline kvmlu.stage=$next" ;; esac
+	# A KEY=VALUE word replaces the KEY= an earlier stage added, so that
+	# stage after stage the command line does not grow.
+	for _w in "$@"; do
+		case $_w in *=*) cmdline=$(echo "$cmdline" | sed "s/ ${_w%%=*}=[^ ]*//g") ;; esac
+	done
 	[ -n "${1:-}" ] && cmdline="$cmdline $*"
 	harness_make_initrd "$initrd" || fail "stage $HARNESS_STAGE: could not rebuild the initramfs"
 	harness_log "kexec load: stage $next, initramfs $(wc -c <"$initrd") bytes"
