@@ -64,17 +64,19 @@ updates=${KVMLU_BENCH_UPDATES:-3}
 case $updates in ''|*[!0-9]*|0) echo "KVMLU_BENCH_UPDATES: $updates is not a count of updates (1 or more)"; exit 2 ;; esac
 mkdir -p "$work" "$logs"
 
-if [ ! -f build/kernel/bzImage ]; then
-	echo "bench_host_update_vm: SKIP: no host kernel in build/kernel (make kernel)"
-	exit 0
+reprint=${KVMLU_BENCH_REPRINT:-} # 1: the tables again from the last run's logs, no QEMU
+if [ -z "$reprint" ]; then
+	if [ ! -f build/kernel/bzImage ]; then
+		echo "bench_host_update_vm: SKIP: no host kernel in build/kernel (make kernel)"
+		exit 0
+	fi
+	for f in build/bin/kvmlu-vmm build/bin/kvmlu-ctl build/guest/witness.bin; do
+		[ -e "$f" ] || { echo "bench_host_update_vm: SKIP: $f not built"; exit 0; }
+	done
+	tests/harness/mkinitramfs.sh "$work/initramfs.cpio" build/kernel/bzImage \
+		2>"$logs/bench-host-update-initramfs.log" || {
+		cat "$logs/bench-host-update-initramfs.log"; exit 1; }
 fi
-for f in build/bin/kvmlu-vmm build/bin/kvmlu-ctl build/guest/witness.bin; do
-	[ -e "$f" ] || { echo "bench_host_update_vm: SKIP: $f not built"; exit 0; }
-done
-
-tests/harness/mkinitramfs.sh "$work/initramfs.cpio" build/kernel/bzImage \
-	2>"$logs/bench-host-update-initramfs.log" || {
-	cat "$logs/bench-host-update-initramfs.log"; exit 1; }
 # The bench's script for the QEMU host: a second cpio archive appended to
 # the harness's (the kernel unpacks concatenated archives).
 root=$work/extra
@@ -205,7 +207,8 @@ eval "stage$((UPDATES + 3))() { bare_kexec; }"
 eval "stage$((UPDATES + 4))() { bare_kexec; }"
 eval "stage$((UPDATES + 5))() { pass \"bench \$MEM, \$UPDATES updates\"; }"
 EOF
-(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >>"$work/initramfs.cpio"
+[ -n "$reprint" ] ||
+	(cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >>"$work/initramfs.cpio"
 
 mib() { # mib 256M|1G|4G -> MiB
 	case $1 in *G) echo $(( ${1%G} * 1024 )) ;; *M) echo "${1%M}" ;; *) echo 0 ;; esac
@@ -243,17 +246,21 @@ for folio in $folios; do
 	# prepare-update (2026-12-04: free_cma 1.3 GB, everything else pinned).
 	qmem=$(( (2 * m + 2048) * 5 / 4 ))M
 	log=$logs/bench-host-update-$size-$folio.log
-	start=${EPOCHREALTIME/./}
-	timeout -k 5 $((2400 + 1200 * updates)) "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
-		-nographic -nodefaults -serial stdio -no-reboot \
-		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
-		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
-		-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size kvmlu.bench_updates=$updates $thp" \
-		</dev/null 2>&1 | while IFS= read -r line; do
-			now=${EPOCHREALTIME/./}; now=$((now - start))
-			printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
-		done >"$log"
-	rc=${PIPESTATUS[0]}
+	if [ -z "$reprint" ]; then
+		start=${EPOCHREALTIME/./}
+		timeout -k 5 $((2400 + 1200 * updates)) "$QEMU_HOST_BIN" -accel "$QEMU_HOST_ACCEL" -cpu "$QEMU_HOST_CPU" -m "$qmem" -smp "$QEMU_HOST_SMP" \
+			-nographic -nodefaults -serial stdio -no-reboot \
+			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
+			-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
+			-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size kvmlu.bench_updates=$updates $thp" \
+			</dev/null 2>&1 | while IFS= read -r line; do
+				now=${EPOCHREALTIME/./}; now=$((now - start))
+				printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"
+			done >"$log"
+		rc=${PIPESTATUS[0]}
+	else
+		rc=1
+	fi
 	if [ "$rc" != 1 ]; then
 		echo "$size $folio: run failed (QEMU exit $rc), log $log"
 		grep -a 'RESULT' "$log" | tail -n 1
@@ -265,7 +272,8 @@ for folio in $folios; do
 	bare=$(sed -n 2p <<<"$bares")
 	bare_range=$(head -n 1 <<<"$bares")-$(tail -n 1 <<<"$bares")
 	bare_jump=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $3 }' <<<"$phases" | sort -n | sed -n 2p)
-	# Each host update: "U BLACKOUT KEXEC JUMP", the blackout from the
+	bare_unpack=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $4 }' <<<"$phases" | sort -n | sed -n 2p)
+	# Each host update: "U BLACKOUT KEXEC JUMP UNPACK", the blackout from the
 	# VMM's own pause and resume on the host's clock (see the top).
 	per=
 	for u in $(seq 1 "$updates"); do
@@ -273,7 +281,7 @@ for folio in $folios; do
 		st=$(grep -a 'bench status' "$log" | sed -n "${u}p")
 		p=$(host_time_of "$log" "pause$u" "$(num_of "$prep" paused_at_ns)")
 		r=$(host_time_of "$log" "resume$u" "$(num_of "$st" resumed_at_ns)")
-		per+=$(awk -v u="$u" -v p="$p" -v r="$r" -v s=$((u + 2)) '$1 == s { printf "%d %.3f %.3f %.3f", u, r - p, $2, $3 }' <<<"$phases")$'\n'
+		per+=$(awk -v u="$u" -v p="$p" -v r="$r" -v s=$((u + 2)) '$1 == s { printf "%d %.3f %.3f %.3f %.3f", u, r - p, $2, $3, $4 }' <<<"$phases")$'\n'
 	done
 	if [ "$(grep -c . <<<"$per")" != "$updates" ]; then
 		echo "$size $folio: $updates updates asked, not all of them in the log $log"
@@ -283,7 +291,6 @@ for folio in $folios; do
 	med=$(sort -k2,2n <<<"$per" | grep . | sed -n "$(( (updates + 1) / 2 ))p")
 	mu=${med%% *}
 	bo_range=$(sort -k2,2n <<<"$per" | awk 'NF { v[++n] = $2 } END { printf "%.2f-%.2f", v[1], v[n] }')
-	kx_med=$(awk 'NF { print $3 }' <<<"$per" | sort -n | sed -n "$(( (updates + 1) / 2 ))p")
 	prep=$(grep -a 'bench prepared' "$log" | sed -n "${mu}p")
 	st=$(grep -a 'bench status' "$log" | sed -n "${mu}p")
 	sst=$(grep -a 'benchs status' "$log" | sed -n "${mu}p")
@@ -304,24 +311,24 @@ for folio in $folios; do
 	steps+="$size $folio $ppaused $(num_of "$prep" capture_vm_ms) $pck"
 	steps+=" $pres $first $retr $(num_of "$st" vm_create_ms) $(num_of "$st" verify_start_ms)"
 	steps+=" $(num_of "$st" state_restore_ms)"$'\n'
-	updlines+=$(awk -v s="$size" -v f="$folio" -v b="${bare:-0}" 'NF { printf "%-6s %5s %3d %10.2f %8.2f %8.3f %7.3f %8.3f\n", s, f, $1, $2, $3, $4, (b > 0 ? $2 / b : 0), ($3 > 0 ? $2 / $3 : 0) }' <<<"$per")$'\n'
+	updlines+=$(awk -v s="$size" -v f="$folio" -v b="${bare:-0}" -v bu="${bare_unpack:--1}" 'NF { printf "%-6s %5s %3d %10.2f %8.2f %8.3f %9.3f %11.3f %7.3f %8.3f\n", s, f, $1, $2, $3, $4, $5, bu, (b > 0 ? $2 / b : 0), ($3 > 0 ? $2 / $3 : 0) }' <<<"$per")$'\n'
 	sfirst=$(num_of "$sst" restore_ms)
 	sverif=$(num_of "$sst" verified_ms)
-	read -r _ bo kx jump <<<"$med"
-	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v bo="$bo" -v kx="$kx" -v kxm="$kx_med" -v c="$cap" \
+	read -r _ bo kx jump _ <<<"$med"
+	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v bo="$bo" -v kx="$kx" -v c="$cap" \
 		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" -v n="$updates" -v bor="$bo_range" \
 		-v fck="$fck" -v pck="$pck" -v mode="${mode:-?}" -v f1="$first" -v fv="$verif" \
 		-v s1="$sfirst" -v sv="$sverif" -v bare="${bare:-0}" -v br="${bare_range:-?}" -v pp="$ppaused" \
 		-v jmp="${jump:-0}" -v bj="${bare_jump:-0}" -v cold="${cold:-0}" 'BEGIN {
 		g = m / 1024
 		printf "%-6s %5s %8.0f %3d %10.2f %11s %7.2f %6.3f %7.3f %10.2f %10.2f %7.0f %10.0f %11.1f %10.0f %10.1f %11.1f %11.1f %11.1f %11.0f %5s %12.0f %12.0f %12.0f %12.0f %12s %7.3f %9.3f %7.2f\n",
-			s, fo, hk / 1024, n, bo, bor, bare, (bare > 0 ? bo / bare : 0), (kxm > 0 ? bo / kxm : 0), kxm, bo - kx, pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
+			s, fo, hk / 1024, n, bo, bor, bare, (bare > 0 ? bo / bare : 0), (kx > 0 ? bo / kx : 0), kx, bo - kx, pp + f1, fck, pck, c, pr, prr / g, rt, rt / g, v,
 			mode, f1, fv, s1, sv, br, jmp, bj, cold }'
 done
 done
 echo
 echo "each host update (the row above shows the median one):"
-printf '%s' "$updlines" | awk 'BEGIN { printf "%-6s %5s %3s %10s %8s %8s %7s %8s\n", "guest", "folio", "u", "blackout_s", "kexec_s", "jump_s", "ratio", "ratio_k" }
+printf '%s' "$updlines" | awk 'BEGIN { printf "%-6s %5s %3s %10s %8s %8s %9s %11s %7s %8s\n", "guest", "folio", "u", "blackout_s", "kexec_s", "jump_s", "unpack_s", "bare_unpack", "ratio", "ratio_k" }
 	NF { print }'
 echo
 echo "kvmlu's own part (own_ms) by step, ms: prepare-update's paused part (prep_paused: capture_vm,"
@@ -336,7 +343,7 @@ echo "n: host updates of the same two VMs one after another in one QEMU host (KV
 echo "blackout_s: their median, pause -> vCPUs running after the kexec (the VMM's own paused_at_ns and"
 echo "  resumed_at_ns; bo_range: min-max); the row's step figures are that median update's;"
 echo "bare_s: median of 3 kexecs of the same QEMU host after the updates, no VM and nothing preserved"
-echo "  (bare_range: their min-max); ratio = blackout_s / bare_s; kexec_s: the median of the updates' kexec -e"
+echo "  (bare_range: their min-max); ratio = blackout_s / bare_s; kexec_s: the median update's kexec -e"
 echo "  -> new userspace, which carries both VMs' RAM; ratio_k = blackout_s / kexec_s;"
 echo "own_ms: kvmlu's own part of rest_s (prepare-update's paused part + first_insn_ms), the rest is shell glue;"
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
@@ -349,6 +356,8 @@ echo "  verified (its verify_ms is how long verifying took); sync_1st_ms / sync_
 echo "  of the same size in the same run, restored with --verify sync after the first was verified."
 echo "folio: guest RAM in 2 MiB folios (shmem_enabled=advise, configs/kvmlu-thp.conf) or 4 KiB pages;"
 echo "  huge_MiB: ShmemHugePages of both VMs before prepare-update."
+echo "unpack_s / bare_unpack: the new kernel unpacking its initramfs (kernel clock; /init waits for it), after"
+echo "  that update's kexec / the bare ones' (median);"
 echo "jump_s / bare_jump: the update's kexec / the bare ones' (median) from kexec -e to the new kernel's"
 echo "  clock zero (shutdown, jump, purgatory, decompression, earliest setup); cold_s: the QEMU host's first"
 echo "  kexec after its cold boot, with nothing running, made before the VMs start (not part of bare_s)."

@@ -80,15 +80,15 @@ in_row() {
 	esac
 	# Stage 2 is the QEMU host's first kexec after its cold boot, slower
 	# whatever it carries: left out of the medians.
-	awk -f tests/bench/kexec_phases.awk "$log" | while read -r stage total jump; do
-		printf '%-8s %6s %8.3f %8.3f %8.3f %10s\n' "$label" "$stage" "$total" "$jump" \
-			"$(awk -v t="$total" -v j="$jump" 'BEGIN { printf "%.3f", t - j }')" \
+	awk -f tests/bench/kexec_phases.awk "$log" | while read -r stage total jump unpack; do
+		printf '%-8s %6s %8.3f %8.3f %8.3f %9.3f %10s\n' "$label" "$stage" "$total" "$jump" \
+			"$(awk -v t="$total" -v j="$jump" 'BEGIN { printf "%.3f", t - j }')" "$unpack" \
 			"$(grep -a 'kernel code at' "$log" | sed -n "${stage}p" | sed 's/.*kernel code at //')"
 	done
 }
 echo
 echo "$kexecs kexecs in a row in one QEMU host (kexec_in_row), as booted everywhere else and with nokaslr:"
-printf '%-8s %6s %8s %8s %8s %10s\n' boot stage total_s jump_s boot_s kernel_at
+printf '%-8s %6s %8s %8s %8s %9s %10s\n' boot stage total_s jump_s boot_s unpack_s kernel_at
 rows=$( { in_row kaslr && in_row nokaslr nokaslr; } ) || { echo "$rows"; exit 1; }
 echo "$rows"
 for label in kaslr nokaslr; do
@@ -97,5 +97,6 @@ for label in kaslr nokaslr; do
 		"$(awk '{ print $3 }' "$work/in_row_rows" | median)" "$(awk '{ print $4 }' "$work/in_row_rows" | median)" \
 		"$(awk '{ print $5 }' "$work/in_row_rows" | median)" "$(awk '{ print $4 }' "$work/in_row_rows" | sort -g | tail -n 1)"
 done
-echo "total_s: kexec -e -> the new userspace; jump_s: kexec -e -> the new kernel's clock zero; boot_s: the rest;"
+echo "total_s: kexec -e -> the new userspace; jump_s: kexec -e -> the new kernel's clock zero; boot_s: the rest,"
+echo "of which unpack_s is the initramfs's unpacking;"
 echo "kernel_at: the physical address of that stage's kernel code (/proc/iomem); medians without stage 2 (the first kexec)"

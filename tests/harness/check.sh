@@ -121,9 +121,11 @@ if [ -z "$jobs" ]; then
 	[ "$by_mem" -lt "$jobs" ] && jobs=$by_mem
 	[ "$jobs" -lt 1 ] && jobs=1
 fi
-outs=$work/case-out
-rm -rf "$outs"
-mkdir -p "$outs"
+# Each run its own: a second harness run in the same tree (a `make check`
+# beside a `make soak`) once emptied the first one's directory, and a
+# case that passed came out as "exited 0 without a verdict".
+outs=$(mktemp -d "$work/case-out.XXXXXX")
+trap 'rm -rf "$outs"' EXIT
 declare -A running=() # pid -> result name
 finish_one() { # wait for a running job to end; print its verdict lines
 	local pid n out
