@@ -64,7 +64,7 @@ updates=${KVMLU_BENCH_UPDATES:-3}
 case $updates in ''|*[!0-9]*|0) echo "KVMLU_BENCH_UPDATES: $updates is not a count of updates (1 or more)"; exit 2 ;; esac
 mkdir -p "$work" "$logs"
 
-reprint=${KVMLU_BENCH_REPRINT:-} # 1: the tables again from the last run's logs, no QEMU
+reprint=${KVMLU_BENCH_REPRINT:-} # 1: the tables again from the last run's logs, no QEMU (same KVMLU_BENCH_* as that run)
 if [ -z "$reprint" ]; then
 	if [ ! -f build/kernel/bzImage ]; then
 		echo "bench_host_update_vm: SKIP: no host kernel in build/kernel (make kernel)"
