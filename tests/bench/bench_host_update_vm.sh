@@ -268,11 +268,13 @@ for folio in $folios; do
 	fi
 	phases=$(kexec_phases "$log")
 	cold=$(awk '$1 == 2 { print $2 }' <<<"$phases")
-	bares=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $2 }' <<<"$phases" | sort -n)
+	# bare_col N: column N of kexec_phases for the three bare kexecs, sorted
+	bare_col() { awk -v u="$updates" -v c="$1" '$1 > u + 2 && $1 <= u + 5 { print $c }' <<<"$phases" | sort -n; }
+	bares=$(bare_col 2)
 	bare=$(sed -n 2p <<<"$bares")
 	bare_range=$(head -n 1 <<<"$bares")-$(tail -n 1 <<<"$bares")
-	bare_jump=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $3 }' <<<"$phases" | sort -n | sed -n 2p)
-	bare_unpack=$(awk -v u="$updates" '$1 > u + 2 && $1 <= u + 5 { print $4 }' <<<"$phases" | sort -n | sed -n 2p)
+	bare_jump=$(bare_col 3 | sed -n 2p)
+	bare_unpack=$(bare_col 4 | sed -n 2p)
 	# Each host update: "U BLACKOUT KEXEC JUMP UNPACK", the blackout from the
 	# VMM's own pause and resume on the host's clock (see the top).
 	per=
@@ -288,9 +290,10 @@ for folio in $folios; do
 		continue
 	fi
 	# The update whose blackout is the median gives the row's step figures.
-	med=$(sort -k2,2n <<<"$per" | grep . | sed -n "$(( (updates + 1) / 2 ))p")
+	by_blackout=$(sort -k2,2n <<<"$per" | grep .)
+	med=$(sed -n "$(( (updates + 1) / 2 ))p" <<<"$by_blackout")
 	mu=${med%% *}
-	bo_range=$(sort -k2,2n <<<"$per" | awk 'NF { v[++n] = $2 } END { printf "%.2f-%.2f", v[1], v[n] }')
+	bo_range=$(awk '{ v[NR] = $2 } END { printf "%.2f-%.2f", v[1], v[NR] }' <<<"$by_blackout")
 	prep=$(grep -a 'bench prepared' "$log" | sed -n "${mu}p")
 	st=$(grep -a 'bench status' "$log" | sed -n "${mu}p")
 	sst=$(grep -a 'benchs status' "$log" | sed -n "${mu}p")

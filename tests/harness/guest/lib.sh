@@ -92,7 +92,7 @@ kexec_next_stage() { # kexec_next_stage [extra cmdline words]
 # initramfs and loading it stay out of the blackout. What the case learns
 # after the load goes to the carry disk (carry_to_disk), not to /carry.
 kexec_load_next_stage() { # kexec_load_next_stage [extra cmdline words]: load, /carry as it is now
-	local next=$((HARNESS_STAGE + 1)) cmdline initrd=/tmp/.next-initrd.cpio
+	local next=$((HARNESS_STAGE + 1)) cmdline initrd=/tmp/.next-initrd.cpio _w
 	cmdline=$(echo "$HARNESS_CMDLINE" | sed "s/kvmlu\.stage=[0-9]*/kvmlu.stage=$next/")
 	case $cmdline in *kvmlu.stage=*) ;; *) cmdline="$cmdline kvmlu.stage=$next" ;; esac
 	# A KEY=VALUE word replaces the KEY= an earlier stage added, so that
