@@ -12,7 +12,7 @@
 # loading and its vm_start are not in it, so it favours QEMU a little).
 #
 # The guest on both sides: the Linux guest of the tests (Debian's cloud
-# kernel and tests/guest/linux/init, 2 vCPUs). The witness cannot be the
+# kernel and tests/guest/linux/init, PEER_CPUS vCPUs). The witness cannot be the
 # guest here: it is a flat payload that kvmlu-vmm starts in long mode
 # with its boot info (include/kvmlu/payload_abi.h), no firmware, all
 # vCPUs at once; QEMU boots multiboot, PVH or Linux images only.
@@ -21,13 +21,16 @@
 #   PEER-RESULT size=S kvmlu_n= kvmlu_med= kvmlu_max= qemu_n= qemu_med= qemu_max= qemu_total_med= ratio=
 # per size, or PEER-FAIL size=S side=kvmlu|qemu reason=..., and
 # PEER-INFO lines along the way on stderr. Settings (environment):
-#   PEER_SIZES ("256M 1G"), PEER_ROUNDS (5), PEER_WORK (scratch folder),
+#   PEER_SIZES ("256M 1G"), PEER_ROUNDS (5), PEER_CPUS (2: the guest's
+#   vCPUs, the same on both sides), PEER_WORK (scratch folder),
 #   PEER_VMM, PEER_CTL, PEER_QMP (qmp-call), PEER_QEMU, PEER_ACCEL (kvm),
 #   PEER_CPU (host), PEER_TSC_KHZ (the host's refined TSC rate), PEER_SIDES ("kvmlu qemu"),
 #   PEER_KERNEL, PEER_INITRD, PEER_SHM (/dev/shm), PEER_BOOT_S (600: how
 #   long a guest may take to reach its first status line).
 sizes=${PEER_SIZES:-256M 1G}
 rounds=${PEER_ROUNDS:-5}
+CPUS=${PEER_CPUS:-2}
+case $CPUS in ''|*[!0-9]*|0) echo "PEER-FAIL size=- side=- reason=PEER_CPUS=$CPUS is not a vCPU count"; exit 2 ;; esac
 W=${PEER_WORK:-/tmp/peer}
 VMM=${PEER_VMM:-kvmlu-vmm}
 CTL=${PEER_CTL:-kvmlu-ctl}
@@ -95,7 +98,7 @@ kvmlu_side() {
 	: >"$W/kvmlu.ms"
 	rm -f "$_sock" "$_ser"
 	info "kvmlu $1: booting the guest"
-	"$VMM" run --name peer --memory "$1" --cpus 2 \
+	"$VMM" run --name peer --memory "$1" --cpus "$CPUS" \
 		--kernel "$KERNEL" --initrd "$INITRD" --append "$APPEND" \
 		--serial "$_ser" --control "$_sock" >"$W/kvmlu.vmm" 2>&1 &
 	_pid=$!
@@ -143,7 +146,7 @@ qemu_start() {
 	[ "$3" = incoming ] && _inc="-incoming unix:$W/mig.sock"
 	rm -f "$W/q.$1.qmp" "$W/q.$1.serial"
 	# shellcheck disable=SC2086 # _inc is two words or none
-	"$QEMU" -accel "$ACCEL" -cpu "$CPU" -smp 2 -m "$2" \
+	"$QEMU" -accel "$ACCEL" -cpu "$CPU" -smp "$CPUS" -m "$2" \
 		-object "memory-backend-file,id=m,size=$2,mem-path=$SHM/peer-ram,share=on" \
 		-machine pc,memory-backend=m \
 		-kernel "$KERNEL" -initrd "$INITRD" -append "$APPEND" \

@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Watches one harness QEMU over QMP; run by run-case.sh.
+"""Watches one harness QEMU over QMP; run by run-case.sh, and by
+tests/bench/bench_upgrade.sh when its QEMU host falls silent (DEADLINE 0).
 
 QEMU runs with -action reboot=shutdown,shutdown=pause, so a reset the
 guest asks for (a triple fault of the QEMU host's kernel, or the reboot
@@ -127,7 +128,7 @@ def stuck_check(q, out):
     """
     samples = []
     for i in range(3):
-        regs, lapic = dump(q, out, "near the case's timeout (sample %d of 3)" % (i + 1))
+        regs, lapic = dump(q, out, "near the case's timeout or after a silence (sample %d of 3)" % (i + 1))
         m = re.search(r"[RE]IP=(\S+)", regs)
         samples.append((m.group(1) if m else "?", lapic_irr(lapic)))
         if i == 0:
