@@ -10,8 +10,11 @@
 #     vCPUs with its records disk, one after another in one QEMU host
 #     (harness/soak_linux_guest_boots): the count of the boot that twice
 #     stopped linux_guest_disk_keeps_acked_records;
-#  4. harness: every VM-survival and agent case, and the native tests in
-#     the QEMU host (harness/native_*), KVMLU_SOAK_ROUNDS (20) rounds.
+#  4. harness: every VM-survival and agent case (the witness's vm_*, the
+#     stock Linux guest's three linux_guest_* cases that keep it across
+#     upgrades and a kexec: its disk records, its clock and counter, its TCP
+#     connections), and the native tests in the QEMU host (harness/native_*),
+#     KVMLU_SOAK_ROUNDS (20) rounds.
 # Prints each failure and ends with "N passed, N failed".
 set -u
 cd "$(dirname "$0")/../.."
@@ -58,10 +61,11 @@ boots_case() {
 boots_case soak_witness_boots soak-boots "$boots 512M 2" "$boots witness boots"
 boots_case soak_linux_guest_boots soak-linux-boots "$linux_boots" "$linux_boots Linux guest boots"
 
+round_cases='(vm_|agent_|native_|linux_guest_(disk_keeps|survives|tcp_survives))[a-z_]*'
 for r in $(seq 1 "$rounds"); do
-	KVMLU_TEST_FILTER='^harness/(vm_|agent_|native_)' \
+	KVMLU_TEST_FILTER="^harness/$round_cases\$" \
 		tests/harness/check.sh >"$logs/round-$r.log" 2>&1
-	p=$(grep -cE '^PASS: harness/(vm|agent|native)_[a-z_]+$' "$logs/round-$r.log")
+	p=$(grep -cE "^PASS: harness/$round_cases\$" "$logs/round-$r.log")
 	f=$(grep -cE '^FAIL: ' "$logs/round-$r.log")
 	pass=$((pass + p)) fail=$((fail + f))
 	echo "soak: round $r of $rounds: $p cases passed, $f failed"
