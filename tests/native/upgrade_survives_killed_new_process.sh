@@ -19,7 +19,7 @@ boot=$(kv_boot_ids)
 kill_at() {
 	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i tick up seen
 	up_sample_all 2
-	tick="${UP_T[*]}" up="${UP_U[*]}" seen="${UP_S[*]}"
+	tick="${UP_T[*]}" up="${UP_U[*]}" seen="${UP_A[*]}"
 	marker="stopped at $point (pid "
 	"$KV_CTL" -t "$(kv_scaled 60)" "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
 	local ctl=$!
