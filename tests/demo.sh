@@ -444,7 +444,7 @@ show() { # stamp each serial line; print the demo's lines as they come
 }
 : >"$log"
 : >"$work/marks"
-cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=demo kvmlu.stage=1"
+cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 $QEMU_HOST_TSC_APPEND kvmlu.case=demo kvmlu.stage=1"
 limit=900
 if [ "$guest" = linux ]; then
 	# As in the harness's Linux cases (run-case.sh): a loaded TCG host can

@@ -252,7 +252,7 @@ for folio in $folios; do
 			-nographic -nodefaults -serial stdio -no-reboot \
 			-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 			-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
-			-append "console=ttyS0 kho=on liveupdate=on panic=-1 kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size kvmlu.bench_updates=$updates $thp" \
+			-append "console=ttyS0 kho=on liveupdate=on panic=-1 $QEMU_HOST_TSC_APPEND kvmlu.case=bench_vm kvmlu.stage=1 kvmlu.bench_mem=$size kvmlu.bench_updates=$updates $thp" \
 			</dev/null 2>&1 | while IFS= read -r line; do
 				now=${EPOCHREALTIME/./}; now=$((now - start))
 				printf '[%4d.%06d] %s\n' $((now / 1000000)) $((now % 1000000)) "${line%$'\r'}"

@@ -144,7 +144,7 @@ CASE
 		-qmp "unix:$qmp,server=on,wait=off" \
 		-device isa-debug-exit,iobase=0xf4,iosize=0x04 \
 		-kernel build/kernel/bzImage -initrd "$work/initramfs.cpio" \
-		-append "console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=bench_upgrade kvmlu.stage=1" \
+		-append "console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check $QEMU_HOST_TSC_APPEND kvmlu.case=bench_upgrade kvmlu.stage=1" \
 		</dev/null >"$log" 2>&1 &
 	qpid=$!
 	silent=$(quiet_watch "$qpid" "$log" "$qmp" "$regs" "${KVMLU_BENCH_SILENT_S:-600}")

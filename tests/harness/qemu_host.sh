@@ -32,3 +32,21 @@ QEMU_HOST_BIN=${KVMLU_HARNESS_QEMU:-qemu-system-x86_64}
 QEMU_HOST_ACCEL=${KVMLU_HARNESS_ACCEL:-tcg}
 QEMU_HOST_CPU=${KVMLU_HARNESS_CPU:-EPYC,-rdseed,-sha-ni,-fxsr-opt,-misalignsse,-3dnowprefetch,-osvw,-topoext,-nrip-save,-xsavec}
 QEMU_HOST_SMP=${KVMLU_HARNESS_SMP:-1}
+
+# The QEMU host's TSC counts at this machine's rate (TCG reads the host's
+# counter; KVM without TSC scaling passes it through), but its kernel's
+# first boot calibrates it against the PIT, which goes wrong when this
+# machine is loaded: seen 2026-12-05, "PIT calibration deviates from HPET:
+# 179533 2089188 ... Detected 179.533 MHz", every clock of that boot 11.7x
+# fast until the clocksource watchdog gave up on the TSC, the wall clock
+# 7 s ahead, and so every figure taken across the kexec negative (kvmlu
+# report's kexec phase and blackouts: agent_host_update_two_vms failed).
+# So the first boot gets this machine's own rate as its early one, as each
+# later stage gets its predecessor's (vm_kexec_load_next in vm_common.inc).
+# Empty when this kernel's log no longer has it: the calibration as before.
+QEMU_HOST_TSC_KHZ=$(dmesg 2>/dev/null | sed -n \
+	-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' \
+	-e 's/.*tsc: Detected \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz processor.*/\1\2/p' | tail -n 1)
+case $QEMU_HOST_TSC_KHZ in ''|*[!0-9]*) QEMU_HOST_TSC_KHZ= ;; esac
+[ -n "$QEMU_HOST_TSC_KHZ" ] && [ "$QEMU_HOST_TSC_KHZ" -lt 500000 ] && QEMU_HOST_TSC_KHZ=
+QEMU_HOST_TSC_APPEND=${QEMU_HOST_TSC_KHZ:+tsc_early_khz=$QEMU_HOST_TSC_KHZ}

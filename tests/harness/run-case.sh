@@ -74,7 +74,7 @@ fi
 
 # no_timer_check: under TCG on a loaded host the IO-APIC timer check can
 # miss its ticks and panic the boot ("IO-APIC + timer doesn't work!").
-cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=$case kvmlu.stage=1 $append"
+cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check $QEMU_HOST_TSC_APPEND kvmlu.case=$case kvmlu.stage=1 $append"
 # A reset the host's kernel asks for (a triple fault, the reboot after a
 # panic) pauses QEMU; qmp_watch.py then logs every vCPU's registers as they
 # were and quits QEMU (issue 19: -no-reboot left only "Triple fault").

@@ -41,6 +41,11 @@ cleanup() {
 # Given (the QEMU host has no apt): the kernel and initramfs as fetched.
 if [ -n "${KVMLU_LINUX_KERNEL:-}" ] && [ -n "${KVMLU_LINUX_INITRD:-}" ]; then
 	kernel=$KVMLU_LINUX_KERNEL initrd=$KVMLU_LINUX_INITRD
+	# What the tree had when it was packed: nothing if the Linux guest was
+	# never fetched (make check and make soak fetch it first).
+	for f in "$kernel" "$initrd"; do
+		[ -s "$f" ] || { echo "the Linux guest is not here: no $f (tests/guest/linux/fetch-kernel.sh, build-initramfs.sh)"; exit 77; }
+	done
 else
 	kernel=$("$top/tests/guest/linux/fetch-kernel.sh")
 	rc=$?

@@ -25,6 +25,11 @@ linux_boots=${KVMLU_SOAK_LINUX_BOOTS:-40}
 pass=0 fail=0
 logs=build/test-logs/soak
 mkdir -p "$logs" build/harness
+# The Linux guest of the linux_guest_* and native cases, fetched and built
+# as make check does (tests/run-tests.sh); without it they skip or fail.
+if ! out=$(tests/guest/linux/fetch-kernel.sh 2>&1 && tests/guest/linux/build-initramfs.sh 2>&1); then
+	echo "soak: the Linux guest is not available: $(echo "$out" | tail -n 1)"
+fi
 
 if [ -c /dev/kvm ]; then
 	echo "soak: $upgrades live upgrades on this machine's /dev/kvm"

@@ -80,7 +80,7 @@ free_port() { # a port on 127.0.0.1 nobody listens on now
 ssh-keygen -q -t ed25519 -N '' -C "kvmlu fleet test $$" -f "$work/id_ed25519" || fail_all "ssh-keygen failed"
 : >"$work/known_hosts"
 cmdline() { # the harness command line of stage $1
-	echo "console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check kvmlu.case=fleet_host kvmlu.stage=$1"
+	echo "console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check $QEMU_HOST_TSC_APPEND kvmlu.case=fleet_host kvmlu.stage=$1"
 }
 declare -A port
 for i in $(seq 1 "$n"); do
