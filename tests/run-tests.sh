@@ -33,10 +33,7 @@ want() { [[ ",$suites," == *",$1,"* ]]; }
 # native test that used to do it is skipped. Failing that, those tests SKIP
 # with the reason (exit 77 of the scripts means offline or no busybox-static).
 if want unit || want harness; then
-	if ! out=$(tests/guest/linux/fetch-kernel.sh 2>&1) ||
-		! out=$(tests/guest/linux/build-initramfs.sh 2>&1); then
-		echo "setup: Linux guest not available: $out"
-	fi
+	out=$(tests/guest/linux/prepare.sh) || echo "setup: Linux guest not available: $out"
 fi
 
 if want unit; then

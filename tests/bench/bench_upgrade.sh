@@ -48,10 +48,8 @@ for f in "$VMM" "$CTL" "$WITNESS"; do
 done
 # The QEMU peer's guest, fetched and built once into the caches as `make
 # check` does; a fresh clone's `make bench` would otherwise skip the peer.
-if [ ! -e "$LINUX_KERNEL" ] || [ ! -e "$LINUX_INITRD" ]; then
-	out=$(tests/guest/linux/fetch-kernel.sh 2>&1 && tests/guest/linux/build-initramfs.sh 2>&1) ||
-		echo "bench_upgrade: the Linux guest is not available (the QEMU peer will SKIP): $(echo "$out" | tail -n 1)"
-fi
+out=$(tests/guest/linux/prepare.sh) ||
+	echo "bench_upgrade: the Linux guest is not available (the QEMU peer will SKIP): $out"
 
 # in_qemu_host: this script again, inside the QEMU host, on its nested KVM.
 in_qemu_host() {

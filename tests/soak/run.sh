@@ -27,9 +27,7 @@ logs=build/test-logs/soak
 mkdir -p "$logs" build/harness
 # The Linux guest of the linux_guest_* and native cases, fetched and built
 # as make check does (tests/run-tests.sh); without it they skip or fail.
-if ! out=$(tests/guest/linux/fetch-kernel.sh 2>&1 && tests/guest/linux/build-initramfs.sh 2>&1); then
-	echo "soak: the Linux guest is not available: $(echo "$out" | tail -n 1)"
-fi
+out=$(tests/guest/linux/prepare.sh) || echo "soak: the Linux guest is not available: $out"
 
 if [ -c /dev/kvm ]; then
 	echo "soak: $upgrades live upgrades on this machine's /dev/kvm"
