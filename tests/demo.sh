@@ -35,6 +35,9 @@
 # The whole serial log is kept in build/test-logs/demo.log (GUEST=linux:
 # demo-linux.log). KVMLU_HARNESS_NO_BUILD=1 takes build/kernel as it is
 # (no kernel/build.sh), as tests/harness/check.sh does.
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 . "$top/tests/harness/qemu_host.sh"
@@ -496,3 +499,5 @@ if [ -n "$s" ] && [ -n "$d" ] && [ -n "$pm" ] && [ -n "$k" ] && [ -n "$u" ] && [
 	say "   (host-side times of serial lines; QEMU TCG with nested KVM is far slower than hardware)"
 fi
 say "   full serial log: $log"
+exit
+}

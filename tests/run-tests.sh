@@ -7,6 +7,9 @@
 #
 # KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
 # picks native/harness cases by name.
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -u
 cd "$(dirname "$0")/.."
 top=$PWD
@@ -110,3 +113,5 @@ if [ $fail -gt 0 ]; then
 fi
 echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]
+exit
+}

@@ -52,6 +52,9 @@
 #
 # QEMU runs TCG with nested KVM here: absolute numbers are far from
 # hardware; compare columns within a row, and rows with each other.
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 . "$top/tests/harness/qemu_host.sh"
@@ -365,3 +368,5 @@ echo "jump_s / bare_jump: the update's kexec / the bare ones' (median) from kexe
 echo "  clock zero (shutdown, jump, purgatory, decompression, earliest setup); cold_s: the QEMU host's first"
 echo "  kexec after its cold boot, with nothing running, made before the VMs start (not part of bare_s)."
 echo "logs: $logs/bench-host-update-<size>-<folio>.log"
+exit
+}

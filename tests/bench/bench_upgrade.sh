@@ -33,6 +33,9 @@
 # KVMLU_BENCH_SILENT_S (600) seconds is sampled over QMP (where its CPU
 # is, whether it takes interrupts) and stopped, and the bench fails
 # saying so, rather than waiting for the 90-minute bound.
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -u
 cd "$(dirname "$0")/../.."
 VMM=build/bin/kvmlu-vmm
@@ -296,4 +299,4 @@ echo "qemu_dt: the downtime QEMU's source reports in query-migrate (vCPUs stoppe
 echo "  completed on the source; the destination's last load and vm_start come after it);"
 echo "qemu_total: QEMU's whole migration (total-time); ratio = kvmlu_bo_med / qemu_dt_med."
 exit $rc
-
+}

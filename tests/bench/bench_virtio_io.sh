@@ -42,6 +42,9 @@
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 top=$PWD
@@ -217,3 +220,4 @@ for i in $(seq 1 "$runs"); do
 done
 notes
 exit $rc
+}

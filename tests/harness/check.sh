@@ -12,6 +12,9 @@
 #    matches KVMLU_TEST_FILTER, and the Ansible role's host: one QEMU boot
 #    each, two at once (below).
 # The last lines say which cases ran and which were filtered out.
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -195,3 +198,4 @@ while [ ${#running[@]} -gt 0 ]; do finish_one; done
 echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"
 [ ${#filtered[@]} -gt 0 ] && echo "harness: filtered out: ${filtered[*]}"
 exit 0
+}

@@ -31,6 +31,9 @@
 #   HARNESS_PASS_LINE / HARNESS_FAIL_LINE  judge by the serial log instead
 #                    of the exit code: pass iff PASS_LINE appears and
 #                    FAIL_LINE does not (for tests that cannot power off)
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -155,3 +158,5 @@ FAIL)
 	;;
 esac
 [ $verdict != FAIL ]
+exit
+}

@@ -16,6 +16,9 @@
 #     connections), and the native tests in the QEMU host (harness/native_*),
 #     KVMLU_SOAK_ROUNDS (20) rounds.
 # Prints each failure and ends with "N passed, N failed".
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -u
 cd "$(dirname "$0")/../.."
 rounds=${KVMLU_SOAK_ROUNDS:-20}
@@ -76,3 +79,5 @@ for r in $(seq 1 "$rounds"); do
 done
 echo "$pass passed, $fail failed"
 [ $fail = 0 ]
+exit
+}

@@ -27,6 +27,9 @@
 #   rolled_back   vm-b on host1 prepared by hand, so the agent's prepare
 #                 fails after pausing vm-a: host1 rolls back and fails with
 #                 the per-VM table, its VMs running again; host2 untouched
+# Bash reads a script while it runs it: the braces make it read this one
+# whole first, so that editing it under a long run cannot change that run.
+{
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
@@ -242,3 +245,5 @@ untouched_host2 rolled_back
 scenario_pass rolled_back
 
 echo "PASS: $name"
+exit
+}
