@@ -43,10 +43,16 @@ QEMU_HOST_SMP=${KVMLU_HARNESS_SMP:-1}
 # report's kexec phase and blackouts: agent_host_update_two_vms failed).
 # So the first boot gets this machine's own rate as its early one, as each
 # later stage gets its predecessor's (vm_kexec_load_next in vm_common.inc).
-# Empty when this kernel's log no longer has it: the calibration as before.
+# The rate is kept per boot of this machine (its rate cannot change within
+# one), since a machine that runs for days loses its boot lines from the
+# kernel's log; with neither, the calibration as before.
+qemu_host_tsc_cache=${KVMLU_CACHE:-/var/cache/kvmlu}/host-tsc-khz.$(cat /proc/sys/kernel/random/boot_id 2>/dev/null)
 QEMU_HOST_TSC_KHZ=$(dmesg 2>/dev/null | sed -n \
 	-e 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' \
 	-e 's/.*tsc: Detected \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz processor.*/\1\2/p' | tail -n 1)
+[ -n "$QEMU_HOST_TSC_KHZ" ] || QEMU_HOST_TSC_KHZ=$(cat "$qemu_host_tsc_cache" 2>/dev/null)
 case $QEMU_HOST_TSC_KHZ in ''|*[!0-9]*) QEMU_HOST_TSC_KHZ= ;; esac
 [ -n "$QEMU_HOST_TSC_KHZ" ] && [ "$QEMU_HOST_TSC_KHZ" -lt 500000 ] && QEMU_HOST_TSC_KHZ=
+[ -n "$QEMU_HOST_TSC_KHZ" ] && [ ! -s "$qemu_host_tsc_cache" ] &&
+	{ mkdir -p "${qemu_host_tsc_cache%/*}" && echo "$QEMU_HOST_TSC_KHZ" >"$qemu_host_tsc_cache"; } 2>/dev/null
 QEMU_HOST_TSC_APPEND=${QEMU_HOST_TSC_KHZ:+tsc_early_khz=$QEMU_HOST_TSC_KHZ}
