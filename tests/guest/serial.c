@@ -68,22 +68,45 @@ static void serial_unlock(void)
 	__atomic_store_n(&serial_lock, 0, __ATOMIC_RELEASE);
 }
 
-static void serial_emit(const struct serial_line *l)
+static void serial_emit_bytes(const struct serial_line *l)
 {
 	uint32_t i;
 
 	for (i = 0; i < l->len; i++)
 		x86_outb(KVMLU_COM1_BASE, (uint8_t)l->buf[i]);
+}
+
+static void serial_emit(const struct serial_line *l)
+{
+	serial_emit_bytes(l);
 	x86_outb(KVMLU_COM1_BASE, '\n');
 }
 
-void serial_line_send(const struct serial_line *l)
+static void serial_lock_wait(void)
 {
 	while (!serial_trylock()) {
 		while (__atomic_load_n(&serial_lock, __ATOMIC_RELAXED))
 			x86_pause();
 	}
+}
+
+void serial_line_send(const struct serial_line *l)
+{
+	serial_lock_wait();
 	serial_emit(l);
+	serial_unlock();
+}
+
+void serial_line_send_ended(const struct serial_line *l,
+			    void (*end)(struct serial_line *tail))
+{
+	struct serial_line tail;
+
+	serial_lock_wait();
+	serial_emit_bytes(l);
+	serial_line_init(&tail);
+	end(&tail);
+	serial_emit(&tail);
 	serial_unlock();
 }
 

@@ -223,7 +223,17 @@ static void witness_poll_requests(void)
 	}
 }
 
-static void witness_print_tick(unsigned int cpu, uint64_t now)
+/* The tick line's last field, read as the line goes out (serial.h says why). */
+static void witness_uptime_end(struct serial_line *tail)
+{
+	uint64_t now = x86_rdtsc();
+
+	/* Raw, never clamped to the last value: the tests check it goes forward. */
+	serial_line_dec(tail, now > witness_boot.tsc0 ?
+			(now - witness_boot.tsc0) / witness_boot.p.tsc_khz : 0);
+}
+
+static void witness_print_tick(unsigned int cpu)
 {
 	struct serial_line l;
 
@@ -233,10 +243,7 @@ static void witness_print_tick(unsigned int cpu, uint64_t now)
 	serial_line_str(&l, " tick=");
 	serial_line_dec(&l, slots_ticks(cpu));
 	serial_line_str(&l, " uptime_ms=");
-	/* Raw, never clamped to the last value: the tests check it goes forward. */
-	serial_line_dec(&l, now > witness_boot.tsc0 ?
-			(now - witness_boot.tsc0) / witness_boot.p.tsc_khz : 0);
-	serial_line_send(&l);
+	serial_line_send_ended(&l, witness_uptime_end);
 }
 
 static __attribute__((noreturn)) void witness_tick_loop(unsigned int cpu)
@@ -253,7 +260,7 @@ static __attribute__((noreturn)) void witness_tick_loop(unsigned int cpu)
 				continue;
 			next = now;
 		}
-		witness_print_tick(cpu, now);
+		witness_print_tick(cpu);
 		if (cpu == 0)
 			witness_poll_requests();
 		/*

@@ -145,7 +145,9 @@ up_sample_all() {
 # not go back, and it moved by no more than the most host time there can
 # have been between the two lines (from the earliest the first can have
 # been written, UP_A, to the latest the second, UP_S) plus 1 s (a line is
-# written some time after the guest read its clock for it). That is the
+# written some time after the guest read its clock for it: the witness
+# reads it as the line's last field goes out, serial_line_send_ended();
+# read before waiting for the print lock, it was once 6 s old). That is the
 # claim: time across an upgrade neither goes back nor jumps by more than
 # the pause.
 up_check_continue() {
