@@ -63,6 +63,27 @@ fi
 kdir=$(readlink -f build/kernel)
 echo "harness: kernel $(sed -n 's/^package_version=//p' "$kdir/info"), $kdir"
 
+# The QEMU hosts' own QEMU (qemu_host.sh), built here once so that no case
+# waits for it.
+if [ -n "${KVMLU_HARNESS_QEMU:-}" ]; then
+	echo "harness: QEMU $KVMLU_HARNESS_QEMU (KVMLU_HARNESS_QEMU)"
+elif [ "${KVMLU_HARNESS_NO_BUILD:-0}" = 1 ]; then
+	if ! qemu_bin=$("$here/qemu/build.sh" --cached 2>&1); then
+		skip_all "no QEMU in the cache, KVMLU_HARNESS_NO_BUILD=1 ($qemu_bin)"
+		exit 0
+	fi
+	echo "harness: QEMU $qemu_bin"
+else
+	echo "harness: tests/harness/qemu/build.sh (seconds if cached, ~10 min to build; log $logs/harness-qemu.log)"
+	if ! qemu_bin=$("$here/qemu/build.sh" 2>"$logs/harness-qemu.log"); then
+		tail -n 20 "$logs/harness-qemu.log" | sed 's/^/    | /'
+		echo "FAIL: harness/qemu_build (tests/harness/qemu/build.sh failed, log $logs/harness-qemu.log)"
+		skip_all "the harness's QEMU did not build"
+		exit 0
+	fi
+	echo "harness: QEMU $qemu_bin"
+fi
+
 if [[ $uapi_name =~ $filter ]]; then
 	"$here/uapi/check.sh" "$kdir/headers/include" "$work/uapi"
 fi
