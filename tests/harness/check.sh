@@ -84,6 +84,22 @@ else
 	echo "harness: QEMU $qemu_bin"
 fi
 
+# A QEMU that cannot start exits 1, the code a passing case's QEMU exits
+# with; run-case.sh must call that a failure (2026-12-06: a QEMU without
+# its firmware "passed" every case until run-case.sh asked for the case's
+# RESULT PASS line too).
+selftest=harness/qemu_error_is_not_a_pass
+if [[ $selftest =~ $filter ]]; then
+	printf '#!/bin/sh\necho "qemu: could not load PC BIOS bios-256k.bin" >&2\nexit 1\n' >"$work/fake-qemu"
+	chmod +x "$work/fake-qemu"
+	out=$(KVMLU_HARNESS_QEMU=$work/fake-qemu "$here/run-case.sh" kvm_witness /dev/null /dev/null "$work/selftest" 2>&1)
+	if [[ $out == "FAIL: "*"QEMU exited 1 without the case's RESULT PASS line"* ]]; then
+		echo "PASS: $selftest"
+	else
+		echo "FAIL: $selftest (run-case.sh, its QEMU exiting 1 at once, printed: $(head -n 1 <<<"$out"))"
+	fi
+fi
+
 if [[ $uapi_name =~ $filter ]]; then
 	"$here/uapi/check.sh" "$kdir/headers/include" "$work/uapi"
 fi

@@ -130,7 +130,16 @@ elif [ -n "$pass_line" ]; then
 	fi
 else
 	case $rc in
-	1) verdict=PASS ;;
+	# QEMU's own errors (a missing firmware file, a bad option) exit 1
+	# too: a pass is the case's 0 written to isa-debug-exit after its
+	# RESULT PASS line, never the exit code alone.
+	1)
+		if [[ $result_line == *"KVMLU-HARNESS: RESULT PASS"* ]]; then
+			verdict=PASS
+		else
+			why="QEMU exited 1 without the case's RESULT PASS line (QEMU's own error?), stages reached: ${stages:-none}"
+		fi
+		;;
 	3) why=${reason:-the case failed without a reason} ;;
 	5) verdict=SKIP why=${reason:-no reason given} ;;
 	*)

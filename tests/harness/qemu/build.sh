@@ -7,9 +7,9 @@
 # window, and the QEMU host then never takes another interrupt
 # (patches/0001-*.patch says how; tests/harness/README.md, "No retries",
 # how it was found). So this is Debian's own source of the installed
-# qemu-system-x86, the same version (its firmware in /usr/share/qemu is
-# what the binary loads), with patches/*.patch applied in name order,
-# built for x86_64-softmmu only.
+# qemu-system-x86, the same version (the binary loads that package's
+# firmware), with patches/*.patch applied in name order, built for
+# x86_64-softmmu only.
 #
 # Prints the binary's path on stdout, nothing else (with --cached: only
 # if it is already built, else fails at once). The result is cached in
@@ -42,7 +42,7 @@ key=$( {
 	echo "script"; cat "$0"
 } | sha256sum | cut -c1-16)
 result=$cache/$key
-bin=$result/qemu-system-x86_64
+bin=$result/bin/qemu-system-x86_64
 
 if [ -x "$bin" ] && [ -f "$result/info" ]; then
 	echo "$bin"
@@ -88,7 +88,6 @@ aptopts=(-o Dir::Etc::sourcelist="$work/apt/sources.list" -o Dir::Etc::sourcepar
 	mkdir ../build && cd ../build
 	# Only what the QEMU hosts use: TCG (and KVM, for experiments), virtio,
 	# user networking for the fleet, capstone for the monitor's x/i.
-	# Debian's prefix and firmware path: the firmware is the installed package's.
 	../tree/configure --prefix=/usr \
 		--firmwarepath=/usr/share/qemu:/usr/share/seabios:/usr/lib/ipxe/qemu \
 		--target-list=x86_64-softmmu --disable-docs --disable-werror \
@@ -96,9 +95,23 @@ aptopts=(-o Dir::Etc::sourcelist="$work/apt/sources.list" -o Dir::Etc::sourcepar
 		--disable-opengl --disable-spice --disable-virglrenderer --disable-xen \
 		--disable-curses
 	ninja -j"$jobs" qemu-system-x86_64
-	mkdir -p "$work/out"
-	cp qemu-system-x86_64 "$work/out/"
-	"$work/out/qemu-system-x86_64" --version
+	# QEMU looks for its firmware relative to its binary (bin/../share/qemu,
+	# as configured above), so the result is a small prefix whose share/
+	# and lib/ are the installed package's firmware directories.
+	mkdir -p "$work/out/bin" "$work/out/share" "$work/out/lib/ipxe"
+	cp qemu-system-x86_64 "$work/out/bin/"
+	ln -s /usr/share/qemu "$work/out/share/qemu"
+	ln -s /usr/share/seabios "$work/out/share/seabios"
+	ln -s /usr/lib/ipxe/qemu "$work/out/lib/ipxe/qemu"
+	"$work/out/bin/qemu-system-x86_64" --version
+	# Every firmware file a QEMU host loads must be found where it looks.
+	mapfile -t dirs < <("$work/out/bin/qemu-system-x86_64" -L help)
+	for f in bios-256k.bin linuxboot_dma.bin kvmvapic.bin efi-virtio.rom; do
+		found=
+		for d in "${dirs[@]}"; do [ -e "$d/$f" ] && found=$d/$f && break; done
+		[ -n "$found" ] || { echo "no $f in: ${dirs[*]}"; exit 1; }
+		echo "firmware $f: $found"
+	done
 ) >"$buildlog" 2>&1 || { tail -n 20 "$buildlog" >&2; die "build failed (log $buildlog)"; }
 
 {
