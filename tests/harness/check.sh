@@ -11,10 +11,12 @@
 # 4. The initramfs, then every tests/harness/cases/*.sh whose result name
 #    matches KVMLU_TEST_FILTER, and the Ansible role's host: one QEMU boot
 #    each, two at once (below).
-# The last lines say which cases ran and which were filtered out.
-# Bash reads a script while it runs it: the braces make it read this one
-# whole first, so that editing it under a long run cannot change that run.
-{
+# The last lines say which cases ran and which were filtered out. It exits
+# 1 when it printed a FAIL line, so that a run by hand says so too.
+# Bash reads a script while it runs it: the function and the one line
+# that calls it make it read this one whole first, so that editing it
+# under a long run cannot change that run.
+harness_check() {
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
@@ -236,3 +238,4 @@ echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"
 [ ${#filtered[@]} -gt 0 ] && echo "harness: filtered out: ${filtered[*]}"
 exit 0
 }
+{ set -o pipefail; harness_check | awk '{ print; fflush() } /^FAIL: / { failed = 1 } END { exit failed }'; exit; }
