@@ -66,7 +66,7 @@ kdir=$(readlink -f build/kernel)
 echo "harness: kernel $(sed -n 's/^package_version=//p' "$kdir/info"), $kdir"
 
 # The QEMU hosts' own QEMU (qemu_host.sh), built here once so that no case
-# waits for it.
+# waits for it; the cases get the binary found here (KVMLU_HARNESS_QEMU).
 if [ -n "${KVMLU_HARNESS_QEMU:-}" ]; then
 	echo "harness: QEMU $KVMLU_HARNESS_QEMU (KVMLU_HARNESS_QEMU)"
 elif [ "${KVMLU_HARNESS_NO_BUILD:-0}" = 1 ]; then
@@ -85,6 +85,7 @@ else
 	fi
 	echo "harness: QEMU $qemu_bin"
 fi
+[ -n "${KVMLU_HARNESS_QEMU:-}" ] || export KVMLU_HARNESS_QEMU=$qemu_bin
 
 # A QEMU that cannot start exits 1, the code a passing case's QEMU exits
 # with; run-case.sh must call that a failure (2026-12-06: a QEMU without

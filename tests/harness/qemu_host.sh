@@ -28,7 +28,8 @@
 #
 # QEMU itself is Debian's 7.2 with the project's fix for a timer interrupt
 # that its TCG lost, after which the QEMU host never took another
-# (tests/harness/qemu/build.sh; built once, then cached). A failed build
+# (tests/harness/qemu/build.sh; built once, then cached; check.sh passes
+# its answer down in KVMLU_HARNESS_QEMU). A failed build
 # leaves a name that says so where the binary's would be.
 #
 # KVMLU_HARNESS_CPU, KVMLU_HARNESS_ACCEL, KVMLU_HARNESS_QEMU and
