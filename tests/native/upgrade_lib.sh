@@ -142,7 +142,7 @@ up_sample_all() {
 #
 # up_note_offsets: keep the most of uptime_ms - UP_S over the vCPUs of
 # the last up_sample_all, with its UP_S, among the last 10 kept.
-UP_OFFSETS=()
+UP_OFFSETS=() UP_BEFORE_T=() UP_BEFORE_U=()
 up_note_offsets() {
 	local c d best= at=
 	for c in "${!UP_U[@]}"; do
@@ -162,10 +162,18 @@ up_offsets_prime() {
 	done
 }
 
-# up_check_continue CPUS TICKS UPTIMES: TICKS and UPTIMES space-separated
-# lists by vCPU, what up_sample_all took before an upgrade (UP_T, UP_U),
-# after up_note_offsets kept it. Waits for a tick line of every vCPU
-# above its TICK and checks the guest continued: guest time did not go
+# up_before_upgrade CPUS: the sample up_check_continue measures from,
+# taken just before an upgrade: every vCPU's tick line (UP_BEFORE_T,
+# UP_BEFORE_U), its offset kept by up_note_offsets.
+up_before_upgrade() {
+	up_sample_all "$1"
+	up_note_offsets
+	UP_BEFORE_T=("${UP_T[@]}") UP_BEFORE_U=("${UP_U[@]}")
+}
+
+# up_check_continue CPUS: after an upgrade, waits for a tick line of every
+# vCPU above the one up_before_upgrade took and checks the guest
+# continued: guest time did not go
 # back, and its offset from the host's clock (above) grew by no more than
 # 1 s plus 1 ms a second since the kept sample it is measured from (the
 # host's clock may be slewed by NTP; the guest's TSC runs at the host's
@@ -175,13 +183,11 @@ up_offsets_prime() {
 # pause counts as time.
 up_check_continue() {
 	local cpus=$1 c d bound b kept off at
-	local -a tick0 up0
-	read -r -a tick0 <<<"$2"
-	read -r -a up0 <<<"$3"
-	up_sample_all "$cpus" "${tick0[@]}"
+	[ ${#UP_BEFORE_T[@]} -ge "$cpus" ] || kv_fail "up_check_continue without up_before_upgrade"
+	up_sample_all "$cpus" "${UP_BEFORE_T[@]}"
 	for c in $(seq 0 $((cpus - 1))); do
-		[ "${UP_U[$c]}" -gt "${up0[$c]}" ] ||
-			kv_fail "cpu $c guest time went back: uptime_ms ${up0[$c]} -> ${UP_U[$c]}"
+		[ "${UP_U[$c]}" -gt "${UP_BEFORE_U[$c]}" ] ||
+			kv_fail "cpu $c guest time went back: uptime_ms ${UP_BEFORE_U[$c]} -> ${UP_U[$c]}"
 		d=$((UP_U[c] - UP_S[c])) bound=
 		for kept in "${UP_OFFSETS[@]}"; do
 			read -r off at <<<"$kept"
@@ -190,7 +196,7 @@ up_check_continue() {
 		done
 		[ -n "$bound" ] || kv_fail "up_check_continue without a kept sample (up_offsets_prime)"
 		[ "$d" -le "$bound" ] ||
-			kv_fail "cpu $c guest time jumped: uptime_ms ${up0[$c]} -> ${UP_U[$c]}, the guest clock $((d - bound + 1000)) ms ahead of the host's beyond the freshest kept sample (1000 allowed)"
+			kv_fail "cpu $c guest time jumped: uptime_ms ${UP_BEFORE_U[$c]} -> ${UP_U[$c]}, the guest clock $((d - bound + 1000)) ms ahead of the host's beyond the freshest kept sample (1000 allowed)"
 	done
 	up_note_offsets
 }
@@ -210,16 +216,14 @@ up_wait_ticks() {
 
 # up_twenty_upgrades BACKEND CPUS: the main scenario, 20 upgrades in a row.
 up_twenty_upgrades() {
-	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round tick up
+	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round
 	up_start --memory 256M --cpus "$cpus" --memory-backend "$backend"
 	kv_wait_serial "^witness boot=[0-9a-f]{16} cpu=$((cpus - 1)) tick=" 60
 	boot=$(kv_boot_ids)
 	[ "$(wc -l <<<"$boot")" = 1 ] || kv_fail "more than one boot id: $boot"
 	up_offsets_prime "$cpus"
 	for round in $(seq 1 "$n"); do
-		up_sample_all "$cpus"
-		up_note_offsets
-		tick="${UP_T[*]}" up="${UP_U[*]}"
+		up_before_upgrade "$cpus"
 		# Every 5th round with the memory checksum taken at pause and
 		# compared by the new process before it resumes the guest.
 		if [ $((round % 5)) = 0 ]; then
@@ -239,7 +243,7 @@ up_twenty_upgrades() {
 			[ "$UP_COPIED" = $((256 << 20)) ] || kv_fail "guest_memfd upgrade copied $UP_COPIED bytes" ;;
 		*) kv_fail "$backend upgrade: memory handled as '$UP_MEMORY'" ;;
 		esac
-		up_check_continue "$cpus" "$tick" "$up"
+		up_check_continue "$cpus"
 		[ "$(kv_recent_boot_ids)" = "$boot" ] ||
 			kv_fail "round $round: boot id changed: $(kv_recent_boot_ids | tr '\n' ' ')"
 		grep -q 'witness FATAL' "$KV_SERIAL" && kv_fail "round $round: guest reported FATAL"

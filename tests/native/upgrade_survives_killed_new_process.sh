@@ -17,10 +17,8 @@ boot=$(kv_boot_ids)
 # kill_at POINT: start an upgrade that stops the new process at POINT,
 # SIGKILL it there, and expect the old one to report and resume.
 kill_at() {
-	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i tick up
-	up_sample_all 2
-	up_note_offsets
-	tick="${UP_T[*]}" up="${UP_U[*]}"
+	local point=$1 marker child reply_file=$KV_DIR/reply.$1 i
+	up_before_upgrade 2
 	marker="stopped at $point (pid "
 	"$KV_CTL" -t "$(kv_scaled 60)" "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"stop_at\":\"$point\"}}" >"$reply_file" &
 	local ctl=$!
@@ -42,7 +40,7 @@ kill_at() {
 	kv_request '{"cmd":"status"}'
 	[ "$(kv_ret pid)" = "$UP_FIRST_PID" ] || kv_fail "socket now answered by pid $(kv_ret pid)"
 	[ "$(kv_ret state)" = running ] || kv_fail "VM left $(kv_ret state) after failed upgrade"
-	up_check_continue 2 "$tick" "$up"
+	up_check_continue 2
 	[ "$(kv_boot_ids)" = "$boot" ] || kv_fail "boot id changed"
 }
 
