@@ -185,9 +185,10 @@ up_before_upgrade() {
 # hosts), a line after the upgrade that comes on time would otherwise
 # read as a jump. On a quiet host the spread is small and the check is
 # near 1 s. The exact guarantee is elsewhere: a live upgrade hands the
-# vCPUs' TSC offsets over unchanged (vmm/state/cpu_state.c). That is the
-# claim here: time across an upgrade neither goes back nor jumps; the
-# pause counts as time.
+# vCPUs' TSC offsets over unchanged (vmm/state/cpu_state.c; the unit test
+# tests/unit/vmm/test_state_roundtrip.c compares them). What the guest
+# itself sees is checked here: its time across an upgrade neither goes
+# back nor jumps by more than that; the pause counts as time.
 up_check_continue() {
 	local cpus=$1 c d bound b kept off at least= most= spread seen=
 	[ ${#UP_BEFORE_T[@]} -ge "$cpus" ] || kv_fail "up_check_continue without up_before_upgrade"
