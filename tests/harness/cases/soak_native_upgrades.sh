@@ -15,11 +15,12 @@ stage1() {
 	export KV_UPGRADE_TIMEOUT_MS=120000
 	# And every other wait ten times longer, as for the native_* cases.
 	export KV_WAIT_SCALE=10
-	# Hours long: each round's line goes to the console as it comes, so
-	# the host's log shows how far it got.
+	# Hours long: each round's lines (its blackout, the clock offsets its
+	# check saw) go to the console as they come, so the host's log shows
+	# how far it got.
 	/usr/bin/bash /kvmlu/tree/tests/soak/native_upgrades.sh >/tmp/soak.log 2>&1 &
 	_sp=$!
-	tail -f /tmp/soak.log 2>/dev/null | grep -E 'round [0-9]+:|FAIL' &
+	tail -f /tmp/soak.log 2>/dev/null | grep -E 'round [0-9]+:|clock:|FAIL' &
 	_tp=$!
 	wait $_sp
 	rc=$?
