@@ -3,9 +3,9 @@
 # upgrade_lib.sh) fails on a jump of the guest clock of more than 1 s
 # (and the spread of lateness it saw before) and on time going back, and
 # passes a pause, a late tick line (before or after the upgrade) and a
-# sub-second step. It runs the real functions against a
-# made-up witness: a serial log and a host clock that the test moves, so it
-# needs no VM and runs the same on every machine.
+# sub-second step. It runs the real functions against a made-up witness:
+# a serial log and a host clock that the test moves, so it needs no VM and
+# runs the same on every machine.
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/upgrade_lib.sh"
 

@@ -190,13 +190,14 @@ up_before_upgrade() {
 # itself sees is checked here: its time across an upgrade neither goes
 # back nor jumps by more than that; the pause counts as time.
 up_check_continue() {
-	local cpus=$1 c d bound b kept off at least= most= spread seen=
+	local cpus=$1 c d bound b kept off at least= most= spread seen= list=
 	[ ${#UP_BEFORE_T[@]} -ge "$cpus" ] || kv_fail "up_check_continue without up_before_upgrade"
 	[ ${#UP_OFFSETS[@]} -gt 0 ] || kv_fail "up_check_continue without a kept sample (up_offsets_prime)"
 	for kept in "${UP_OFFSETS[@]}"; do
 		read -r off at <<<"$kept"
 		if [ -z "$least" ] || [ "$off" -lt "$least" ]; then least=$off; fi
 		if [ -z "$most" ] || [ "$off" -gt "$most" ]; then most=$off; fi
+		list="$list $off"
 	done
 	spread=$((most - least))
 	up_sample_all "$cpus" "${UP_BEFORE_T[@]}"
@@ -211,20 +212,10 @@ up_check_continue() {
 			if [ -z "$bound" ] || [ "$b" -gt "$bound" ]; then bound=$b; fi
 		done
 		[ "$d" -le "$bound" ] ||
-			kv_fail "cpu $c guest time jumped: uptime_ms ${UP_BEFORE_U[$c]} -> ${UP_U[$c]}, the guest clock $((d - bound + 1000 + spread)) ms ahead of the host's beyond the freshest kept sample ($((1000 + spread)) allowed: 1000 and the kept samples' spread; offsets kept, ms: $(up_offsets_list); after the upgrade:$seen)"
+			kv_fail "cpu $c guest time jumped: uptime_ms ${UP_BEFORE_U[$c]} -> ${UP_U[$c]}, the guest clock $((d - bound + 1000 + spread)) ms ahead of the host's beyond the freshest kept sample ($((1000 + spread)) allowed: 1000 and the kept samples' spread; offsets kept, oldest first, ms:$list; after the upgrade:$seen)"
 	done
 	kv_log "clock: offsets after the upgrade (ms):$seen; kept $least..$most"
 	up_note_offsets
-}
-
-# up_offsets_list: the kept offsets, oldest first, for a failure message.
-up_offsets_list() {
-	local kept off at out=
-	for kept in "${UP_OFFSETS[@]}"; do
-		read -r off at <<<"$kept"
-		out="$out${out:+ }$off"
-	done
-	echo "$out"
 }
 
 # up_wait_ticks CPU TICK: wait (30 s at most, scaled) for a tick line of
