@@ -23,6 +23,7 @@ scenario() (
 	host=1000000 tick=0 step=0
 	read -r -a late <<<"$3"
 	read -r -a late_after <<<"$4"
+	read -r -a late_priming <<<"${5:-0 0 0 0}"
 	up_clock() { UP_NOW=$host; }
 	# Every read of the log: a second later, a new line from every vCPU.
 	up_last_ticks() {
@@ -35,7 +36,7 @@ scenario() (
 	sleep() { :; }
 	KV_PID=$BASHPID
 	exec 2>&1
-	saved=("${late[@]}") late=(${5:-0 0 0 0})
+	saved=("${late[@]}") late=("${late_priming[@]}")
 	up_offsets_prime 4
 	late=("${saved[@]}")
 	up_before_upgrade 4
