@@ -1,12 +1,12 @@
 #!/bin/bash
-# The test run behind `make check`: cmocka unit tests, native /dev/kvm
-# integration tests, then the QEMU host-harness cases. Every case ends as
-# PASS, FAIL or SKIP (with its reason); the last line is the summary
-# "N passed, N failed, N skipped" that CI reads. Nothing runs twice: a
-# failure is a failure. Exit status 1 on any FAIL.
+# The test run behind `make check`: the include-layering lint, cmocka unit
+# tests, native /dev/kvm integration tests, then the QEMU host-harness
+# cases. Every case ends as PASS, FAIL or SKIP (with its reason); the last
+# line is the summary "N passed, N failed, N skipped" that CI reads.
+# Nothing runs twice: a failure is a failure. Exit status 1 on any FAIL.
 #
-# KVMLU_TESTS=unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
-# picks native/harness cases by name.
+# KVMLU_TESTS=lint,unit,native,harness picks suites; KVMLU_TEST_FILTER=regex
+# picks lint/native/harness cases by name.
 # Bash reads a script while it runs it: the braces make it read this one
 # whole first, so that editing it under a long run cannot change that run.
 {
@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 top=$PWD
 logs=$top/build/test-logs
 mkdir -p "$logs"
-suites=${KVMLU_TESTS:-unit,native,harness}
+suites=${KVMLU_TESTS:-lint,unit,native,harness}
 filter=${KVMLU_TEST_FILTER:-.}
 pass=0 fail=0 skip=0
 failed=()
@@ -81,6 +81,13 @@ run_case() { # run_case suite script timeout
 	*) result FAIL "$name" "exit $rc, log $log"; tail -n 30 "$log" ;;
 	esac
 }
+
+if want lint; then
+	echo "== lint (include layering, tests/lint/)"
+	for s in tests/lint/*.sh; do
+		[ -x "$s" ] && run_case lint "$s" 120
+	done
+fi
 
 if want native; then
 	echo "== native tests (kvmlu-vmm on this machine's /dev/kvm)"
