@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The folio size of memfd guest RAM: 2 MiB shmem THP where the host allows
- * it, 4 KiB pages otherwise (issue 18, lever 4).
+ * it, 4 KiB pages otherwise (docs/live-update-memory.md, lever 4).
  *
  * Why: Linux 7.3's memfd preservation (mm/memfd_luo.c) pins, preserves
  * and, after the kexec, re-inserts guest RAM one folio at a time, so a

@@ -42,7 +42,7 @@ static int check_one(json_object *d, size_t i, char *why, size_t whylen)
 	    get_u64(d, "ino", &ino))
 		return kvmlu_err(why, whylen, -EPROTO,
 				 "disk %zu cannot be identified: its VMM does not report its path, "
-				 "device and inode (a kvmlu-vmm without issue 17's disks?)", i);
+				 "device and inode (a kvmlu-vmm too old to report its disks?)", i);
 	if (stat(path, &st) < 0)
 		return kvmlu_err(why, whylen, -errno,
 				 "disk %s cannot be identified: %s (the restore after the kexec "

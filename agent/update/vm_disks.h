@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Preflight of a VM's disks (issue 17). Disk fds do not cross a kexec:
+ * Preflight of a VM's disks (docs/devices.md). Disk fds do not cross a kexec:
  * after it, `kvmlu-vmm restore` reopens each disk by its path and holds
  * the VM if the file is not the one recorded at pause. A VM whose disk
  * cannot be found again that way would be held, so the update is refused

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * kvmlu-bench-folio: what the folio size of a memfd costs at a host kexec
- * (issue 18, lever 4). Two memfds of the same size, filled with the same
+ * (docs/live-update-memory.md, lever 4). Two memfds of one size, with the same
  * kind of data, one in 4 KiB pages (MADV_NOHUGEPAGE), one in 2 MiB shmem
  * THP folios (MADV_HUGEPAGE, with shmem_enabled allowing it), mapped the
  * way kvmlu-vmm maps guest RAM (guestmem_folio_map). Run inside the QEMU

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bench (issue 18, lever 4): what the folio size of a memfd costs at a host
+# Bench: what the folio size of a memfd costs at a host
 # kexec. Per size, one QEMU host run of harness/memfd_folio_preserve: two
 # memfds of that size side by side, one in 4 KiB pages, one in 2 MiB shmem
 # THP folios (shmem_enabled=advise + MADV_HUGEPAGE, the folio sizes checked

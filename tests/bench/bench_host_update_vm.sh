@@ -23,7 +23,7 @@
 # None of them is the QEMU host's first kexec after its cold boot, which
 # is 0.2-0.3 s slower whatever it carries: that one is made first, with
 # nothing running (cold_s).
-# ratio = median blackout / bare_s, issue 18's figure. own_ms is kvmlu's own
+# ratio = median blackout / bare_s (goal: 1.10 at most). own_ms is kvmlu's own
 # part of the blackout: prepare-update's paused part and the restore up
 # to the first guest instruction; the rest of rest_s is the harness's
 # shell between the steps (fork and exec are slow under TCG).
@@ -355,7 +355,7 @@ echo "own_ms: kvmlu's own part of rest_s (prepare-update's paused part + first_i
 echo "rest_s = blackout - kexec: prepare-update's paused part (capture incl. the checksum's last round,"
 echo "  preserve of the state) and the restore (retrieve, checksum verification, state); the next kernel"
 echo "  is loaded before the pause. full_ck_ms / pause_ck_ms: the checksum in the pause before / after"
-echo "  hashing while running (issue 18, lever 2), same VM, same run."
+echo "  hashing while running (docs/live-update-memory.md, lever 2), same VM, same run."
 echo "mode: how the VM was verified after the kexec (lazy: the guest resumed first, docs/live-update-memory.md,"
 echo "  lever 3); first_insn_ms / verified_ms: from the restore's start to the vCPUs running / to all RAM"
 echo "  verified (its verify_ms is how long verifying took); sync_1st_ms / sync_verif_ms: the same for a twin VM"

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Bench (issue 17): the stock Linux guest's disk and TCP throughput in
+# Bench: the stock Linux guest's disk and TCP throughput in
 # kvmlu-vmm (virtio-mmio: --disk, --net) against QEMU -accel kvm (virtio-blk-pci,
 # virtio-net-pci on a tap), and kvmlu-vmm's live-upgrade blackout with the
 # guest idle next to the guest busy on its disk and network. Everything in
@@ -211,7 +211,7 @@ for i in $(seq 1 "$runs"); do
 		;;
 	*)
 		echo "$out" | tail -n 40
-		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is issue 19's nested TCG fault: run it again)"
+		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is the emulator's nested fault, tests/harness/README.md: run it again)"
 		rc=1
 		continue
 		;;

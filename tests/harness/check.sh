@@ -153,7 +153,7 @@ echo "harness: initramfs $(($(stat -c %s "$initrd") / 1024)) KiB"
 
 # Cases run without a retry, KVMLU_HARNESS_JOBS at once (default: one per
 # core, at most one per 8 GiB of free memory). Each QEMU host has one vCPU
-# (qemu_host.sh says why: issue 19's faults came from QEMU 7.2's
+# (qemu_host.sh says why: the nested faults came from QEMU 7.2's
 # multi-threaded TCG running two vCPUs of one host at once), so two of
 # them use this machine's two cores. A case's lines are printed together
 # when it ends, in the order the cases end.

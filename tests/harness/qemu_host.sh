@@ -2,7 +2,7 @@
 # cases, the fleet, the demo, the host-update bench). Sourced, not run.
 #
 # The CPU model is EPYC (Zen 1: AVX2 and XSAVE, nested SVM with NPT)
-# without the features QEMU's TCG cannot emulate, not `max`. Issue 19:
+# without the features QEMU's TCG cannot emulate, not `max`. Why:
 # with `-cpu max` on QEMU 7.2, about one nested witness boot in sixteen
 # triple-faulted (#PF 0x14 on a page nothing had changed) and the QEMU
 # host itself triple-faulted in about one long run in three (EPYC: 0 of 40
@@ -13,7 +13,7 @@
 # broke XRSTOR in nested guests: Debian's guest kernel then killed its init
 # with "bad frame in rt_sigreturn" (tests/harness/README.md, "No retries").
 #
-# One vCPU. Issue 19's faults (a nested witness triple-faulting at boot
+# One vCPU. The emulator's faults (a nested witness triple-faulting at boot
 # with #PF 0x14/0x10, the QEMU host itself triple-faulting) need two vCPUs
 # of one QEMU host running at once on QEMU 7.2's multi-threaded TCG:
 # single-threaded TCG (thread=single) faulted 0 of 80 witness boots with

@@ -8,7 +8,7 @@ after a panic) pauses the machine instead of ending QEMU. This script then
 writes the vCPUs' registers as they were at that moment (HMP "info
 registers -a", and the code at each vCPU's rip) to OUT, and quits QEMU.
 Under -no-reboot the triple fault left only "Triple fault" in QEMU's log:
-issue 19's host fault could not be looked at.
+a QEMU host's own fault could not be looked at.
 
 A case that hangs is killed by run-case.sh's timeout, which used to
 leave nothing to say where the host was. Given DEADLINE (seconds from
@@ -120,7 +120,7 @@ def lapic_irr(text):
 def stuck_check(q, out):
     """Three samples a few seconds apart, an NMI sent after the first.
 
-    Issue 19's hang: the host's CPU runs its nested guest's spin loop and
+    The hang it looks for: the host's CPU runs its nested guest's spin loop and
     never leaves it, its own timer interrupt waiting in IRR and an NMI not
     taken either (global interrupts off inside guest mode, which hardware
     never does with the INTR and NMI intercepts KVM sets). Said in one

@@ -80,7 +80,7 @@ fi
 cmdline="console=ttyS0 kho=on liveupdate=on panic=-1 no_timer_check $QEMU_HOST_TSC_APPEND kvmlu.case=$case kvmlu.stage=1 $append"
 # A reset the host's kernel asks for (a triple fault, the reboot after a
 # panic) pauses QEMU; qmp_watch.py then logs every vCPU's registers as they
-# were and quits QEMU (issue 19: -no-reboot left only "Triple fault").
+# were and quits QEMU (under -no-reboot QEMU left only "Triple fault").
 qmp=$(mktemp -u "/tmp/kvmlu-qmp-$case.XXXXXX")
 regs=$logs/harness-$case.reset-regs.txt
 rm -f "$regs"

@@ -5,7 +5,7 @@
 #     machine's /dev/kvm or, without one, inside the QEMU host;
 #  2. KVMLU_SOAK_BOOTS (40) witness boots of 512 MiB with 2 vCPUs, one
 #     after another in one QEMU host (harness/soak_witness_boots): the
-#     direct count of issue 19's fault at boot;
+#     direct count of the emulator's nested fault at boot;
 #  3. KVMLU_SOAK_LINUX_BOOTS (40) boots of the stock Debian guest on 2
 #     vCPUs with its records disk, one after another in one QEMU host
 #     (harness/soak_linux_guest_boots): the count of the boot that twice

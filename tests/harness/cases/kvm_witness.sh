@@ -35,7 +35,7 @@ digest() { # digest: the "digest" of a checksum reply on stdin
 
 stage1() {
 	for f in /kvmlu/bin/kvmlu-vmm /kvmlu/bin/kvmlu-ctl /kvmlu/guest/witness.bin; do
-		[ -e "$f" ] || skip "build/${f#/kvmlu/} not built yet (make, issue 2)"
+		[ -e "$f" ] || skip "build/${f#/kvmlu/} not built yet (run make)"
 	done
 	[ -e /dev/kvm ] || fail "/dev/kvm missing in the harness host (KVM_AMD nested SVM?)"
 	kvmlu-vmm run --name witness --memory 64M --cpus 2 \

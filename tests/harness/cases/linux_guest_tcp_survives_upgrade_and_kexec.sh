@@ -174,7 +174,7 @@ stage1() {
 	tc_need
 	tc_bridge
 	# One after the other: two guests booting at once on the nested KVM
-	# met issue 19's boot fault (#PF 0x10, the first VM's vCPU 0, both
+	# met the emulator's boot fault (#PF 0x10, the first VM's vCPU 0, both
 	# attempts of a clean-clone run), one at a time did not.
 	tc_start $SRV $SRV_IP $SRV_MAC ${SRV}0 "kvmlu.netsrv=$PORT"
 	harness_log "Linux VM booting on $BR: $SRV ($SRV_IP, server on $PORT)"

@@ -1,4 +1,4 @@
-# Harness case (issue 18, lever 4), and the source of
+# Harness case (docs/live-update-memory.md, lever 4), and the source of
 # tests/bench/bench_folio_preserve.sh's numbers: a memfd in 2 MiB shmem
 # THP folios survives a kexec through LUO with its folios still 2 MiB,
 # next to a memfd of the same size in 4 KiB pages, in one run.

@@ -7,6 +7,6 @@ HARNESS_MEM=8G
 
 stage1() {
 	# With QEMU's -cpu max the 3.5 GiB witness triple-faulted at boot here
-	# in 2 of 3 tries (issue 19; tests/harness/qemu_host.sh).
+	# in 2 of 3 tries (tests/harness/qemu_host.sh).
 	native_run '^large_guest'
 }

@@ -1,7 +1,7 @@
 # Harness case for `make soak` only (tests/soak/run.sh writes
 # build/harness/soak-boots as "COUNT MEMORY CPUS"; without it the case
 # skips): boots that many witness VMs one after another on the nested KVM
-# and counts those that end before every vCPU ticks. Issue 19's nested
+# and counts those that end before every vCPU ticks. The emulator's nested
 # triple fault struck witnesses at boot, so this is its direct measure.
 HARNESS_TIMEOUT=5400
 HARNESS_MEM=8G

@@ -1,4 +1,4 @@
-# Harness case (issue 18, levers 3 and 4 together): lazy verification
+# Harness case (docs/live-update-memory.md, levers 3+4): lazy verification
 # after a kexec of guest RAM that is in 2 MiB folios. Lazy verification
 # maps each verified chunk with UFFDIO_CONTINUE, which installs 4 KiB
 # PTEs; this case shows what that does to the folios and that the

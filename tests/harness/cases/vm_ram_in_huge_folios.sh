@@ -1,4 +1,4 @@
-# Harness case (issue 18, lever 4): on a host set up as README.md's
+# Harness case (lever 4, 2 MiB folios): on a host set up as README.md's
 # "Installing on a host" says (shmem_enabled=advise; here through the
 # kernel command line, so every stage has it), a witness VM's memfd RAM
 # is in 2 MiB folios, and stays so through prepare-update (dirty logging
