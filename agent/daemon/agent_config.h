@@ -40,7 +40,7 @@ struct agent_config {
 	unsigned int history_keep;	/* reports kept in history_dir */
 	unsigned int prepare_parallel;	/* VMs prepared at the same time */
 	uint64_t min_free_bytes;	/* free memory preflight wants left */
-	bool allow_kexec;		/* see update_guard.h */
+	bool allow_kexec;		/* see agent/update/kexec_image.h */
 };
 
 void agent_config_defaults(struct agent_config *c);

@@ -38,7 +38,7 @@ struct update_ops {
 			  char *err, size_t errlen);
 	/* `status` of one VMM; fills vf, returns 0 even if it did not answer. */
 	void (*vm_facts)(void *ctx, const struct journal_vm *vm, struct vm_facts *vf);
-	/* Belt and braces: may this agent ever jump? (update_guard.h) */
+	/* Belt and braces: may this agent ever jump? (kexec_image.h) */
 	int (*kexec_allowed)(void *ctx, char *err, size_t errlen);
 	int (*kexec_load)(void *ctx, const struct journal *j, char *err, size_t errlen);
 	int (*kexec_unload)(void *ctx, char *err, size_t errlen);
@@ -88,7 +88,7 @@ struct update_ops {
 	/* New kernel: release the agent's own journal session. */
 	void (*journal_finish)(void *ctx);
 	/*
-	 * libvirt domains (agent/libvirt_update.h), with their own context;
+	 * libvirt domains (libvirt_update.h), with their own context;
 	 * NULL: none. prepare runs before the VMs' (a dry run: suspend and
 	 * resume at the end of preflight), rollback after the VMs' aborts,
 	 * restore after the VMs' restores (and in recover).

@@ -112,7 +112,7 @@ struct live_update_restore {
 void live_update_restore_init(struct live_update_restore *lu);
 
 /*
- * After a kexec: retrieve the session (live_update_restore.c). Once
+ * After a kexec: retrieve the session (restore.c). Once
  * lu->session.fd >= 0 this process holds the only copy of the VM.
  */
 int live_update_restore_take(const char *session_name, struct live_update_restore *lu,

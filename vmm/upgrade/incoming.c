@@ -13,7 +13,7 @@
  * any of it) and check it describes the VM we built; guest_memfd without
  * the link: fill the new files from the old ones;
  * compare the memory checksum if the state has one; fit the TSC rate
- * (live_update_tsc.c); restore vCPUs and devices; serve the inherited
+ * (vmm/live_update/tsc.c); restore vCPUs and devices; serve the inherited
  * control socket; start the vCPUs; say "resumed"; then run the VM like
  * `kvmlu-vmm run` until it stops.
  *

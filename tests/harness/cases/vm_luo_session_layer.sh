@@ -1,6 +1,6 @@
-# Harness case: libguestmem's LUO layer (guestmem/luo_session.c) against
+# Harness case: the LUO layer (common/luo_session.c) against
 # the real /dev/liveupdate of the project's kernel. Runs the cmocka unit
-# test tests/unit/test_luo_session.c, whose device tests SKIP on machines
+# test tests/unit/common/test_luo_session.c, whose device tests SKIP on machines
 # without LUO: here they must run (create, GET_NAME, PRESERVE_FD, a second
 # preserve of the same memfd refused with EBUSY, abort by close; the
 # exclusive device held by another process -> EBUSY after the wait).

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Unit tests of guestmem/luo_session.c: session name rules (names come
+ * Unit tests of common/luo_session.c: session name rules (names come
  * from users and from journals read after a kexec), the meaning given to
  * each kernel errno per request, and the failures that need no LUO
  * kernel (missing device, a file that is not the device, no session).
