@@ -3,7 +3,7 @@
  * Unit tests of vmm/kvm.c: opening /dev/kvm must fail with a message a
  * user can act on, different for a missing node and for a file that is
  * not KVM; on this machine's real /dev/kvm the capability checks pass
- * for both memory backends (FACTS.md: guest_memfd with MMAP|INIT_SHARED
+ * for both memory backends (guest_memfd with MMAP|INIT_SHARED
  * works here).
  */
 #include <stdarg.h>
