@@ -5,7 +5,7 @@
  * each kernel errno per request, and the failures that need no LUO
  * kernel (missing device, a file that is not the device, no session).
  * The tests that need /dev/liveupdate SKIP here when it is absent; the
- * harness runs the real thing inside its QEMU host.
+ * harness runs the real thing inside its QEMU host (unit_on_nested_kvm).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "common/luo_session.h"
+#include "tests/unit/need_cap.h"
 
 static char err[512];
 
@@ -294,16 +295,10 @@ static void test_luo_session_preserve_error_names_file_and_token(void **state)
 	luo_session_close(&s);
 }
 
-/* The rest needs the kernel's LUO: the harness covers it inside QEMU. */
-static int luo_device_present(void)
-{
-	if (access(LUO_SESSION_DEVICE, F_OK) == 0)
-		return 1;
-	print_message("SKIP: no %s on this kernel (the harness tests it)\n",
-		      LUO_SESSION_DEVICE);
-	return 0;
-}
-
+/*
+ * The rest needs the kernel's LUO (NEED_CAP): where /dev/liveupdate is
+ * absent the QEMU host runs it (harness/unit_on_nested_kvm).
+ */
 static void test_luo_session_real_create_preserve_abort(void **state)
 {
 	struct luo_session s;
@@ -311,8 +306,7 @@ static void test_luo_session_real_create_preserve_abort(void **state)
 	int mfd;
 
 	(void)state;
-	if (!luo_device_present())
-		skip();
+	NEED_CAP("liveupdate");
 	luo_session_init(&s);
 	assert_int_equal(luo_session_create(&s, "kvmlu/vm/unit-test", err, sizeof(err)), 0);
 	assert_int_equal(luo_session_create(&s, "kvmlu/vm/unit-test2", err, sizeof(err)), -EBUSY);
@@ -335,8 +329,7 @@ static void test_luo_session_real_busy_device_times_out(void **state)
 	int dev;
 
 	(void)state;
-	if (!luo_device_present())
-		skip();
+	NEED_CAP("liveupdate");
 	dev = open(LUO_SESSION_DEVICE, O_RDWR);
 	if (dev < 0) {
 		print_message("SKIP: cannot open %s: %s\n", LUO_SESSION_DEVICE, strerror(errno));

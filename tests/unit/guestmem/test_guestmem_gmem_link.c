@@ -4,7 +4,9 @@
  * stock kernel here has no KVM_CAP_GUEST_MEMFD_LINK, so what runs is the
  * refusal: the clear message, -EOPNOTSUPP, and a VM left as it was. On a
  * kernel with the kvmlu patch the same tests check the link shares memory
- * (the kexec path itself runs in the harness). Without /dev/kvm: SKIP.
+ * (the kexec path itself runs in the harness). Without /dev/kvm: SKIP;
+ * the tests that make a guest_memfd SKIP where this machine's KVM has none
+ * (NEED_CAP: the QEMU host runs them).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -23,6 +25,7 @@
 #include "guestmem/gmem_link.h"
 #include "guestmem/guestmem.h"
 #include "kvmlu/kvm_uapi.h"
+#include "tests/unit/need_cap.h"
 
 #define MiB (1ULL << 20)
 
@@ -84,6 +87,7 @@ static void test_gmem_link_says_the_kernel_needs_the_patch_or_shares_memory(void
 	int fd;
 
 	NEED_VMS(p);
+	NEED_CAP("guest_memfd");
 	assert_int_equal(guestmem_create(&a, GUESTMEM_GUEST_MEMFD, 8 * MiB, p->vm_a, "linksrc",
 					 err, sizeof(err)), 0);
 	memcpy(a.r[0].hva, "linked!", 8);
@@ -142,6 +146,7 @@ static void test_gmem_relink_refused_leaves_ram_and_slots_as_they_were(void **st
 	int ret;
 
 	NEED_VMS(p);
+	NEED_CAP("guest_memfd");
 	assert_int_equal(guestmem_create(&a, GUESTMEM_GUEST_MEMFD, 8 * MiB, p->vm_a, "src",
 					 err, sizeof(err)), 0);
 	assert_int_equal(guestmem_create(&b, GUESTMEM_GUEST_MEMFD, 8 * MiB, p->vm_b, "dst",
