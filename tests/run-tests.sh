@@ -70,10 +70,17 @@ run_case() { # run_case suite script timeout
 	case $rc in
 	0) result PASS "$name" ;;
 	77)
-		# Without /dev/kvm a native test runs in the QEMU host instead.
+		# Without /dev/kvm, or without a capability the test needs
+		# (kv_need: "this machine lacks guest_memfd (...)"), a native
+		# test runs in the QEMU host instead: the harness's native cases
+		# run exactly those (tests/harness/cases/native_common.inc).
 		if [ "$1" = native ] && [ ! -c /dev/kvm ] && want harness &&
 			grep -q 'no /dev/kvm on this machine' "$log"; then
 			echo "MOVED: $name: no /dev/kvm here; runs in the QEMU host as harness/native_*/${name#native/}"
+		elif [ "$1" = native ] && want harness &&
+			[[ $(tail -n 1 "$log") == "this machine lacks "* ]]; then
+			lacks=$(tail -n 1 "$log")
+			echo "MOVED: $name: ${lacks%%: runs in the QEMU host*}; runs in the QEMU host as harness/native_*/${name#native/}"
 		else
 			result SKIP "$name" "$(tail -n 1 "$log")"
 		fi ;;

@@ -76,8 +76,13 @@ done
 
 echo "root:x:0:0:root:/root:/bin/sh" >"$root/etc/passwd"
 echo "root:x:0:" >"$root/etc/group"
-# The native tests run on this machine when it has /dev/kvm, else in here.
-if [ -c /dev/kvm ]; then : >"$root/harness/host_has_kvm"; fi
+# What this machine's KVM and kernel have (kvmlu-test-caps, tests/caps/):
+# the native cases run here the native tests that needed something it
+# lacks (cases/native_common.inc). Without the tool they fail and say so.
+caps=$top/build/bin/kvmlu-test-caps
+if [ -x "$caps" ]; then
+	"$caps" >"$root/harness/machine_caps" || die "$caps failed"
+fi
 
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) >"$root.cpio"
 mv "$root.cpio" "$out"

@@ -17,6 +17,7 @@ KV_TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 KV_VMM=${KVMLU_VMM:-$KV_TOP/build/san/bin/kvmlu-vmm}
 KV_CTL=${KVMLU_CTL:-$KV_TOP/build/bin/kvmlu-ctl}
 KV_WITNESS=${KVMLU_WITNESS:-$KV_TOP/build/guest/witness.bin}
+KV_CAPS=${KVMLU_TEST_CAPS:-$KV_TOP/build/bin/kvmlu-test-caps}
 KV_NAME=$(basename "$0" .sh)
 KV_DIR=
 KV_PID=
@@ -64,6 +65,32 @@ kv_init() {
 	[ -r /dev/kvm ] && [ -w /dev/kvm ] || kv_skip "/dev/kvm not accessible to uid $(id -u)"
 	KV_DIR=$(mktemp -d "${TMPDIR:-/tmp}/kvmlu-$KV_NAME.XXXXXX")
 	trap kv_cleanup EXIT
+}
+
+# kv_need CAP...: what the test needs besides /dev/kvm, by the names of
+# kvmlu-test-caps (tests/caps/: guest_memfd, liveupdate, thp_shmem), which
+# asks the kernel. Where this machine lacks one the test SKIPs with a last
+# line starting "this machine lacks": tests/run-tests.sh prints MOVED for
+# it, and the harness's native cases (tests/harness/cases/native_common.inc)
+# run it in the QEMU host. They find it by this call, so write it after
+# kv_init at the top level of the test, on a line of its own:
+#   kv_need guest_memfd
+# There (KVMLU_TEST_REQUIRE_CAPS=1) a missing capability is a FAIL: the
+# test was moved there to run.
+kv_need() {
+	local out rc line missing=
+	[ -x "$KV_CAPS" ] || kv_fail "$KV_CAPS not built (make)"
+	out=$("$KV_CAPS" "$@")
+	rc=$?
+	[ $rc = 0 ] && return 0
+	[ $rc = 1 ] || kv_fail "$KV_CAPS $*: exit $rc"
+	# "NAME: WHY" lines -> "NAME (WHY), NAME (WHY)"
+	while IFS= read -r line; do
+		missing+="${missing:+, }${line%%: *} (${line#*: })"
+	done <<<"$out"
+	[ "${KVMLU_TEST_REQUIRE_CAPS:-0}" = 1 ] &&
+		kv_fail "moved to the QEMU host to run, and it lacks $missing too"
+	kv_skip "this machine lacks $missing: runs in the QEMU host as harness/native_*/$KV_NAME"
 }
 
 # kv_start [kvmlu-vmm run options...]: a witness VM named after the test,

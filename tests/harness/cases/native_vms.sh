@@ -6,5 +6,5 @@ HARNESS_MEM=3G
 . /harness/native_common.sh
 
 stage1() {
-	native_run '^(pause_|resume_|witness_|vcpus_|memory_backends|guest_|linux_kernel)'
+	native_run '^(pause_|resume_|witness_|vcpus_|memory_backend|guest_|linux_kernel)'
 }

@@ -1,11 +1,10 @@
 #!/bin/bash
-# Proves: the witness runs with guest RAM in a memfd and in a guest_memfd
-# (mmap-able, shared): ticks advance, the guest verifies its own memory,
-# and a paused checksum is stable, for each backend.
-. "$(dirname "$0")/lib.sh"
-kv_init
-
-for backend in memfd guest_memfd; do
+# Shared by tests/native/memory_backend_*_runs.sh (sourced, not run; not
+# executable so the runner skips it). mb_runs BACKEND proves: the witness
+# runs with guest RAM in that backend (status names it), ticks advance,
+# the guest verifies its own memory, and a paused checksum is stable.
+mb_runs() {
+	local backend=$1 d1 d2
 	kv_log "backend $backend"
 	kv_start --memory 256M --cpus 1 --memory-backend "$backend"
 	kv_ok '{"cmd":"status"}'
@@ -18,5 +17,4 @@ for backend in memfd guest_memfd; do
 	[ "$d1" = "$d2" ] || kv_fail "$backend: checksum unstable while paused"
 	kv_ok '{"cmd":"resume"}'
 	kv_stop
-done
-kv_pass
+}
