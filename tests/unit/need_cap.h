@@ -6,7 +6,8 @@
  * harness/unit_on_nested_kvm/<binary>/<case>. There (KVMLU_TEST_REQUIRE_CAPS=1,
  * set by that case) a missing capability FAILs instead: the test was moved
  * there to run, and a skip would drop it unseen. The unit test binary must
- * be listed in tests/harness/cases/unit_on_nested_kvm.files.
+ * be listed in tests/harness/cases/unit_on_nested_kvm.files (tests/run-tests.sh
+ * turns such a SKIP of a binary not listed there into a FAIL).
  * cmocka_results.awk takes the reason from the "SKIP: " line.
  */
 #ifndef KVMLU_TESTS_UNIT_NEED_CAP_H
