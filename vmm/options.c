@@ -78,7 +78,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"       %s --help | --version\n"
 		"\n"
 		"  --name N            VM name: letters, digits, '.', '_', '-' (max %d)\n"
-		"  --memory SIZE       guest RAM, e.g. 256M or 2G (a multiple of 2 MiB)\n"
+		"  --memory SIZE       guest RAM, e.g. 256M or 2G (a multiple of 2 MiB, at most 1T)\n"
 		"  --cpus K            vCPUs, 1..%d\n"
 		"  --payload FILE      flat 64-bit payload (include/kvmlu/payload_abi.h)\n"
 		"  --kernel BZIMAGE    Linux kernel to boot instead of a payload\n"
