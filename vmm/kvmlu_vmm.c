@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <unistd.h>
 
@@ -104,7 +105,18 @@ int main(int argc, char **argv)
 {
 	struct vmm_options o;
 	char err[512] = "";
+	const char *base;
 	int sig_fd, status;
+
+	/*
+	 * The process name (ps -C, pidof, top) from argv[0]: a live upgrade
+	 * execs /proc/self/exe, which the kernel would name "exe".
+	 */
+	base = argc > 0 ? argv[0] : "";
+	if (strrchr(base, '/'))
+		base = strrchr(base, '/') + 1;
+	if (base[0])
+		(void)prctl(PR_SET_NAME, base, 0, 0, 0);
 
 	/*
 	 * Every entry point serves the same commands; each owner registers
@@ -130,6 +142,8 @@ int main(int argc, char **argv)
 		printf("kvmlu-vmm %s\n", KVMLU_VERSION);
 		return 0;
 	}
+	if (o.control_idle_ms)
+		control_server_set_idle_ms(o.control_idle_ms);
 	if (o.cmd == VMM_CMD_RESTORE)	/* after a host kexec: vmm/live_update/restore_main.c */
 		return live_update_restore_main(o.session, o.control, o.serial, o.verify);
 

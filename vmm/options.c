@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "common/err.h"
+#include "vmm/control/server.h"
 #include "vmm/options.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
@@ -33,6 +34,7 @@ enum {
 	OPT_DISK,
 	OPT_VERIFY,
 	OPT_NET,
+	OPT_CONTROL_IDLE,
 	OPT_MAX_,
 };
 
@@ -47,6 +49,7 @@ static const struct option run_opts[] = {
 	{ "memory-backend", required_argument, NULL, OPT_BACKEND },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "control-idle-ms", required_argument, NULL, OPT_CONTROL_IDLE },
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "net", required_argument, NULL, OPT_NET },
 	{ "help", no_argument, NULL, OPT_HELP },
@@ -58,6 +61,7 @@ static const struct option restore_opts[] = {
 	{ "verify", required_argument, NULL, OPT_VERIFY },
 	{ "serial", required_argument, NULL, OPT_SERIAL },
 	{ "control", required_argument, NULL, OPT_CONTROL },
+	{ "control-idle-ms", required_argument, NULL, OPT_CONTROL_IDLE },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -67,19 +71,22 @@ void vmm_options_usage(FILE *f, const char *prog)
 	fprintf(f,
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
-		"           [--serial FILE] [--control SOCK] [--disk PATH[,readonly][,id=NAME]]...\n"
-		"           [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
-		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--verify lazy|sync]\n"
+		"           [--serial FILE] [--control SOCK] [--control-idle-ms MS]\n"
+		"           [--disk PATH[,readonly][,id=NAME]]... [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
+		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--control-idle-ms MS]\n"
+		"           [--verify lazy|sync]\n"
 		"       %s --help | --version\n"
 		"\n"
 		"  --name N            VM name: letters, digits, '.', '_', '-' (max %d)\n"
-		"  --memory SIZE       guest RAM, e.g. 256M or 2G (a multiple of 2 MiB)\n"
+		"  --memory SIZE       guest RAM, e.g. 256M or 2G (a multiple of 2 MiB, at most 1T)\n"
 		"  --cpus K            vCPUs, 1..%d\n"
 		"  --payload FILE      flat 64-bit payload (include/kvmlu/payload_abi.h)\n"
 		"  --kernel BZIMAGE    Linux kernel to boot instead of a payload\n"
 		"  --memory-backend B  memfd (default) or guest_memfd\n"
 		"  --serial FILE       COM1 output (appended); default stdout\n"
 		"  --control SOCK      JSON control socket (mode 0600)\n"
+		"  --control-idle-ms MS  a control client without a complete request line for\n"
+		"                      MS ms is closed (%d..%d, default %d)\n"
 		"  --disk PATH[,readonly][,id=NAME]\n"
 		"                      a virtio-blk disk on a raw image or block device, up to %d;\n"
 		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n"
@@ -91,7 +98,8 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"                      first touch (lazy, the default; falls back to sync where\n"
 		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
 		"                      default from KVMLU_RESTORE_VERIFY\n",
-		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX,
+		prog, prog, prog, VM_NAME_MAX, VM_MAX_VCPUS, CONTROL_IDLE_MS_MIN, CONTROL_IDLE_MS_MAX,
+		CONTROL_IDLE_MS_DEFAULT, VMM_MAX_DISKS, VIRTIO_BLK_ID_MAX,
 		VMM_MAX_NETS);
 }
 
@@ -128,6 +136,21 @@ static int options_parse_cpus(const char *s, unsigned int *out, char *err, size_
 		return kvmlu_err(err, errlen, -EINVAL, "--cpus '%s': not a number", s);
 	if (v < 1 || v > VM_MAX_VCPUS)
 		return kvmlu_err(err, errlen, -EINVAL, "--cpus %lu: must be 1..%d", v, VM_MAX_VCPUS);
+	*out = (unsigned int)v;
+	return 0;
+}
+
+static int options_parse_idle(const char *s, unsigned int *out, char *err, size_t errlen)
+{
+	unsigned long v;
+	char *end;
+
+	errno = 0;
+	v = isdigit((unsigned char)s[0]) ? strtoul(s, &end, 10) : 0;
+	if (!isdigit((unsigned char)s[0]) || errno || *end ||
+	    v < CONTROL_IDLE_MS_MIN || v > CONTROL_IDLE_MS_MAX)
+		return kvmlu_err(err, errlen, -EINVAL, "--control-idle-ms '%s': must be %d..%d", s,
+				 CONTROL_IDLE_MS_MIN, CONTROL_IDLE_MS_MAX);
 	*out = (unsigned int)v;
 	return 0;
 }
@@ -284,6 +307,10 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return 0;
 	case OPT_MEMORY:
 		rc = guestmem_parse_size(arg, &o->memory);
+		if (rc == -ERANGE || (!rc && o->memory > GUESTMEM_MAX_RAM))
+			return kvmlu_err(err, errlen, -EINVAL,
+				       "--memory '%s': too large: at most %lluT of guest RAM",
+				       arg, (unsigned long long)(GUESTMEM_MAX_RAM >> 40));
 		if (rc || o->memory == 0)
 			return kvmlu_err(err, errlen, -EINVAL,
 				       "--memory '%s': need a size like 256M or 2G, a multiple of 2 MiB",
@@ -309,6 +336,8 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return options_parse_path("serial", arg, &o->serial, err, errlen);
 	case OPT_CONTROL:
 		return options_parse_path("control", arg, &o->control, err, errlen);
+	case OPT_CONTROL_IDLE:
+		return options_parse_idle(arg, &o->control_idle_ms, err, errlen);
 	case OPT_DISK:
 		return options_parse_disk(arg, o, err, errlen);
 	case OPT_VERIFY:

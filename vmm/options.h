@@ -4,9 +4,11 @@
  *   kvmlu-vmm run --name N --memory SIZE --cpus K
  *                 (--payload FILE | --kernel BZIMAGE [--initrd F] [--append S])
  *                 [--memory-backend memfd|guest_memfd] [--serial FILE] [--control SOCK]
+ *                 [--control-idle-ms MS]
  *                 [--disk PATH[,readonly][,id=NAME]]...
  *                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...
- *   kvmlu-vmm restore --session NAME [--control SOCK] [--serial FILE] [--verify lazy|sync]
+ *   kvmlu-vmm restore --session NAME [--control SOCK] [--control-idle-ms MS] [--serial FILE]
+ *                     [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
  * Parsed once in main(); every value is checked here so the rest of the
  * VMM only sees well-formed options. Nothing is opened or created.
@@ -48,6 +50,7 @@ struct vmm_options {
 	enum guestmem_backend backend;
 	const char *serial;		/* NULL: stdout */
 	const char *control;		/* NULL: no control socket */
+	unsigned int control_idle_ms;	/* 0: CONTROL_IDLE_MS_DEFAULT */
 	const char *session;		/* restore: LUO session name */
 	unsigned int nr_disks;		/* --disk, in the order given */
 	struct virtio_blk_spec disks[VMM_MAX_DISKS];	/* path points into disk_paths */

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "common/err.h"
@@ -49,14 +50,40 @@ static int vm_virtio_wire(struct vm *vm, struct virtio_mmio *t, struct vm_virtio
 	return vm_irqfd(vm, t->irq_fd, s.gsi, err, errlen);
 }
 
+/*
+ * Disk i is the file (or device) of an earlier disk, under whatever
+ * name: say so, rather than let its lock look like another VM's.
+ */
+static int vm_virtio_disk_twice(struct vm *vm, const struct vm_config *cfg, unsigned int i,
+				char *err, size_t errlen)
+{
+	uint64_t dev, ino;
+	struct stat st;
+
+	if (stat(cfg->disks[i].path, &st) < 0)
+		return 0;	/* virtio_blk_open() says why */
+	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (unsigned int j = 0; j < i; j++)
+		if (vm->disks[j].ident.dev == dev && vm->disks[j].ident.ino == ino)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "disk %s: the same %s as disk %u (%s): give each disk once",
+					 cfg->disks[i].path, S_ISBLK(st.st_mode) ? "device" : "file",
+					 j, cfg->disks[j].path);
+	return 0;
+}
+
 /* Disk i of cfg: the old process's file on an upgrade, else opened by path. */
 static int vm_virtio_open(struct vm *vm, const struct vm_config *cfg, unsigned int i,
 			  char *err, size_t errlen)
 {
 	int fd, rc;
 
-	if (!cfg->adopt_disk_fds)
-		return virtio_blk_open(&vm->disks[i], &cfg->disks[i], i, &vm->mem, err, errlen);
+	if (!cfg->adopt_disk_fds) {
+		rc = vm_virtio_disk_twice(vm, cfg, i, err, errlen);
+		return rc ? rc : virtio_blk_open(&vm->disks[i], &cfg->disks[i], i, &vm->mem, err,
+						 errlen);
+	}
 	/* A dup: whatever happens here, the caller's fd stays the caller's to close. */
 	fd = fcntl(cfg->adopt_disk_fds[i], F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)

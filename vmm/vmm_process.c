@@ -4,6 +4,11 @@
  * the main thread rather than a handler, so stopping a VM runs in normal
  * code (locks, the control socket) and never inside a signal handler;
  * the kick signal stays deliverable to vCPU threads only (vcpu.c).
+ *
+ * SIGHUP is blocked too and taken by a thread of its own that logs it
+ * and does nothing more: a VMM started from a shell that exits (the
+ * terminal hangs up) keeps its VM. Blocked everywhere, it never
+ * interrupts a vCPU or the control thread.
  */
 #include <errno.h>
 #include <poll.h>
@@ -17,16 +22,50 @@
 #include "vmm/vcpu.h"
 #include "vmm/vmm_process.h"
 
+static void *vmm_sighup_thread(void *arg)
+{
+	static const char msg[] =
+		"kvmlu-vmm: SIGHUP ignored: the VM keeps running (stop it with SIGTERM or shutdown)\n";
+	sigset_t set;
+
+	(void)arg;
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	for (;;) {
+		if (sigwaitinfo(&set, NULL) != SIGHUP)
+			continue;
+		/* stderr may be the terminal that hung up: then nobody reads this anyway. */
+		if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+			/* nothing more to do */
+		}
+	}
+	return NULL;
+}
+
 int vmm_signals_setup(void)
 {
+	pthread_attr_t attr;
+	pthread_t t;
 	sigset_t set;
+	int rc;
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGINT);
+	sigaddset(&set, SIGHUP);
 	sigaddset(&set, VCPU_KICK_SIGNAL);
 	if (pthread_sigmask(SIG_BLOCK, &set, NULL) || vcpu_kick_signal_setup())
 		return -1;
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	rc = pthread_create(&t, &attr, vmm_sighup_thread, NULL);
+	pthread_attr_destroy(&attr);
+	if (rc) {
+		errno = rc;
+		return -1;
+	}
+	pthread_setname_np(t, "sighup");
+	sigdelset(&set, SIGHUP);
 	signal(SIGPIPE, SIG_IGN);
 	sigdelset(&set, VCPU_KICK_SIGNAL);
 	return signalfd(-1, &set, SFD_CLOEXEC);

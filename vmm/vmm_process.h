@@ -14,9 +14,10 @@
 #include "vmm/vm.h"
 
 /*
- * Block SIGTERM, SIGINT and the vCPU kick signal in this thread (so in
- * every thread created after), ignore SIGPIPE, and return a signalfd for
- * the termination signals, or -1 with errno set.
+ * Block SIGTERM, SIGINT, SIGHUP and the vCPU kick signal in this thread
+ * (so in every thread created after), ignore SIGPIPE, start the thread
+ * that logs and ignores SIGHUP, and return a signalfd for the
+ * termination signals, or -1 with errno set.
  */
 int vmm_signals_setup(void);
 

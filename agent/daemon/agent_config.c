@@ -35,6 +35,8 @@ void agent_config_defaults(struct agent_config *c)
 	c->vmm_timeout_ms = 5000;
 	c->prepare_timeout_ms = 30000;
 	c->restore_timeout_ms = 60000;
+	c->client_idle_ms = 10000;
+	c->max_clients = 64;
 	c->history_keep = 20;
 	c->prepare_parallel = 8;
 	c->min_free_bytes = 64ULL << 20;
@@ -125,6 +127,8 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 			dst = &c->prepare_timeout_ms;
 		else if (!strcmp(key, "restore_ms"))
 			dst = &c->restore_timeout_ms;
+		else if (!strcmp(key, "client_idle_ms"))
+			dst = &c->client_idle_ms;
 		else
 			return kvmlu_err(err, errlen, -EINVAL,
 					 "config: unknown key \"timeouts.%s\"", key);
@@ -173,6 +177,12 @@ static int parse_key(const char *key, struct json_object *v,
 		ret = get_uint(v, key, 1, AGENT_PREPARE_PARALLEL_MAX, &n, err, errlen);
 		if (!ret)
 			c->prepare_parallel = (unsigned int)n;
+		return ret;
+	}
+	if (!strcmp(key, "max_clients")) {
+		ret = get_uint(v, key, 1, AGENT_MAX_CLIENTS_MAX, &n, err, errlen);
+		if (!ret)
+			c->max_clients = (unsigned int)n;
 		return ret;
 	}
 	if (!strcmp(key, "min_free_mb")) {

@@ -21,6 +21,8 @@
 #define AGENT_URI_MAX			256	/* = LIBVIRT_URI_MAX */
 /* prepare_parallel at most: as many as a journal holds VMs (JOURNAL_MAX_VMS). */
 #define AGENT_PREPARE_PARALLEL_MAX	64
+/* max_clients at most: each connection is a thread and an fd. */
+#define AGENT_MAX_CLIENTS_MAX		1024
 #define AGENT_SOCK_PATH_MAX		sizeof(((struct sockaddr_un *)0)->sun_path)
 
 struct agent_config {
@@ -37,6 +39,8 @@ struct agent_config {
 	unsigned int vmm_timeout_ms;	/* one request to a VMM */
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */
 	unsigned int restore_timeout_ms;	/* one VM restored after kexec */
+	unsigned int client_idle_ms;	/* a connection without a complete request line */
+	unsigned int max_clients;	/* connections served at once; more get Busy */
 	unsigned int history_keep;	/* reports kept in history_dir */
 	unsigned int prepare_parallel;	/* VMs prepared at the same time */
 	uint64_t min_free_bytes;	/* free memory preflight wants left */

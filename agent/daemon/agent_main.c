@@ -116,6 +116,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvmlu-agent: %s\n", err);
 		return 1;
 	}
+	if (agent_server_remove_on_signal())
+		fprintf(stderr, "kvmlu-agent: SIGTERM handler: %s (the socket file stays at exit)\n",
+			strerror(errno));
 	fprintf(stderr, "kvmlu-agent: listening on %s, VMs in %s\n", cfg.socket_path, cfg.run_dir);
 	return agent_server_run(lfd, &cfg) ? 1 : 0;
 }

@@ -4,6 +4,8 @@
 #include <grp.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,13 +19,22 @@
 #include "agent/daemon/peer_auth.h"
 #include "common/err.h"
 #include "common/json_line.h"
+#include "common/sock_path.h"
 
 struct conn {
 	int fd;
 	const struct agent_config *cfg;
 	bool have_group;
 	gid_t gid;
+	atomic_uint *live;	/* NULL, or the count this connection is in */
 };
+
+/* The socket file this process bound: removed on SIGTERM/SIGINT if still ours. */
+static struct {
+	char path[AGENT_SOCK_PATH_MAX];
+	dev_t dev;
+	ino_t ino;
+} bound;
 
 static bool group_gid(const char *name, gid_t *gid)
 {
@@ -60,6 +71,7 @@ static int mkdir_parent(const char *path)
 int agent_server_listen(const struct agent_config *cfg, char *err, size_t errlen)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	struct stat st;
 	gid_t gid = 0;
 	int fd, ret;
 
@@ -71,8 +83,10 @@ int agent_server_listen(const struct agent_config *cfg, char *err, size_t errlen
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
-	/* A socket file left by an agent that died; nobody listens on it. */
-	unlink(cfg->socket_path);
+	/* A live socket (another agent's, a VMM's) is never taken over. */
+	ret = sock_path_claim(cfg->socket_path, err, errlen);
+	if (ret)
+		goto err_close;
 	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa))) {
 		ret = kvmlu_err(err, errlen, -errno, "bind %s: %s", cfg->socket_path,
 				strerror(errno));
@@ -88,17 +102,43 @@ int agent_server_listen(const struct agent_config *cfg, char *err, size_t errlen
 				cfg->socket_path, strerror(errno));
 		goto err_unlink;
 	}
-	if (listen(fd, 16)) {
+	if (listen(fd, 64) || lstat(cfg->socket_path, &st)) {
 		ret = kvmlu_err(err, errlen, -errno, "listen %s: %s", cfg->socket_path,
 				strerror(errno));
 		goto err_unlink;
 	}
+	snprintf(bound.path, sizeof(bound.path), "%s", cfg->socket_path);
+	bound.dev = st.st_dev;
+	bound.ino = st.st_ino;
 	return fd;
 err_unlink:
 	unlink(cfg->socket_path);
 err_close:
 	close(fd);
 	return ret;
+}
+
+/* Async-signal-safe only: lstat, unlink, signal, raise. */
+static void remove_socket_and_die(int sig)
+{
+	struct stat st;
+
+	/* Another agent may have bound the path since (ours was stale to it): leave its file. */
+	if (bound.path[0] && !lstat(bound.path, &st) && st.st_dev == bound.dev &&
+	    st.st_ino == bound.ino)
+		unlink(bound.path);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+int agent_server_remove_on_signal(void)
+{
+	struct sigaction sa = { .sa_handler = remove_socket_and_die };
+
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGTERM, &sa, NULL) || sigaction(SIGINT, &sa, NULL))
+		return -errno;
+	return 0;
 }
 
 /*
@@ -138,6 +178,8 @@ static void *serve(void *arg)
 	struct conn *c = arg;
 	struct json_line_reader *r = malloc(sizeof(*r));
 	struct json_object *line;
+	/* 0 only in a config not from agent_config_defaults(): no limit. */
+	int idle_ms = c->cfg->client_idle_ms ? (int)c->cfg->client_idle_ms : -1;
 	char err[256];
 	int ret;
 
@@ -150,7 +192,14 @@ static void *serve(void *arg)
 	}
 	json_line_reader_init(r, c->fd);
 	for (;;) {
-		ret = json_line_read(r, -1, &line, err, sizeof(err));
+		ret = json_line_read(r, idle_ms, &line, err, sizeof(err));
+		/* Idle or half a line: the slot goes to a client that talks. */
+		if (ret == -ETIMEDOUT) {
+			snprintf(err, sizeof(err), "no complete request line within %d ms: closing",
+				 idle_ms);
+			send_reply(c->fd, json_line_reply_error(KVMLU_ERR_TIMEOUT, err, NULL));
+			break;
+		}
 		if (ret == -EBADMSG) {
 			if (send_reply(c->fd, json_line_reply_error(KVMLU_ERR_PARSE, err, NULL)))
 				break;
@@ -169,8 +218,29 @@ static void *serve(void *arg)
 out:
 	free(r);
 	close(c->fd);
+	if (c->live)
+		atomic_fetch_sub(c->live, 1);
 	free(c);
 	return NULL;
+}
+
+/* One line, without waiting: a client that does not read does not get it. */
+static void refuse_busy(int fd, unsigned int max)
+{
+	char msg[96];
+	json_object *o;
+	size_t len;
+	char *text;
+
+	snprintf(msg, sizeof(msg), "too many agent clients (limit %u): try again", max);
+	o = json_line_reply_error(KVMLU_ERR_BUSY, msg, NULL);
+	text = o ? json_line_format(o, &len) : NULL;
+	if (text && send(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
+		/* the client is gone or not reading: nothing more to tell it */
+	}
+	free(text);
+	json_object_put(o);
+	close(fd);
 }
 
 void agent_server_serve(int fd, const struct agent_config *cfg)
@@ -188,6 +258,7 @@ void agent_server_serve(int fd, const struct agent_config *cfg)
 
 int agent_server_run(int lfd, const struct agent_config *cfg)
 {
+	static atomic_uint live;
 	bool have_group;
 	pthread_attr_t attr;
 	gid_t gid = 0;
@@ -210,13 +281,21 @@ int agent_server_run(int lfd, const struct agent_config *cfg)
 			pthread_attr_destroy(&attr);
 			return -errno;
 		}
+		/* Only this thread adds: a count below the cap stays below until it adds. */
+		if (atomic_load(&live) >= cfg->max_clients) {
+			refuse_busy(fd, cfg->max_clients);
+			continue;
+		}
 		c = malloc(sizeof(*c));
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		*c = (struct conn){ .fd = fd, .cfg = cfg, .have_group = have_group, .gid = gid };
+		*c = (struct conn){ .fd = fd, .cfg = cfg, .have_group = have_group, .gid = gid,
+				    .live = &live };
+		atomic_fetch_add(&live, 1);
 		if (pthread_create(&t, &attr, serve, c)) {
+			atomic_fetch_sub(&live, 1);
 			close(fd);
 			free(c);
 		}

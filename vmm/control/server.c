@@ -9,6 +9,10 @@
  *    that line is discarded up to its newline, the connection goes on.
  * 2. Peer not root and not the owner: PermissionDenied reply, closed.
  * 3. More than CONTROL_MAX_CLIENTS: Busy reply, closed.
+ * 3a. No complete request line within the idle time (from the accept or
+ *    the last reply; a client waiting for its long command's reply is
+ *    not idle): Timeout reply, closed, so idle or half-sent connections
+ *    never hold every slot.
  * 4. A client that does not read its replies (send would block): closed,
  *    so a stuck client never stalls the loop.
  * 5. EOF with a partial line: it is handled as a request, then closed.
@@ -29,13 +33,16 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/err.h"
+#include "common/sock_path.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
 
 struct control_client {
 	unsigned long id;	/* for the reply of a long command */
 	int fd;
+	int64_t deadline;	/* mono ms: closed if no complete line by then */
 	size_t len;		/* bytes in buf */
 	bool discarding;	/* inside an oversized line */
 	bool eof;		/* peer done sending; closed once its long reply is out */
@@ -84,6 +91,19 @@ struct control_work {
 	size_t reply_len;
 };
 
+/* Set once in main() before any server starts (control_server_set_idle_ms). */
+static unsigned int control_idle_ms = CONTROL_IDLE_MS_DEFAULT;
+
+void control_server_set_idle_ms(unsigned int ms)
+{
+	control_idle_ms = ms;
+}
+
+static void control_client_touch(struct control_server *s, struct control_client *c)
+{
+	c->deadline = kvmlu_mono_ms() + s->idle_ms;
+}
+
 static void control_client_close(struct control_server *s, unsigned int i)
 {
 	close(s->clients[i]->fd);
@@ -97,28 +117,18 @@ static int control_bind(struct control_server *s, const char *path, char *err, s
 	struct sockaddr_un sa;
 	socklen_t salen;
 	struct stat st;
+	char msg[256];
 	mode_t old_mask;
-	int fd, probe, rc;
+	int fd, rc;
 
 	if (kvmlu_unix_addr(path, &sa, &salen))
 		return kvmlu_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
 			       path, sizeof(sa.sun_path) - 1);
-	if (!abstract && lstat(path, &st) == 0) {
-		if (!S_ISSOCK(st.st_mode))
-			return kvmlu_err(err, errlen, -EEXIST, "--control %s: exists and is not a socket",
-				       path);
-		/* A socket file: stale if nobody answers on it. */
-		probe = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (probe < 0)
-			return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
-		rc = connect(probe, (struct sockaddr *)&sa, salen);
-		close(probe);
-		if (rc == 0)
-			return kvmlu_err(err, errlen, -EADDRINUSE,
-				       "--control %s: another process is listening there", path);
-		if (unlink(path) < 0)
-			return kvmlu_err(err, errlen, -errno, "--control %s: remove stale socket: %s",
-				       path, strerror(errno));
+	/* A live socket (another VMM's, the agent's) is never taken over. */
+	if (!abstract) {
+		rc = sock_path_claim(path, msg, sizeof(msg));
+		if (rc)
+			return kvmlu_err(err, errlen, rc, "--control %s", msg);
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (fd < 0)
@@ -152,7 +162,8 @@ err_close:
 	return rc;
 }
 
-static void control_accept(struct control_server *s)
+/* One pending connection: served, or answered and closed. false: none pending. */
+static bool control_accept_one(struct control_server *s)
 {
 	struct ucred cred;
 	socklen_t clen = sizeof(cred);
@@ -162,11 +173,11 @@ static void control_accept(struct control_server *s)
 
 	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
 	if (fd < 0)
-		return;
+		return errno == ECONNABORTED || errno == EINTR;
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
 		s->refused++;
 		close(fd);
-		return;
+		return true;
 	}
 	if (cred.uid != 0 && cred.uid != s->owner) {
 		snprintf(msg, sizeof(msg), "uid %u may not use this socket (only root and uid %u)",
@@ -174,7 +185,7 @@ static void control_accept(struct control_server *s)
 		control_send_error(fd, KVMLU_ERR_PERMISSION, msg);
 		s->refused++;
 		close(fd);
-		return;
+		return true;
 	}
 	for (i = 0; i < CONTROL_MAX_CLIENTS && s->clients[i]; i++)
 		;
@@ -183,13 +194,26 @@ static void control_accept(struct control_server *s)
 		control_send_error(fd, KVMLU_ERR_BUSY, msg);
 		s->refused++;
 		close(fd);
-		return;
+		return true;
 	}
 	s->clients[i]->id = ++s->next_client_id;
 	s->clients[i]->fd = fd;
 	s->clients[i]->len = 0;
 	s->clients[i]->discarding = false;
 	s->clients[i]->eof = false;
+	control_client_touch(s, s->clients[i]);
+	return true;
+}
+
+/*
+ * Drain the backlog (a bounded batch: clients with requests get their
+ * turn too), so a flood of connections is answered Busy at once instead
+ * of queueing behind one another.
+ */
+static void control_accept(struct control_server *s)
+{
+	for (unsigned int n = 0; n < 4 * CONTROL_MAX_CLIENTS && control_accept_one(s); n++)
+		;
 }
 
 static void *control_worker(void *arg)
@@ -244,6 +268,8 @@ static void control_work_finish(struct control_server *s)
 		if ((w->reply && control_send(s->clients[i]->fd, w->reply, w->reply_len)) ||
 		    s->clients[i]->eof)
 			control_client_close(s, i);
+		else
+			control_client_touch(s, s->clients[i]);
 	}
 	free(w->reply);
 	free(w->line);
@@ -310,6 +336,7 @@ static int control_consume(struct control_server *s, struct control_client *c)
 			if (rc)
 				return rc;
 		}
+		control_client_touch(s, c);
 		start = i + 1;
 	}
 	memmove(c->buf, c->buf + start, c->len - start);
@@ -352,15 +379,50 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 		control_client_close(s, idx);
 }
 
+/* A client waiting for its long command's reply is not idle. */
+static bool control_client_waits(const struct control_server *s, const struct control_client *c)
+{
+	return c->eof || (s->work && s->work->client == c->id);
+}
+
+/*
+ * Close every client past its deadline; return the poll timeout until
+ * the next deadline (-1: none).
+ */
+static int control_expire(struct control_server *s)
+{
+	int64_t now = kvmlu_mono_ms(), next = -1;
+	char msg[96];
+
+	for (unsigned int i = 0; i < CONTROL_MAX_CLIENTS; i++) {
+		struct control_client *c = s->clients[i];
+
+		if (!c || control_client_waits(s, c))
+			continue;
+		if (c->deadline <= now) {
+			snprintf(msg, sizeof(msg), "no complete request line within %u ms: closing",
+				 s->idle_ms);
+			control_send_error(c->fd, KVMLU_ERR_TIMEOUT, msg);
+			control_client_close(s, i);
+			continue;
+		}
+		if (next < 0 || c->deadline - now < next)
+			next = c->deadline - now;
+	}
+	return next < 0 ? -1 : (int)next;
+}
+
 static void *control_server_thread(void *arg)
 {
 	struct control_server *s = arg;
 	struct pollfd pfd[CONTROL_MAX_CLIENTS + 3];
 	unsigned int map[CONTROL_MAX_CLIENTS];
 	unsigned int i, n;
+	int timeout;
 
 	pthread_setname_np(pthread_self(), "control");
 	for (;;) {
+		timeout = control_expire(s);
 		pfd[0] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = s->done_fd, .events = POLLIN };
 		/* An upgrade in flight: new clients wait in the backlog for the new process. */
@@ -374,7 +436,7 @@ static void *control_server_thread(void *arg)
 			pfd[n++] = (struct pollfd){ .fd = s->clients[i]->eof ? -1 : s->clients[i]->fd,
 						    .events = POLLIN };
 		}
-		if (poll(pfd, n, -1) < 0) {
+		if (poll(pfd, n, timeout) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
@@ -400,6 +462,7 @@ void control_server_init(struct control_server *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->listen_fd = s->wake_fd = s->done_fd = -1;
+	s->idle_ms = control_idle_ms;
 }
 
 int control_server_start(struct control_server *s, const char *path,

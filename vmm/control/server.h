@@ -25,6 +25,10 @@
 #include "vmm/control/commands.h"
 
 #define CONTROL_MAX_CLIENTS 16
+/* A client without a complete request line for this long is closed. */
+#define CONTROL_IDLE_MS_DEFAULT 10000
+#define CONTROL_IDLE_MS_MIN 10
+#define CONTROL_IDLE_MS_MAX 3600000
 
 struct control_client;
 struct control_work;
@@ -38,6 +42,7 @@ struct control_server {
 	dev_t dev;		/* the socket file we bound, to unlink only ours */
 	ino_t ino;
 	uid_t owner;
+	unsigned int idle_ms;	/* see CONTROL_IDLE_MS_DEFAULT */
 	struct control_ctx *ctx;
 	struct control_client *clients[CONTROL_MAX_CLIENTS];
 	unsigned long refused;	/* connections turned away (credentials, full) */
@@ -46,6 +51,13 @@ struct control_server {
 	struct control_work *work;	/* NULL: none */
 	int done_fd;		/* eventfd: the worker has its reply */
 };
+
+/*
+ * The idle time of every server this process starts from now on
+ * (kvmlu-vmm --control-idle-ms; default CONTROL_IDLE_MS_DEFAULT). Call
+ * before any server starts: it is read by control_server_init().
+ */
+void control_server_set_idle_ms(unsigned int ms);
 
 /* A server that holds nothing: control_server_stop() on it does nothing. */
 void control_server_init(struct control_server *s);

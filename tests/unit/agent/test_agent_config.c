@@ -31,6 +31,8 @@ static void test_config_defaults_are_safe(void **state)
 	assert_string_equal(c.libvirt_uri, "");
 	assert_string_equal(c.libvirt_state_file, "/var/lib/kvmlu/libvirt-domains.json");
 	assert_int_equal(c.prepare_parallel, 8);
+	assert_int_equal(c.client_idle_ms, 10000);
+	assert_int_equal(c.max_clients, 64);
 }
 
 static void test_config_parses_every_key(void **state)
@@ -47,7 +49,9 @@ static void test_config_parses_every_key(void **state)
 		" \"allow_kexec\": true, \"prepare_parallel\": 4,"
 		" \"libvirt_uri\": \"qemu+unix:///system?socket=/tmp/l.sock\","
 		" \"libvirt_state_file\": \"/var/lib/x/lv.json\","
-		" \"timeouts\": {\"vmm_ms\": 100, \"prepare_ms\": 200, \"restore_ms\": 300}}",
+		" \"max_clients\": 5,"
+		" \"timeouts\": {\"vmm_ms\": 100, \"prepare_ms\": 200, \"restore_ms\": 300,"
+		" \"client_idle_ms\": 400}}",
 		&c, err, sizeof(err)), 0);
 	assert_string_equal(c.socket_path, "/tmp/a.sock");
 	assert_string_equal(c.group, "wheel");
@@ -62,6 +66,8 @@ static void test_config_parses_every_key(void **state)
 	assert_int_equal(c.vmm_timeout_ms, 100);
 	assert_int_equal(c.prepare_timeout_ms, 200);
 	assert_int_equal(c.restore_timeout_ms, 300);
+	assert_int_equal(c.client_idle_ms, 400);
+	assert_int_equal(c.max_clients, 5);
 	/* Half of the prepare timeout goes to hashing while the guest runs. */
 	assert_int_equal(agent_running_hash_ms(&c), 100);
 	assert_int_equal(c.prepare_parallel, 4);
@@ -99,6 +105,9 @@ static void test_config_rejects_wrong_types_and_ranges(void **state)
 	expect_refused("{\"run_dir\": \"relative/dir\"}", "absolute");
 	expect_refused("{\"prepare_parallel\": 0}", "prepare_parallel");
 	expect_refused("{\"prepare_parallel\": 65}", "prepare_parallel");
+	expect_refused("{\"max_clients\": 0}", "max_clients");
+	expect_refused("{\"max_clients\": 1025}", "max_clients");
+	expect_refused("{\"timeouts\": {\"client_idle_ms\": 5}}", "client_idle_ms");
 	expect_refused("{\"libvirt_uri\": 7}", "libvirt_uri");
 	expect_refused("{\"libvirt_uri\": \"\"}", "libvirt_uri");
 	expect_refused("{\"libvirt_uri\": \"/var/run/libvirt/sock\"}", "not a libvirt URI");

@@ -161,6 +161,52 @@ static void test_options_rejects_bad_memory(void **state)
 		expect_refused(bad[i], "--memory");
 }
 
+/* Past the 1 TiB a VM may have: the limit, not a layout error from deep inside. */
+static void test_options_rejects_too_much_memory_naming_the_limit(void **state)
+{
+	const char *const big[][11] = {
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "10T", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "1026G", "--cpus", "1", "--payload", "p", NULL },
+		{ "kvmlu-vmm", "run", "--name", "a", "--memory", "99999999999T", "--cpus", "1", "--payload", "p", NULL },
+	};
+	const char *const max[] = { "kvmlu-vmm", "run", "--name", "a", "--memory", "1T", "--cpus",
+				    "1", "--payload", "p", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(big) / sizeof(big[0]); i++)
+		expect_refused(big[i], "too large: at most 1T");
+	assert_int_equal(parse(&o, err, max), 0);
+	assert_true(o.memory == 1024 * 1024 * MiB);
+}
+
+static void test_options_takes_control_idle_ms_in_range(void **state)
+{
+	const char *const run[] = { RUN_OK, "--control-idle-ms", "250", NULL };
+	const char *const restore[] = { "kvmlu-vmm", "restore", "--session", "s",
+					"--control-idle-ms", "3600000", NULL };
+	const char *const bad[][13] = {
+		{ RUN_OK, "--control-idle-ms", "9", NULL },
+		{ RUN_OK, "--control-idle-ms", "3600001", NULL },
+		{ RUN_OK, "--control-idle-ms", "-5", NULL },
+		{ RUN_OK, "--control-idle-ms", "1s", NULL },
+		{ RUN_OK, "--control-idle-ms", "", NULL },
+	};
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, run), 0);
+	assert_int_equal(o.control_idle_ms, 250);
+	assert_int_equal(parse(&o, err, restore), 0);
+	assert_int_equal(o.control_idle_ms, 3600000);
+	assert_int_equal(parse(&o, err, (const char *const[]){ RUN_OK, NULL }), 0);
+	assert_int_equal(o.control_idle_ms, 0);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		expect_refused(bad[i], "--control-idle-ms");
+}
+
 static void test_options_rejects_bad_names(void **state)
 {
 	const char *const bad[][11] = {
@@ -389,6 +435,8 @@ int main(void)
 		cmocka_unit_test(test_options_rejects_missing_required),
 		cmocka_unit_test(test_options_rejects_bad_cpus),
 		cmocka_unit_test(test_options_rejects_bad_memory),
+		cmocka_unit_test(test_options_rejects_too_much_memory_naming_the_limit),
+		cmocka_unit_test(test_options_takes_control_idle_ms_in_range),
 		cmocka_unit_test(test_options_rejects_bad_names),
 		cmocka_unit_test(test_options_rejects_unknown_repeated_and_stray),
 		cmocka_unit_test(test_options_help_and_version),
