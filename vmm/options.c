@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "common/err.h"
-#include "vmm/control/server.h"
+#include "kvmlu/control_wire.h"
 #include "vmm/options.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"

@@ -16,6 +16,11 @@
 #define KVMLU_WIRE_CMD_MAX	63
 #define KVMLU_WIRE_ID_STR_MAX	128
 #define KVMLU_WIRE_DEPTH	16
+/* A control client without a complete request line for this long is
+ * closed (kvmlu-vmm --control-idle-ms sets it within these bounds). */
+#define CONTROL_IDLE_MS_DEFAULT 10000
+#define CONTROL_IDLE_MS_MIN 10
+#define CONTROL_IDLE_MS_MAX 3600000
 
 /* Error classes: stable names clients may depend on. */
 #define KVMLU_ERR_PARSE		"ParseError"		/* not JSON, or not one object */

@@ -22,13 +22,10 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "kvmlu/control_wire.h"
 #include "vmm/control/commands.h"
 
 #define CONTROL_MAX_CLIENTS 16
-/* A client without a complete request line for this long is closed. */
-#define CONTROL_IDLE_MS_DEFAULT 10000
-#define CONTROL_IDLE_MS_MIN 10
-#define CONTROL_IDLE_MS_MAX 3600000
 
 struct control_client;
 struct control_work;
