@@ -17,6 +17,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
+#include "common/json_strict.h"
 #include "kvmlu/unix_addr.h"
 
 int json_line_error_set(struct json_line_error *e, const char *class, const char *fmt, ...)
@@ -32,10 +33,9 @@ int json_line_error_set(struct json_line_error *e, const char *class, const char
 
 int json_line_parse(const char *line, size_t len, json_object **out, struct json_line_error *e)
 {
-	enum json_tokener_error jerr;
-	struct json_tokener *tok;
+	struct json_strict_error se;
 	json_object *root;
-	size_t end;
+	int rc;
 
 	*out = NULL;
 	if (len > KVMLU_WIRE_LINE_MAX)
@@ -47,37 +47,11 @@ int json_line_parse(const char *line, size_t len, json_object **out, struct json
 		len--;
 	if (!len)
 		return json_line_error_set(e, KVMLU_ERR_PARSE, "empty line");
-	tok = json_tokener_new_ex(KVMLU_WIRE_DEPTH);
-	if (!tok)
-		return json_line_error_set(e, KVMLU_ERR_FAILED, "out of memory");
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
-	root = json_tokener_parse_ex(tok, line, (int)len);
-	jerr = json_tokener_get_error(tok);
-	end = json_tokener_get_parse_end(tok);
-	/* A bare number may go on; the line has ended, so tell json-c with a NUL. */
-	if (!root && jerr == json_tokener_continue) {
-		root = json_tokener_parse_ex(tok, "", 1);
-		jerr = json_tokener_get_error(tok);
-		end = len;
-	}
-	json_tokener_free(tok);
-	if (!root && jerr == json_tokener_success)
-		return json_line_error_set(e, KVMLU_ERR_INVALID, "line must be a JSON object, not null");
-	if (!root || jerr != json_tokener_success) {
-		json_object_put(root);
-		if (jerr == json_tokener_continue)
-			return json_line_error_set(e, KVMLU_ERR_PARSE, "incomplete JSON");
-		return json_line_error_set(e, KVMLU_ERR_PARSE, "invalid JSON: %s",
-					   json_tokener_error_desc(jerr));
-	}
-	/* Trailing bytes after the object: a second object or garbage. */
-	while (end < len && (line[end] == ' ' || line[end] == '\t'))
-		end++;
-	if (end != len) {
-		json_object_put(root);
-		return json_line_error_set(e, KVMLU_ERR_PARSE,
-					   "trailing data after the JSON value at byte %zu", end);
-	}
+	rc = json_strict_parse(line, len, KVMLU_WIRE_DEPTH, JSON_STRICT_UTF8, &root, &se);
+	if (rc)
+		return json_line_error_set(e, rc == -ENOMEM ? KVMLU_ERR_FAILED :
+					   se.fault == JSON_STRICT_DUPLICATE ?
+					   KVMLU_ERR_DUPLICATE_KEY : KVMLU_ERR_PARSE, "%s", se.desc);
 	if (!json_object_is_type(root, json_type_object)) {
 		json_line_error_set(e, KVMLU_ERR_INVALID, "line must be a JSON object, not %s",
 				    json_type_to_name(json_object_get_type(root)));
@@ -88,11 +62,19 @@ int json_line_parse(const char *line, size_t len, json_object **out, struct json
 	return 0;
 }
 
+/*
+ * An id goes back exactly as it came: an integer json-c holds as int64
+ * (json_strict has refused anything it would clamp), or a string of
+ * valid UTF-8 (the line is checked, lone surrogates are refused).
+ */
 static int check_id(json_object *id, struct json_line_error *e)
 {
 	switch (json_object_get_type(id)) {
 	case json_type_int:
-		return 0;
+		if (json_object_get_int64(id) != INT64_MAX || json_object_get_uint64(id) == INT64_MAX)
+			return 0;
+		return json_line_error_set(e, KVMLU_ERR_INVALID,
+					   "\"id\": integer beyond 2^63-1 (ids are int64 or strings)");
 	case json_type_string:
 		if (json_object_get_string_len(id) <= KVMLU_WIRE_ID_STR_MAX)
 			return 0;
@@ -122,10 +104,12 @@ int json_line_request_parse(const char *line, size_t len, struct json_line_reque
 		req->id = v;
 	}
 	json_object_object_foreach(req->root, key, val) {
+		char shown[68];
+
 		if (strcmp(key, "cmd") && strcmp(key, "id") && strcmp(key, "args"))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						   "unknown key \"%.64s\" (arguments go under \"args\")",
-						   key);
+						   "unknown key \"%s\" (arguments go under \"args\")",
+						   json_strict_shorten(key, 64, shown));
 		(void)val;
 	}
 	if (!json_object_object_get_ex(req->root, "cmd", &v))
@@ -188,21 +172,76 @@ json_object *json_line_reply_error(const char *class, const char *desc, json_obj
 	return o;
 }
 
+/* Bytes of the valid UTF-8 character at s (at most n bytes), 0 if none. */
+static size_t utf8_char(const unsigned char *s, size_t n)
+{
+	unsigned char lo = 0x80, hi = 0xbf;
+	size_t want, i;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		want = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		want = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		want = 4;
+	else
+		return 0;
+	/* No overlong forms, no surrogates, nothing past U+10FFFF. */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < want || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < want; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	return want;
+}
+
 char *json_line_format(json_object *obj, size_t *len)
 {
-	const char *s;
-	size_t n;
+	static const char replacement[] = "\xef\xbf\xbd";	/* U+FFFD */
+	const unsigned char *s;
+	size_t n, i, o, bad = 0, c;
 	char *out;
 
-	s = json_object_to_json_string_length(obj, JSON_C_TO_STRING_PLAIN |
-						   JSON_C_TO_STRING_NOSLASHESCAPE, &n);
-	out = s ? malloc(n + 2) : NULL;
+	s = (const unsigned char *)json_object_to_json_string_length(obj,
+			JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE, &n);
+	if (!s)
+		return NULL;
+	/*
+	 * json-c copies string bytes as they are. A string from a file name,
+	 * a state FDT or a cut message may not be UTF-8, and the peer parses
+	 * strictly: every byte that is not part of a valid character goes out
+	 * as U+FFFD. Such bytes are only ever inside strings (json-c escapes
+	 * everything below 0x20), so the line stays JSON.
+	 */
+	for (i = 0; i < n; i += c ? c : 1)
+		if (!(c = utf8_char(s + i, n - i)))
+			bad++;
+	out = malloc(n + 2 * bad + 2);
 	if (!out)
 		return NULL;
-	memcpy(out, s, n);
-	out[n] = '\n';
-	out[n + 1] = '\0';
-	*len = n + 1;
+	for (i = 0, o = 0; i < n; i += c ? c : 1) {
+		c = utf8_char(s + i, n - i);
+		if (c) {
+			memcpy(out + o, s + i, c);
+			o += c;
+		} else {
+			memcpy(out + o, replacement, 3);
+			o += 3;
+		}
+	}
+	out[o] = '\n';
+	out[o + 1] = '\0';
+	*len = o + 1;
 	return out;
 }
 
@@ -254,14 +293,18 @@ void json_line_reader_init(struct json_line_reader *r, int fd)
 {
 	r->fd = fd;
 	r->len = 0;
+	r->used = 0;
 }
 
-int json_line_read(struct json_line_reader *r, int timeout_ms, json_object **out,
+int json_line_next(struct json_line_reader *r, int timeout_ms, const char **line, size_t *len,
 		   char *err, size_t errlen)
 {
 	int64_t deadline = timeout_ms < 0 ? 0 : kvmlu_mono_ms() + timeout_ms;
-	struct json_line_error e;
 
+	/* The line handed out last time, and its newline, are done with now. */
+	memmove(r->buf, r->buf + r->used, r->len - r->used);
+	r->len -= r->used;
+	r->used = 0;
 	for (;;) {
 		char *nl = memchr(r->buf, '\n', r->len);
 		struct pollfd pfd = { .fd = r->fd, .events = POLLIN };
@@ -269,17 +312,13 @@ int json_line_read(struct json_line_reader *r, int timeout_ms, json_object **out
 		int wait, ret;
 
 		if (nl) {
-			size_t llen = (size_t)(nl - r->buf);
-
-			ret = json_line_parse(r->buf, llen, out, &e);
-			memmove(r->buf, nl + 1, r->len - llen - 1);
-			r->len -= llen + 1;
-			if (ret)
-				return kvmlu_err(err, errlen, -EBADMSG, "line of %zu bytes refused: %s",
-						 llen, e.desc);
+			*line = r->buf;
+			*len = (size_t)(nl - r->buf);
+			r->used = *len + 1;
 			return 0;
 		}
-		if (r->len >= KVMLU_WIRE_LINE_MAX)
+		/* The buffer holds a full line and its newline: without one, too long. */
+		if (r->len > KVMLU_WIRE_LINE_MAX)
 			return kvmlu_err(err, errlen, -EMSGSIZE, "line longer than %d bytes",
 					 KVMLU_WIRE_LINE_MAX);
 		wait = -1;
@@ -299,7 +338,7 @@ int json_line_read(struct json_line_reader *r, int timeout_ms, json_object **out
 		}
 		if (ret == 0)
 			continue;
-		n = read(r->fd, r->buf + r->len, KVMLU_WIRE_LINE_MAX - r->len);
+		n = read(r->fd, r->buf + r->len, sizeof(r->buf) - r->len);
 		if (n < 0) {
 			if (errno == EINTR || errno == EAGAIN)
 				continue;
@@ -310,6 +349,23 @@ int json_line_read(struct json_line_reader *r, int timeout_ms, json_object **out
 					 r->len ? " in the middle of a line" : "");
 		r->len += (size_t)n;
 	}
+}
+
+int json_line_read(struct json_line_reader *r, int timeout_ms, json_object **out,
+		   char *err, size_t errlen)
+{
+	struct json_line_error e;
+	const char *line;
+	size_t llen;
+	int ret;
+
+	ret = json_line_next(r, timeout_ms, &line, &llen, err, errlen);
+	if (ret)
+		return ret;
+	if (json_line_parse(line, llen, out, &e))
+		return kvmlu_err(err, errlen, -EBADMSG, "line of %zu bytes refused: %s", llen,
+				 e.desc);
+	return 0;
 }
 
 int json_line_connect(const char *path, int timeout_ms, char *err, size_t errlen)

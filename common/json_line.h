@@ -5,11 +5,13 @@
  * VMMs (the shapes and names: kvmlu/control_wire.h). Every line is
  * untrusted input from a peer.
  *
- * Parsing is strict and the same everywhere: valid UTF-8, at most
- * KVMLU_WIRE_DEPTH levels, exactly one JSON object and nothing after it
- * but blanks, no NUL byte, at most KVMLU_WIRE_LINE_MAX bytes.
+ * Parsing is strict and the same everywhere (common/json_strict.h): valid
+ * UTF-8, at most KVMLU_WIRE_DEPTH levels, exactly one JSON object and
+ * nothing after it but blanks, no NUL byte, no key twice in one object,
+ * at most KVMLU_WIRE_LINE_MAX bytes without the newline.
  * Writing has one form: no slash escaping, integers as integers,
- * durations rounded (json_line_new_ms), never json-c's 17-digit doubles.
+ * durations rounded (json_line_new_ms), never json-c's 17-digit doubles,
+ * and only valid UTF-8 (any other byte goes out as U+FFFD).
  */
 #ifndef KVMLU_COMMON_JSON_LINE_H
 #define KVMLU_COMMON_JSON_LINE_H
@@ -33,12 +35,17 @@ int json_line_error_set(struct json_line_error *e, const char *class, const char
 
 /*
  * One line (without its newline) into *out, a new reference to an object.
- * -EINVAL with e filled (class ParseError, InvalidRequest or LineTooLong).
+ * -EINVAL with e filled (class ParseError, DuplicateKey, InvalidRequest
+ * or LineTooLong).
  */
 int json_line_parse(const char *line, size_t len, json_object **out,
 		    struct json_line_error *e);
 
-/* A request: {"cmd":S,"id":N|S,"args":{...}}, no other key. */
+/*
+ * A request: {"cmd":S,"id":N|S,"args":{...}}, no other key. The id is
+ * echoed exactly: an integer within int64 or a string of at most
+ * KVMLU_WIRE_ID_STR_MAX bytes; any other id is InvalidRequest.
+ */
 struct json_line_request {
 	json_object *root;	/* owns everything below */
 	const char *cmd;
@@ -69,14 +76,23 @@ json_object *json_line_new_ms(double ms);
 /* Unsigned values past INT64_MAX are clamped (never negative on the wire). */
 json_object *json_line_new_u64(uint64_t v);
 
-/* Lines from one connection, up to KVMLU_WIRE_LINE_MAX each. */
+/* Lines from one connection, up to KVMLU_WIRE_LINE_MAX bytes each without the newline. */
 struct json_line_reader {
 	int fd;
 	size_t len;		/* bytes in buf */
+	size_t used;		/* the line handed out last, with its newline */
 	char buf[KVMLU_WIRE_LINE_MAX + 1];
 };
 
 void json_line_reader_init(struct json_line_reader *r, int fd);
+
+/*
+ * The next line as it came, without its newline: *line points into r and
+ * stays valid until the next call. Errors as json_line_read but -EBADMSG.
+ * For a server that parses the line itself (json_line_request_parse).
+ */
+int json_line_next(struct json_line_reader *r, int timeout_ms, const char **line, size_t *len,
+		   char *err, size_t errlen);
 
 /*
  * The next line, parsed strictly, as *out (a new reference), waiting at

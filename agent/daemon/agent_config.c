@@ -14,12 +14,14 @@
 #include "agent/daemon/agent_config.h"
 #include "agent/journal/journal.h"
 #include "common/err.h"
+#include "common/json_strict.h"
 
 /* The journal and its store keep these paths in sizes of their own. */
 _Static_assert(AGENT_PATH_MAX == JOURNAL_PATH_MAX, "kernel, initrd, state and history dirs");
 _Static_assert(AGENT_SOCK_PATH_MAX == JOURNAL_SOCK_PATH_MAX, "VM control sockets");
 
 #define CONFIG_MAX_BYTES (64 * 1024)
+#define CONFIG_DEPTH 32		/* json-c's default; the config has two levels */
 
 void agent_config_defaults(struct agent_config *c)
 {
@@ -212,21 +214,20 @@ unsigned int agent_running_hash_ms(const struct agent_config *c)
 int agent_config_parse(const char *text, struct agent_config *c,
 		       char *err, size_t errlen)
 {
-	struct json_tokener *tok;
+	struct json_strict_error se;
 	struct json_object *root;
 	struct agent_config tmp = *c;
-	int ret = 0;
+	int ret;
 
-	tok = json_tokener_new();
-	if (!tok)
-		return kvmlu_err(err, errlen, -ENOMEM, "config: out of memory");
-	root = json_tokener_parse_ex(tok, text, (int)strlen(text));
-	if (!root || json_tokener_get_error(tok) != json_tokener_success ||
-	    text[json_tokener_get_parse_end(tok) + strspn(text + json_tokener_get_parse_end(tok), " \t\r\n")]) {
-		ret = kvmlu_err(err, errlen, -EINVAL, "config: not one JSON object (%s)",
-				json_tokener_error_desc(json_tokener_get_error(tok)));
-		goto out;
-	}
+	/*
+	 * Strict, like the wire: a key given twice ("allow_kexec":false, then
+	 * true) is refused, not settled by whichever json-c keeps.
+	 */
+	ret = json_strict_parse(text, strlen(text), CONFIG_DEPTH, JSON_STRICT_UTF8, &root, &se);
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "config: %s%s",
+				 se.fault == JSON_STRICT_DUPLICATE ? "" : "not one JSON object: ",
+				 se.desc);
 	if (!json_object_is_type(root, json_type_object)) {
 		ret = kvmlu_err(err, errlen, -EINVAL, "config: top level is not an object");
 		goto out;
@@ -239,7 +240,6 @@ int agent_config_parse(const char *text, struct agent_config *c,
 	*c = tmp;
 out:
 	json_object_put(root);
-	json_tokener_free(tok);
 	return ret;
 }
 

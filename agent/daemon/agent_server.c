@@ -142,26 +142,22 @@ int agent_server_remove_on_signal(void)
 }
 
 /*
- * One line into a request and its reply. The reader already parsed the
- * line strictly; the request's shape ({"cmd","id","args"}, no other key)
- * is checked by json_line_request_parse, the one place that knows it.
+ * One line, as it came, into a request and its reply. The request's
+ * shape ({"cmd","id","args"}, no other key) and the strict parse (a
+ * duplicate key is DuplicateKey, not a silent last-one-wins) are
+ * json_line_request_parse's, the one place that knows them.
  */
-static struct json_object *answer(struct conn *c, struct json_object *line)
+static struct json_object *answer(struct conn *c, const char *line, size_t len)
 {
 	struct json_line_request rq;
 	struct json_line_error e;
 	struct json_object *reply;
-	size_t len;
-	char *text = json_line_format(line, &len);
 
-	if (!text)
-		return json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", NULL);
-	if (json_line_request_parse(text, len - 1, &rq, &e))
+	if (json_line_request_parse(line, len, &rq, &e))
 		reply = json_line_reply_error(e.class, e.desc, rq.id);
 	else
 		reply = agent_commands_dispatch(c->cfg, c->fd, &rq);
 	json_line_request_free(&rq);
-	free(text);
 	return reply;
 }
 
@@ -177,10 +173,11 @@ static void *serve(void *arg)
 {
 	struct conn *c = arg;
 	struct json_line_reader *r = malloc(sizeof(*r));
-	struct json_object *line;
+	const char *line;
 	/* 0 only in a config not from agent_config_defaults(): no limit. */
 	int idle_ms = c->cfg->client_idle_ms ? (int)c->cfg->client_idle_ms : -1;
 	char err[256];
+	size_t len;
 	int ret;
 
 	if (!r)
@@ -192,7 +189,7 @@ static void *serve(void *arg)
 	}
 	json_line_reader_init(r, c->fd);
 	for (;;) {
-		ret = json_line_read(r, idle_ms, &line, err, sizeof(err));
+		ret = json_line_next(r, idle_ms, &line, &len, err, sizeof(err));
 		/* Idle or half a line: the slot goes to a client that talks. */
 		if (ret == -ETIMEDOUT) {
 			snprintf(err, sizeof(err), "no complete request line within %d ms: closing",
@@ -200,19 +197,12 @@ static void *serve(void *arg)
 			send_reply(c->fd, json_line_reply_error(KVMLU_ERR_TIMEOUT, err, NULL));
 			break;
 		}
-		if (ret == -EBADMSG) {
-			if (send_reply(c->fd, json_line_reply_error(KVMLU_ERR_PARSE, err, NULL)))
-				break;
-			continue;
-		}
 		/* The rest of an overlong line cannot be told from the next: close. */
 		if (ret == -EMSGSIZE)
 			send_reply(c->fd, json_line_reply_error(KVMLU_ERR_LINE_TOO_LONG, err, NULL));
 		if (ret)
 			break;
-		ret = send_reply(c->fd, answer(c, line));
-		json_object_put(line);
-		if (ret)
+		if (send_reply(c->fd, answer(c, line, len)))
 			break;
 	}
 out:

@@ -15,6 +15,7 @@
 
 #include "agent/journal/journal_json.h"
 #include "common/err.h"
+#include "common/json_strict.h"
 #include "common/luo_session.h"
 
 /* ---- to JSON ---- */
@@ -451,6 +452,7 @@ int journal_from_json(struct json_object *obj, struct journal *j,
 /* ---- envelope ---- */
 
 #define ENVELOPE_KEY "kvmlu-journal"
+#define JOURNAL_JSON_DEPTH 32	/* json-c's default */
 
 int journal_serialize(const struct journal *j, char **out, size_t *len)
 {
@@ -485,35 +487,28 @@ err_body:
 	return ret;
 }
 
+/*
+ * The journal is read back after a kexec from a file anyone with root
+ * could have edited: as strict as the wire, a key given twice refused.
+ * Not checked for UTF-8: it holds names as the agent got them, and the
+ * next kernel's agent must read back what this one wrote.
+ */
 static struct json_object *parse_exact(const char *buf, size_t len, const char *what,
 				       char *err, size_t errlen)
 {
-	struct json_tokener *tok = json_tokener_new();
+	struct json_strict_error se;
 	struct json_object *o;
-	size_t end;
+	int ret;
 
-	if (!tok) {
-		kvmlu_err(err, errlen, -ENOMEM, "journal: out of memory");
+	ret = json_strict_parse(buf, len, JOURNAL_JSON_DEPTH, 0, &o, &se);
+	if (ret) {
+		kvmlu_err(err, errlen, ret, "journal %s: %s%s", what,
+			  se.fault == JSON_STRICT_DUPLICATE ? "" : "not JSON: ", se.desc);
 		return NULL;
 	}
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	end = json_tokener_get_parse_end(tok);
-	if (o && json_tokener_get_error(tok) == json_tokener_success) {
-		while (end < len && strchr(" \t\r\n", buf[end]) && buf[end])
-			end++;
-		if (end == len) {
-			json_tokener_free(tok);
-			return o;
-		}
-		kvmlu_err(err, errlen, -EINVAL, "journal %s: %zu bytes after the JSON",
-			  what, len - end);
-	} else {
-		kvmlu_err(err, errlen, -EINVAL, "journal %s: not JSON (%s)", what,
-			  json_tokener_error_desc(json_tokener_get_error(tok)));
-	}
-	json_object_put(o);
-	json_tokener_free(tok);
-	return NULL;
+	if (!o)
+		kvmlu_err(err, errlen, -EINVAL, "journal %s: null", what);
+	return o;
 }
 
 int journal_parse(const char *buf, size_t len, struct journal *j,

@@ -11,9 +11,11 @@
 #include "agent/journal/journal_store.h"
 #include "agent/journal/kexec_marker.h"
 #include "common/err.h"
+#include "common/json_strict.h"
 #include "common/luo_session.h"
 
 #define MARKER_KEY	"kvmlu-kexec-marker"
+#define KEXEC_MARKER_DEPTH 32	/* json-c's default */
 
 void kexec_marker_from_journal(const struct journal *j, int64_t now_ns,
 			       struct kexec_marker *m)
@@ -205,41 +207,27 @@ static int marker_from_json(struct json_object *o, struct kexec_marker *m,
 int kexec_marker_parse(const char *buf, size_t len, struct kexec_marker *m,
 		       char *err, size_t errlen)
 {
-	struct json_tokener *tok;
+	struct json_strict_error se;
 	struct json_object *o;
 	struct kexec_marker *tmp;
-	size_t end;
 	int ret;
 
 	if (len == 0 || len > KEXEC_MARKER_MAX_BYTES || memchr(buf, 0, len))
 		return kvmlu_err(err, errlen, -EINVAL, "%zu bytes (empty, too large or with NUL)", len);
-	tok = json_tokener_new();
 	tmp = calloc(1, sizeof(*tmp));
-	if (!tok || !tmp) {
-		ret = kvmlu_err(err, errlen, -ENOMEM, "out of memory");
-		goto out;
-	}
-	o = json_tokener_parse_ex(tok, buf, (int)len);
-	if (!o || json_tokener_get_error(tok) != json_tokener_success) {
-		ret = kvmlu_err(err, errlen, -EINVAL, "not JSON (%s)",
-				json_tokener_error_desc(json_tokener_get_error(tok)));
-		json_object_put(o);
-		goto out;
-	}
-	end = json_tokener_get_parse_end(tok);
-	while (end < len && strchr(" \t\r\n", buf[end]))
-		end++;
-	if (end != len)
-		ret = kvmlu_err(err, errlen, -EINVAL, "%zu bytes after the JSON", len - end);
+	if (!tmp)
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
+	/* As strict as the journal it stands beside: a key given twice is refused. */
+	ret = json_strict_parse(buf, len, KEXEC_MARKER_DEPTH, 0, &o, &se);
+	if (ret)
+		ret = kvmlu_err(err, errlen, ret, "%s%s",
+				se.fault == JSON_STRICT_DUPLICATE ? "" : "not JSON: ", se.desc);
 	else
 		ret = marker_from_json(o, tmp, err, errlen);
 	json_object_put(o);
 	if (!ret)
 		*m = *tmp;
-out:
 	free(tmp);
-	if (tok)
-		json_tokener_free(tok);
 	return ret;
 }
 

@@ -54,8 +54,21 @@ static bool is_kvmlu_config(xmlNodePtr n)
 
 static int config_optout(xmlNodePtr cfg, bool *optout, char *err, size_t errlen)
 {
-	xmlChar *v = xmlGetNoNsProp(cfg, (const xmlChar *)"optout");
+	xmlChar *v;
 	int ret = 0;
+
+	/*
+	 * libxml2 refuses an attribute written twice; optout beside a
+	 * namespaced k:optout is two attributes to it but one question to
+	 * a reader: only a plain optout is known, anything else is refused.
+	 */
+	for (xmlAttrPtr a = cfg->properties; a; a = a->next)
+		if (a->ns || strcmp((const char *)a->name, "optout"))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "kvmlu:config attribute %s%s%.32s: only optout is known",
+					 a->ns && a->ns->prefix ? (const char *)a->ns->prefix : "",
+					 a->ns && a->ns->prefix ? ":" : "", (const char *)a->name);
+	v = xmlGetNoNsProp(cfg, (const xmlChar *)"optout");
 
 	if (!v || !strcmp((const char *)v, "no"))
 		*optout = false;

@@ -14,7 +14,11 @@
 #include <unistd.h>
 
 #include "agent/libvirt/libvirt_update.h"
+#include "agent/journal/journal_store.h"
 #include "common/err.h"
+#include "common/json_strict.h"
+
+#define LIBVIRT_STATE_DEPTH 32	/* json-c's default */
 
 _Static_assert(AGENT_URI_MAX == LIBVIRT_URI_MAX, "libvirt_uri is copied into libvirt_update");
 
@@ -82,15 +86,28 @@ out_put:
 
 static int load_state(struct libvirt_update *u, char *err, size_t errlen)
 {
+	struct json_strict_error se;
 	struct json_object *arr;
-	char why[256];
+	char why[256], *text;
+	size_t len;
 	int ret;
 
-	/* One file, written by us; still checked: it comes from disk. */
-	arr = json_object_from_file(u->state_file);
-	if (!arr)
-		return access(u->state_file, F_OK) ? -ENOENT :
-		       kvmlu_err(err, errlen, -EINVAL, "libvirt state %s is not JSON", u->state_file);
+	/*
+	 * One file, written by us; still checked as strictly as the journal:
+	 * it comes from disk. No bigger than a journal, which holds the same
+	 * domains and more.
+	 */
+	ret = journal_store_read_file(u->state_file, &text, &len, JOURNAL_MAX_BYTES);
+	if (ret == -ENOENT)
+		return ret;
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "libvirt state %s: %s", u->state_file,
+				 strerror(-ret));
+	ret = json_strict_parse(text, len, LIBVIRT_STATE_DEPTH, 0, &arr, &se);
+	free(text);
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "libvirt state %s: %s%s", u->state_file,
+				 se.fault == JSON_STRICT_DUPLICATE ? "" : "not JSON: ", se.desc);
 	ret = libvirt_domains_from_json(arr, &u->set, why, sizeof(why));
 	json_object_put(arr);
 	if (ret)

@@ -25,6 +25,7 @@
 /* Error classes: stable names clients may depend on. */
 #define KVMLU_ERR_PARSE		"ParseError"		/* not JSON, or not one object */
 #define KVMLU_ERR_INVALID	"InvalidRequest"	/* bad keys, types or args */
+#define KVMLU_ERR_DUPLICATE_KEY	"DuplicateKey"		/* a key twice in one object */
 #define KVMLU_ERR_UNKNOWN_CMD	"UnknownCommand"
 #define KVMLU_ERR_LINE_TOO_LONG	"LineTooLong"
 #define KVMLU_ERR_PERMISSION	"PermissionDenied"

@@ -2,8 +2,10 @@
 # Proves: bad control input gets an error reply of the right class and
 # changes nothing: malformed JSON (ParseError), unknown command
 # (UnknownCommand), unknown key / wrong types / bad args (InvalidRequest),
-# an oversized line (LineTooLong, and the same connection still answers
-# the next request), raw garbage bytes; the guest keeps ticking throughout.
+# a key twice (DuplicateKey: {"cmd":"status","cmd":"shutdown"} must not
+# stop the VM), an oversized line (LineTooLong, and the same connection
+# still answers the next request), raw garbage bytes; the guest keeps
+# ticking throughout.
 . "$(dirname "$0")/lib.sh"
 kv_init
 
@@ -27,6 +29,9 @@ kv_err '{"cmd":"guest-verify","args":{"timeout_ms":"soon"}}' InvalidRequest
 kv_err '{"cmd":"guest-verify","args":{"timeout_ms":-1}}' InvalidRequest
 kv_err '["pause"]' InvalidRequest
 kv_err '{}' InvalidRequest
+kv_err '{"cmd":"status","cmd":"shutdown"}' DuplicateKey
+kv_err '{"cmd":"status","args":{"x":1,"x":2}}' DuplicateKey
+kv_err '{"cmd":"status","id":99999999999999999999999999999}' ParseError
 kv_ok '{"cmd":"status"}'
 [ "$(kv_ret state)" = running ] || kv_fail "a bad request changed the state to $(kv_ret state)"
 
@@ -43,6 +48,19 @@ kv_log "replies: $(tr '\n' ' ' <<<"$out" | cut -c1-300)"
 [ "$(head -n 1 <<<"$out" | jq -r .error.class)" = LineTooLong ] || kv_fail "first reply: $(head -n 1 <<<"$out")"
 [ "$(tail -n 1 <<<"$out" | jq -r .ok)" = true ] || kv_fail "connection did not survive: $(tail -n 1 <<<"$out")"
 [ "$(tail -n 1 <<<"$out" | jq -r .id)" = after ] || kv_fail "second reply id: $(tail -n 1 <<<"$out")"
+
+kv_log "stage 2b: a line of exactly 256 KiB (without its newline) is a request"
+exact=$KV_DIR/exact.txt
+{
+	start='{"cmd":"status","id":"exact"'
+	printf '%s' "$start"
+	head -c $((262144 - ${#start} - 1)) /dev/zero | tr '\0' ' '
+	printf '}\n'
+} >"$exact"
+[ "$(stat -c %s "$exact")" = 262145 ] || kv_fail "exact line is $(stat -c %s "$exact") bytes"
+out=$("$KV_CTL" -t 20 -n 1 "$KV_SOCK" <"$exact") || kv_fail "no reply to the 256 KiB line"
+[ "$(jq -r .id <<<"$out")" = exact ] && [ "$(jq -r .ok <<<"$out")" = true ] ||
+	kv_fail "256 KiB line: $(cut -c1-200 <<<"$out")"
 
 kv_log "stage 3: several requests in one write, binary junk, an empty line"
 out=$(printf '{"cmd":"status","id":1}\n\x01\x02\xff\xfe\n\n{"cmd":"status","id":2}\n' |

@@ -2,7 +2,8 @@
 /*
  * Control socket server (see server.h). One thread polls the listening
  * socket, the wake eventfd and every client. Each client has an input
- * buffer of KVMLU_WIRE_LINE_MAX bytes; a complete line is one request.
+ * buffer of KVMLU_WIRE_LINE_MAX bytes and a newline; a complete line is
+ * one request.
  *
  * Unhappy paths, none of which disturbs the VM or other clients:
  * 1. Line over KVMLU_WIRE_LINE_MAX: one LineTooLong error reply, the rest of
@@ -341,8 +342,11 @@ static int control_consume(struct control_server *s, struct control_client *c)
 	}
 	memmove(c->buf, c->buf + start, c->len - start);
 	c->len -= start;
-	if (c->len == KVMLU_WIRE_LINE_MAX) {
-		/* Full without a newline: too long. Say so once, drop the rest of it. */
+	if (c->len > KVMLU_WIRE_LINE_MAX) {
+		/*
+		 * Full without a newline: longer than a line may be (the last
+		 * byte would have been its newline). Say so once, drop the rest.
+		 */
 		if (!c->discarding) {
 			char msg[96];
 
@@ -360,7 +364,7 @@ static void control_client_io(struct control_server *s, unsigned int idx)
 	struct control_client *c = s->clients[idx];
 	ssize_t n;
 
-	n = recv(c->fd, c->buf + c->len, KVMLU_WIRE_LINE_MAX - c->len, MSG_DONTWAIT);
+	n = recv(c->fd, c->buf + c->len, sizeof(c->buf) - c->len, MSG_DONTWAIT);
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return;
 	if (n <= 0) {

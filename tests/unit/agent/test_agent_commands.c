@@ -253,6 +253,67 @@ static void test_agent_commands_use_the_shared_error_classes(void **state)
 	json_object_put(reply);
 }
 
+static void test_agent_refuses_a_request_with_a_key_twice(void **state)
+{
+	struct agent *a = *state;
+	json_object *reply;
+
+	/* Last-one-wins would have answered vms to a status request. */
+	reply = ask(a, "{\"cmd\":\"status\",\"cmd\":\"vms\",\"id\":20}");
+	assert_false(reply_ok(reply));
+	assert_string_equal(error_class(reply), "DuplicateKey");
+	if (!strstr(error_desc(reply), "duplicate key \"cmd\""))
+		fail_msg("desc does not name the key: %s", error_desc(reply));
+	json_object_put(reply);
+
+	reply = ask(a, "{\"cmd\":\"report\",\"id\":21,\"args\":{\"last\":1,\"last\":2}}");
+	assert_string_equal(error_class(reply), "DuplicateKey");
+	if (!strstr(error_desc(reply), "\"last\" in /args"))
+		fail_msg("desc does not name the key: %s", error_desc(reply));
+	json_object_put(reply);
+
+	reply = ask(a, "{\"cmd\":\"status\",\"id\":22}");
+	assert_true(reply_ok(reply));
+	json_object_put(reply);
+}
+
+/* {"cmd":"status","id":23} padded with blanks to n bytes (no newline). */
+static char *padded_status(size_t n)
+{
+	static const char head[] = "{\"cmd\":\"status\",\"id\":23";
+	char *line = malloc(n + 1);
+
+	assert_non_null(line);
+	memset(line, ' ', n);
+	memcpy(line, head, strlen(head));
+	line[n - 1] = '}';
+	line[n] = '\0';
+	return line;
+}
+
+static void test_agent_takes_a_line_of_exactly_256_kib(void **state)
+{
+	struct agent *a = *state;
+	json_object *reply = NULL;
+	char *line, err[256];
+
+	line = padded_status(KVMLU_WIRE_LINE_MAX);
+	reply = ask(a, line);
+	if (!reply_ok(reply))
+		fail_msg("a line of %d bytes: %s", KVMLU_WIRE_LINE_MAX, error_desc(reply));
+	assert_int_equal(reply_id(reply), 23);
+	json_object_put(reply);
+	free(line);
+	/* One byte more: LineTooLong (and the agent hangs up). */
+	line = padded_status(KVMLU_WIRE_LINE_MAX + 1);
+	assert_int_equal(write(a->fd, line, strlen(line)), (ssize_t)strlen(line));
+	if (json_line_read(&a->r, WAIT_BOUND_MS, &reply, err, sizeof(err)))
+		fail_msg("no reply to an overlong line: %s", err);
+	assert_string_equal(error_class(reply), "LineTooLong");
+	json_object_put(reply);
+	free(line);
+}
+
 /*
  * A VMM that takes the agent's preflight `status` and answers nothing
  * until the test lets it go: the host-update is then in progress for as
@@ -401,6 +462,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_commands_take_arguments_under_args,
 						agent_up, agent_down),
 		cmocka_unit_test_setup_teardown(test_agent_commands_use_the_shared_error_classes,
+						agent_up, agent_down),
+		cmocka_unit_test_setup_teardown(test_agent_refuses_a_request_with_a_key_twice,
+						agent_up, agent_down),
+		cmocka_unit_test_setup_teardown(test_agent_takes_a_line_of_exactly_256_kib,
 						agent_up, agent_down),
 		cmocka_unit_test_setup_teardown(test_agent_answers_status_while_a_host_update_runs,
 						agent_up, agent_down),

@@ -128,6 +128,21 @@ static void test_config_rejects_non_json(void **state)
 	expect_refused("{\"socket\": \"/x\"", "JSON");
 }
 
+static void test_config_rejects_a_key_given_twice(void **state)
+{
+	(void)state;
+	/* json-c alone keeps the last: this file would have allowed kexec. */
+	expect_refused("{\"allow_kexec\": false, \"allow_kexec\": true}",
+		       "duplicate key \"allow_kexec\"");
+	expect_refused("{\"timeouts\": {\"vmm_ms\": 5000, \"vmm_ms\": 1}}",
+		       "duplicate key \"vmm_ms\" in /timeouts");
+	expect_refused("{\"allow_kexec\": false, \"\\u0061llow_kexec\": true}", "allow_kexec");
+	/* Two comments with one key are a key twice too. */
+	expect_refused("{\"//\": \"a\", \"//\": \"b\"}", "duplicate key \"//\"");
+	/* And what JSON does not have, though json-c takes it. */
+	expect_refused("{'allow_kexec': true}", "not JSON");
+}
+
 static void test_config_load_names_the_file(void **state)
 {
 	struct agent_config c;
@@ -342,6 +357,7 @@ int main(void)
 		cmocka_unit_test(test_config_rejects_unknown_key),
 		cmocka_unit_test(test_config_rejects_wrong_types_and_ranges),
 		cmocka_unit_test(test_config_rejects_non_json),
+		cmocka_unit_test(test_config_rejects_a_key_given_twice),
 		cmocka_unit_test(test_config_load_names_the_file),
 		cmocka_unit_test(test_config_shipped_example_parses),
 		cmocka_unit_test(test_dirs_made_where_the_config_points),

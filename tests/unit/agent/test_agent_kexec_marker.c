@@ -95,6 +95,9 @@ static void test_marker_refused_unless_whole_and_ours(void **state)
 		"[{\"name\":\"vm1\",\"session\":\"kvmlu/vm/vm1\",\"control\":\"/run/vm1.sock\"},"
 		"{\"name\":\"vm1\",\"session\":\"kvmlu/vm/vm1\",\"control\":\"/run/vm1b.sock\"}]}",
 		"[]} trailing",
+		/* A key twice: json-c alone would keep the second VM list. */
+		"[],\"vms\":[{\"name\":\"vm1\",\"session\":\"kvmlu/vm/vm1\",\"control\":\"/run/vm1.sock\"}]}",
+		"[{\"name\":\"vm1\",\"name\":\"vm2\",\"session\":\"kvmlu/vm/vm2\",\"control\":\"/run/vm2.sock\"}]}",
 	};
 	struct kexec_marker m;
 	char text[1024], err[256];

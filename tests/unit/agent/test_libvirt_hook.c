@@ -107,6 +107,23 @@ static void test_libvirt_hook_rejects_malformed_and_hostile_xml(void **state)
 		"<?xml version='1.0'?><!DOCTYPE d [<!ENTITY x SYSTEM 'file:///etc/shadow'>]>"
 		"<domain><name>&x;</name><uuid>" UUID "</uuid></domain>",
 		"<domain><name>web1</name><uuid>" UUID "</uuid>&undefined;</domain>",
+		/* Two of what the hook reads: refused, never one of them picked. */
+		"<domain><name>web1</name><uuid>" UUID "</uuid>"
+		"<uuid>0a1c0b2a-1111-4222-8333-944455556666</uuid></domain>",
+		"<domain><name>web1</name><uuid>" UUID "</uuid><metadata/><metadata>"
+		"<kvmlu:config xmlns:kvmlu='" LIBVIRT_METADATA_NS "' optout='yes'/>"
+		"</metadata></domain>",
+		"<domain><name>web1</name><uuid>" UUID "</uuid><metadata>"
+		"<kvmlu:config xmlns:kvmlu='" LIBVIRT_METADATA_NS "' optout='no' optout='yes'/>"
+		"</metadata></domain>",
+		/* The same attribute in a namespace besides the plain one. */
+		"<domain><name>web1</name><uuid>" UUID "</uuid><metadata>"
+		"<kvmlu:config xmlns:kvmlu='" LIBVIRT_METADATA_NS "' optout='no' kvmlu:optout='yes'/>"
+		"</metadata></domain>",
+		"<domain><name>web1</name><uuid>" UUID "</uuid><metadata>"
+		"<kvmlu:config xmlns:kvmlu='" LIBVIRT_METADATA_NS "' opt-out='yes'/>"
+		"</metadata></domain>",
+		"<domain name='web2'><name>web1</name><uuid>" UUID "</uuid><name/></domain>",
 	};
 	struct libvirt_hook_event ev, before;
 	char err[256];
@@ -176,6 +193,14 @@ static void test_libvirt_hook_reads_the_optout(void **state)
 		"<o:config xmlns:o=\"urn:other\" optout=\"yes\"/>", &optout, err,
 		sizeof(err)), -EINVAL);
 	assert_int_equal(libvirt_metadata_optout_text(NULL, &optout, err, sizeof(err)), 0);
+	assert_false(optout);
+	/* An attribute twice, or beside a namespaced one, is no answer. */
+	assert_int_equal(libvirt_metadata_optout_text("<config optout=\"no\" optout=\"yes\"/>",
+						      &optout, err, sizeof(err)), -EINVAL);
+	assert_int_equal(libvirt_metadata_optout_text(
+		"<k:config xmlns:k=\"" LIBVIRT_METADATA_NS "\" optout=\"no\" k:optout=\"yes\"/>",
+		&optout, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "optout"));
 	assert_false(optout);
 }
 

@@ -4,6 +4,7 @@
  * that runs until the test lets it go does not hold up another client's
  * ANYTIME command, everything else is refused with Busy naming it, and
  * its reply reaches its client, also one that has shut down writing.
+ * A request with a key twice runs nothing; a line may be 256 KiB long.
  * No VM and no /dev/kvm needed.
  */
 #include <setjmp.h>
@@ -50,10 +51,25 @@ static int cmd_quick(struct control_ctx *ctx, json_object *args, json_object **r
 	return 0;
 }
 
+static int stop_runs;
+
+/* Stands for shutdown: the test checks it did not run. */
+static int cmd_stop(struct control_ctx *ctx, json_object *args, json_object **ret,
+		    struct json_line_error *e)
+{
+	(void)ctx;
+	(void)args;
+	(void)e;
+	stop_runs++;
+	*ret = json_object_new_object();
+	return 0;
+}
+
 static const struct control_command test_cmds[] = {
 	{ "slow", cmd_slow, NULL, CONTROL_CMD_LONG },
 	{ "quick", cmd_quick, NULL, CONTROL_CMD_ANYTIME },
 	{ "other", cmd_quick, NULL, 0 },
+	{ "stop", cmd_stop, NULL, 0 },
 };
 
 struct rig {
@@ -191,12 +207,76 @@ static void test_long_reply_reaches_a_client_that_shut_down_writing(void **state
 	close(a);
 }
 
+static void test_a_request_with_cmd_twice_is_refused_and_runs_nothing(void **state)
+{
+	struct rig *g = *state;
+	int a = client(g->path);
+	json_object *o, *v;
+
+	stop_runs = 0;
+	/* json-c alone keeps the last "cmd": this would have run stop. */
+	o = call(a, "{\"cmd\":\"quick\",\"cmd\":\"stop\",\"id\":4}\n");
+	assert_string_equal(error_class(o), KVMLU_ERR_DUPLICATE_KEY);
+	assert_non_null(strstr(json_object_to_json_string(o), "duplicate key \\\"cmd\\\""));
+	assert_true(json_object_object_get_ex(o, "id", &v) == false);
+	json_object_put(o);
+	o = call(a, "{\"cmd\":\"stop\",\"args\":{\"x\":1,\"x\":2}}\n");
+	assert_string_equal(error_class(o), KVMLU_ERR_DUPLICATE_KEY);
+	json_object_put(o);
+	assert_int_equal(stop_runs, 0);
+	close(a);
+}
+
+/* {"cmd":"quick"} padded with blanks to n bytes, and its newline. */
+static char *padded_quick(size_t n)
+{
+	static const char head[] = "{\"cmd\":\"quick\"";
+	char *line = malloc(n + 2);
+
+	assert_non_null(line);
+	memset(line, ' ', n);
+	memcpy(line, head, strlen(head));
+	line[n - 1] = '}';
+	line[n] = '\n';
+	line[n + 1] = '\0';
+	return line;
+}
+
+static void test_a_line_of_exactly_256_kib_is_a_request(void **state)
+{
+	struct rig *g = *state;
+	int a = client(g->path);
+	char *line;
+	json_object *o;
+
+	line = padded_quick(KVMLU_WIRE_LINE_MAX);
+	o = call(a, line);
+	if (!json_object_object_get_ex(o, "return", NULL))
+		fail_msg("a line of %d bytes: %s", KVMLU_WIRE_LINE_MAX, json_object_to_json_string(o));
+	json_object_put(o);
+	free(line);
+	/* One byte more: LineTooLong, and the connection goes on. */
+	line = padded_quick(KVMLU_WIRE_LINE_MAX + 1);
+	o = call(a, line);
+	assert_string_equal(error_class(o), KVMLU_ERR_LINE_TOO_LONG);
+	json_object_put(o);
+	free(line);
+	o = call(a, "{\"cmd\":\"quick\"}\n");
+	assert_true(json_object_object_get_ex(o, "return", NULL));
+	json_object_put(o);
+	close(a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_long_command_leaves_anytime_ones_answered_and_others_busy,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_long_reply_reaches_a_client_that_shut_down_writing,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_request_with_cmd_twice_is_refused_and_runs_nothing,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_a_line_of_exactly_256_kib_is_a_request,
 						setup, teardown),
 	};
 

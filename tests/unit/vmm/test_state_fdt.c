@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/json_line.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_vm.h"
 
@@ -961,9 +962,71 @@ static void test_state_fdt_rejects_virtio_net_without_tx_queue(void **state)
 	BAD(fdt, "virtio-net@d0001000: 1 queues, the device has 2");
 }
 
+/*
+ * A disk path is a file name: any bytes but NUL, kept as they are across
+ * a restore. What the restored VMM's status then says of it must still be
+ * a line its strict clients read: bytes that are not UTF-8 as U+FFFD.
+ */
+static void test_state_fdt_strings_reach_a_reply_as_valid_json(void **state)
+{
+	struct json_line_error e = { NULL, "" };
+	json_object *o, *back = NULL;
+	struct state_vm s;
+	int blk = -1, sub;
+	size_t n, len;
+	void *fdt = good_fdt(&n);
+	char *line;
+
+	(void)state;
+	fdt_for_each_subnode(sub, fdt, node(fdt, "/devices"))
+		if (fdt_getprop(fdt, sub, "disk-path", NULL))
+			blk = sub;
+	assert_true(blk >= 0);
+	assert_int_equal(fdt_setprop_string(fdt, blk, "disk-path", "/srv/\xff\xc3(.raw"), 0);
+	fdt_pack(fdt);
+	if (state_fdt_load(fdt, fdt_totalsize(fdt), 0, &s, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	assert_string_equal(s.disks[0].ident.path, "/srv/\xff\xc3(.raw");
+	/* The strings vm_commands.c puts in a status reply. */
+	o = json_object_new_object();
+	json_object_object_add(o, "name", json_object_new_string(s.name));
+	json_object_object_add(o, "path", json_object_new_string(s.disks[0].ident.path));
+	json_object_object_add(o, "id", json_object_new_string(s.disks[0].id));
+	line = json_line_format(o, &len);
+	assert_non_null(line);
+	if (json_line_parse(line, len - 1, &back, &e))
+		fail_msg("status line refused by a client: %s", e.desc);
+	assert_string_equal(json_object_get_string(json_object_object_get(back, "path")),
+			    "/srv/\xef\xbf\xbd\xef\xbf\xbd(.raw");
+	assert_string_equal(json_object_get_string(json_object_object_get(back, "id")), "root");
+	json_object_put(back);
+	json_object_put(o);
+	free(line);
+	state_vm_free(&s);
+	free(fdt);
+}
+
+static void test_state_fdt_rejects_nul_inside_a_string(void **state)
+{
+	static const char path[] = "/srv/a\0b.raw";
+	size_t n;
+	void *fdt = good_fdt(&n);
+	int blk = -1, sub;
+
+	(void)state;
+	fdt_for_each_subnode(sub, fdt, node(fdt, "/devices"))
+		if (fdt_getprop(fdt, sub, "disk-path", NULL))
+			blk = sub;
+	assert_true(blk >= 0);
+	assert_int_equal(fdt_setprop(fdt, blk, "disk-path", path, sizeof(path)), 0);
+	BAD(fdt, "not a single string");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_fdt_strings_reach_a_reply_as_valid_json),
+		cmocka_unit_test(test_state_fdt_rejects_nul_inside_a_string),
 		cmocka_unit_test(test_state_fdt_roundtrip_keeps_every_field),
 		cmocka_unit_test(test_state_fdt_reads_newer_minor_with_unknown_props),
 		cmocka_unit_test(test_state_fdt_rejects_truncated_fdt),
