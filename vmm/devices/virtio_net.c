@@ -27,6 +27,8 @@
 #include "vmm/devices/virtio_net.h"
 
 _Static_assert(sizeof(struct virtio_net_hdr_v1) == VIRTIO_NET_HDR_LEN, "1.x header size");
+/* The header's fields are little-endian (1.x) and the tap's native: read as they are. */
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "a little-endian host");
 
 /* Config space (5.1.4): mac, then status; nothing else is offered. */
 struct net_config {

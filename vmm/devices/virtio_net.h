@@ -41,9 +41,10 @@
  * and its chain takes the next frame; a transmit chain shorter than the
  * header, longer than the header and VIRTIO_NET_FRAME_MAX, with
  * device-writable buffers or with a header that asks for an offload not
- * acked, names an unknown gso_type, or has hdr_len, gso_size or the
- * checksum field outside the frame, is completed and not sent
- * (tx_dropped); a tap write that fails drops that frame (tx_dropped). A read of the tap that fails for
+ * acked, names an unknown gso_type, has gso_size 0 with segmentation, or
+ * hdr_len or the checksum field outside the frame, is completed and not
+ * sent (tx_dropped); a tap write that fails drops that frame
+ * (tx_dropped). A read of the tap that fails for
  * good (the interface was deleted under us) is said once on stderr and
  * the NIC stops receiving, rather than spin on an fd that stays
  * readable. Hostile rings are the transport's device error (NEEDS_RESET).
@@ -169,9 +170,9 @@ unsigned int virtio_net_offloads(uint64_t features, bool rx);
 
 /*
  * TUNSETOFFLOAD from the features the driver acked, if it is running and
- * they changed. The device thread does it before each receive step; the
- * restore does it after virtio_net_set_state() (the tap may be new, or
- * the old process's).
+ * they changed. The device thread does it before each receive step, and
+ * virtio_net_set_state() at its end (the tap may be new, or the old
+ * process's).
  */
 void virtio_net_sync_offloads(struct virtio_net *n);
 

@@ -436,7 +436,7 @@ static void test_virtio_net_rx_offload_frame_from_tap_dropped(void **state)
 	net_send(f->peer, 100, 2, VIRTIO_NET_HDR_F_NEEDS_CSUM, 0);
 	net_send(f->peer, 100, 3, 0, 0);
 	assert_int_equal(virtio_net_rx(f->n), 1);
-	/* The two that could not go on whole took no chain. */
+	/* The two the guest did not ack were read into the chain, which then took the third. */
 	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
 	assert_int_equal(len, 112);
 	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 100, 3));
