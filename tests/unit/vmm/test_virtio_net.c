@@ -29,6 +29,8 @@
 #include "tests/unit/vmm/virtio_test_support.h"
 #include "vmm/devices/virtio_net.h"
 #include "vmm/devices/virtio_net_state.h"
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/state_vm.h"
 
 /* Queue q's rings: q 0 (rx) at the support header's places, q 1 (tx) after. */
 #define RING(q)		(TG_DESC + (uint64_t)(q) * 0x8000)
@@ -971,6 +973,50 @@ static void test_virtio_net_state_without_offloads_restores(void **state)
 	assert_int_equal(f->dev[1].tap_offloads, 0);
 }
 
+/*
+ * The committed state of a NIC saved before the offloads were offered
+ * (tests/state-corpus/good/two_vcpus_virtio_net.dtb: VERSION_1, MAC and
+ * STATUS offered and acked) restores into today's device, which offers
+ * more, and leaves the tap without offloads. Run from the top of the tree.
+ */
+static void test_virtio_net_state_from_the_corpus_restores(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_spec sp = { .tap = "vm1-net0", .bridge = "br0", .has_mac = true };
+	struct guestmem rings = { .nr = 1 };
+	struct state_vm vs;
+	size_t size;
+	void *blob;
+	FILE *fp = fopen("tests/state-corpus/good/two_vcpus_virtio_net.dtb", "rb");
+	int sv[2];
+
+	assert_non_null(fp);
+	blob = malloc(1 << 20);
+	assert_non_null(blob);
+	size = fread(blob, 1, 1 << 20, fp);
+	fclose(fp);
+	assert_int_equal(state_fdt_load(blob, size, 0, &vs, f->err, sizeof(f->err)), 0);
+	free(blob);
+	assert_int_equal(vs.nr_nets, 1);
+	assert_int_equal(vs.nets[0].t.driver_features & ALL_OFFLOADS, 0);
+	/* Guest RAM where the saved rings are. */
+	rings.r[0] = (struct guestmem_region){ .gpa = 0x7e000000, .size = 0x10000, .fd = -1 };
+	rings.r[0].hva = calloc(1, 0x10000);
+	assert_non_null(rings.r[0].hva);
+	memcpy(sp.mac, vs.nets[0].mac, 6);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], sv[0], &sp, &rings, f->err,
+					    sizeof(f->err)), 0);
+	f->dev[1].tap_offloads = VIRTIO_NET_OFFLOADS_UNKNOWN;	/* as an adopted fd */
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &vs.nets[0], f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->dev[1].tap_offloads, 0);
+	assert_int_equal(f->dev[1].t.queues[0].last_avail, 0x1234);
+	virtio_net_close(&f->dev[1]);
+	state_vm_free(&vs);
+	free(rings.r[0].hva);
+}
+
 static void test_virtio_net_mac_parse(void **state)
 {
 	uint8_t m[6], g[6];
@@ -1031,6 +1077,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_mergeable_frame_fills_several_chains, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_restore_sets_offloads_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_without_offloads_restores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_from_the_corpus_restores, setup, teardown),
 		cmocka_unit_test(test_virtio_net_mac_parse),
 		cmocka_unit_test(test_tap_name_valid),
 	};
