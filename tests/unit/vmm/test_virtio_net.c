@@ -1049,6 +1049,24 @@ static void test_tap_name_valid(void **state)
 	assert_false(tap_name_valid(".."));
 }
 
+static void test_tap_set_offload_names_the_tap_and_flags(void **state)
+{
+	char err[256];
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	/* Flags outside what virtio-net may ask for: refused before any ioctl. */
+	assert_int_equal(tap_set_offload(sv[0], "t0", TUN_F_CSUM | TUN_F_UFO, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "tap t0: TUNSETOFFLOAD 0x11: unknown flags"));
+	/* Not a tap: the kernel's refusal, with the tap's name and the flags. */
+	assert_true(tap_set_offload(sv[0], "t0", TUN_F_CSUM | TUN_F_TSO4, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "tap t0: TUNSETOFFLOAD 0x3: "));
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1080,6 +1098,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_from_the_corpus_restores, setup, teardown),
 		cmocka_unit_test(test_virtio_net_mac_parse),
 		cmocka_unit_test(test_tap_name_valid),
+		cmocka_unit_test(test_tap_set_offload_names_the_tap_and_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
