@@ -190,7 +190,7 @@ notes() {
 	echo "busy phase: the guest's writer over the whole phase (upgrades and, with host updates, the busy one included;"
 	echo "  guest clock), the TCP stream over the busy upgrades (sender's clock)"
 	echo "nested KVM inside the TCG harness host: absolute figures are far below hardware; compare the ratios"
-	echo "(QEMU: userspace virtio-blk/net-pci, no vhost, its default offloads; kvmlu-vmm offers none)"
+	echo "(QEMU: userspace virtio-blk/net-pci, no vhost, its default offloads; kvmlu-vmm: checksum and TSO offloads and MRG_RXBUF, as the guest acks)"
 }
 
 if [ -n "${only_log:-}" ]; then

@@ -2,9 +2,11 @@
 /*
  * libFuzzer target: virtio-net's receive and transmit paths against a
  * hostile guest and hostile frames. The input is both queues' setup
- * (size and ring addresses), a frame as the tap would hand it over
- * (12-byte header first), then the guest RAM bytes that hold the rings
- * and buffers. Guest RAM is two exactly-sized heap regions with a hole
+ * (size and ring addresses), the frame's length, which of the offload
+ * and MRG_RXBUF features the driver acked (a bit each: the feature bits
+ * below 16), a frame as the tap would hand it over (12-byte header
+ * first, its offsets unchecked), then the guest RAM bytes that hold the
+ * rings, buffers and transmit headers. Guest RAM is two exactly-sized heap regions with a hole
  * between them, so ASan reports any access outside guest RAM. The device
  * runs on a datagram socketpair in place of the tap: every transmit
  * chain is sent or dropped and completed, the frame (given twice) is
@@ -23,7 +25,7 @@
 #define LOW_SIZE	(64u << 10)
 #define HIGH_GPA	0x100000000ULL
 #define HIGH_SIZE	(4u << 10)
-#define PARAM_BYTES	18	/* 8 u16 of queue setup, the frame's length */
+#define PARAM_BYTES	20	/* 8 u16 of queue setup, the frame's length, the features */
 #define FRAME_MAX	4096
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -42,7 +44,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct virtio_net_spec spec = { .tap = "fuzz0", .has_mac = true, .mac = { 2, 0, 0, 0, 0, 1 } };
 	static struct guestmem gm;
-	uint16_t v[9], used_before[2];
+	uint16_t v[10], used_before[2];
 	char err[256];
 	uint8_t sink[256];
 	size_t flen, m;
@@ -75,7 +77,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (virtio_net_init_fd(&n, sv[0], &spec, &gm, err, sizeof(err)))
 		abort();
 	/* What a driver leaves after negotiation; each queue enabled if its setup fits RAM. */
-	n.t.driver_features = n.t.device_features;
+	n.t.driver_features = n.t.device_features &
+			      ((1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_STATUS) | v[9]);
 	n.t.status = 15;
 	queue(&n.t.queues[VIRTIO_NET_RXQ], v, false);
 	queue(&n.t.queues[VIRTIO_NET_TXQ], v + 4, v[7] & 1);
@@ -97,6 +100,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (uint16_t)(n.t.queues[q].last_avail - used_before[q]))
 			abort();
 	if (n.t.inflight)
+		abort();
+	/* The tap is told only what the driver acked. */
+	if (n.tap_offloads != virtio_net_offloads(n.t.driver_features, true))
 		abort();
 	virtio_net_close(&n);	/* closes sv[0] */
 	close(sv[1]);

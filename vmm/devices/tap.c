@@ -22,6 +22,9 @@
 
 #define TAP_FLAGS (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR)
 
+_Static_assert(TAP_OFFLOADS_ALL == (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN),
+	       "the offloads virtio-net sets");
+
 bool tap_name_valid(const char *name)
 {
 	size_t n = strnlen(name, IFNAMSIZ);
@@ -137,12 +140,13 @@ int tap_open(const char *name, const char *bridge, int *fd_out, char *err, size_
 			       strerror(errno));
 		goto err_close;
 	}
-	/* No offloads: the guest is offered none, so frames must come whole. */
-	if (ioctl(fd, TUNSETOFFLOAD, 0) < 0) {
-		rc = kvmlu_err(err, errlen, -errno, "tap %s: TUNSETOFFLOAD 0: %s", name,
-			       strerror(errno));
+	/*
+	 * No offloads until a guest driver accepts some: frames come whole
+	 * and checksummed. virtio-net sets them from the acked features.
+	 */
+	rc = tap_set_offload(fd, name, 0, err, errlen);
+	if (rc)
 		goto err_close;
-	}
 	sk = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (sk < 0) {
 		rc = kvmlu_err(err, errlen, -errno, "tap %s: socket: %s", name, strerror(errno));
@@ -159,6 +163,17 @@ int tap_open(const char *name, const char *bridge, int *fd_out, char *err, size_
 err_close:
 	close(fd);
 	return rc;
+}
+
+int tap_set_offload(int fd, const char *name, unsigned int flags, char *err, size_t errlen)
+{
+	if (flags & ~TAP_OFFLOADS_ALL)
+		return kvmlu_err(err, errlen, -EINVAL, "tap %s: TUNSETOFFLOAD 0x%x: unknown flags",
+				 name, flags);
+	if (ioctl(fd, TUNSETOFFLOAD, (unsigned long)flags) < 0)
+		return kvmlu_err(err, errlen, -errno, "tap %s: TUNSETOFFLOAD 0x%x: %s", name, flags,
+				 strerror(errno));
+	return 0;
 }
 
 int tap_check(int fd, const char *name, char *err, size_t errlen)

@@ -2,8 +2,12 @@
 /*
  * A tap network interface for virtio-net: /dev/net/tun with IFF_TAP |
  * IFF_NO_PI | IFF_VNET_HDR, a 12-byte vnet header (the virtio-net 1.x
- * header, struct virtio_net_hdr_v1) in front of every frame, no offloads
- * (TUNSETOFFLOAD 0: the kernel hands us whole, checksummed frames).
+ * header, struct virtio_net_hdr_v1) in front of every frame. Opened with
+ * no offloads (TUNSETOFFLOAD 0: the kernel hands us whole, checksummed
+ * frames); virtio-net then sets the offloads the guest driver accepted
+ * with tap_set_offload() (partial checksums, TCP segments up to 64 KiB,
+ * described by the vnet header). Frames we write may carry offloads
+ * whatever TUNSETOFFLOAD says: the kernel finishes them.
  *
  * Lifecycle: tap_open() at VM creation (attaches to a persistent tap of
  * that name, or creates one that lives as long as the fd), brings it up
@@ -36,6 +40,15 @@ bool tap_name_valid(const char *name);
  * bridge is non-empty. *fd_out is the tap's fd on success.
  */
 int tap_open(const char *name, const char *bridge, int *fd_out, char *err, size_t errlen);
+
+/* The TUN_F_* flags virtio-net may ask for (linux/if_tun.h). */
+#define TAP_OFFLOADS_ALL 0x0fu	/* TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN */
+
+/*
+ * TUNSETOFFLOAD flags (a subset of TAP_OFFLOADS_ALL): which offloaded
+ * frames the kernel may hand us. Frames already queued keep what they had.
+ */
+int tap_set_offload(int fd, const char *name, unsigned int flags, char *err, size_t errlen);
 
 /* fd is a tap named name, with the flags tap_open() sets (a passed fd is checked). */
 int tap_check(int fd, const char *name, char *err, size_t errlen);

@@ -3,10 +3,16 @@
  * virtio-net (virtio 1.x 5.1) on a tap interface, over the virtio-mmio
  * transport (vmm/virtio/). Queue 0 receives, queue 1 transmits; no
  * control queue, no multiqueue. Offered: VIRTIO_NET_F_MAC (the MAC of
- * --net, or one generated at the first start and then kept in the state)
- * and VIRTIO_NET_F_STATUS (link always up). No offloads, no mergeable
- * receive buffers: every frame is at most VIRTIO_NET_FRAME_MAX bytes and
- * goes whole into one receive chain behind its 12-byte header.
+ * --net, or one generated at the first start and then kept in the state),
+ * VIRTIO_NET_F_STATUS (link always up), the offloads the tap can do
+ * (VIRTIO_NET_OFFLOAD_FEATURES: partial checksums and TCP
+ * segmentation with ECN, each way) and VIRTIO_NET_F_MRG_RXBUF (a received
+ * frame may fill several receive chains). Each frame has the 12-byte 1.x
+ * header in front, which the tap speaks too: a header is copied, checked
+ * against the features the driver acked, and passed on; one that asks for
+ * an offload not acked, or whose offsets lie outside its frame, drops its
+ * frame. The tap's TUNSETOFFLOAD follows the acked guest features
+ * (virtio_net_offloads()): nothing acked is TUNSETOFFLOAD 0, whole frames.
  *
  * Lifecycle: virtio_net_open() opens the tap (tap.h), or
  * virtio_net_adopt() takes the fd passed on a live upgrade (checked,
@@ -18,19 +24,27 @@
  * virtio_net_resume(); virtio_net_close() stops the thread and closes
  * the tap.
  *
- * A received frame is read from the tap into a bounce buffer and copied
- * into one chain, which is completed in the same step: at any pause a
- * frame is either in the used ring or still in the tap, never in
- * between, so none is delivered twice.
+ * A received frame is read from the tap with one readv straight into the
+ * buffers of the receive chain at the head of the ring, with a bounce
+ * buffer behind them for what does not fit; with MRG_RXBUF that rest is
+ * copied into as many further chains as it needs (num_buffers in the
+ * header), otherwise the frame is dropped. The chains of a frame are
+ * completed in the same step: at any pause a frame is either in the used
+ * ring or still in the tap, never in between, so none is delivered twice.
  *
  * Unhappy paths, none of which stops the VM: a receive chain too small
- * for the frame, or with device-readable buffers, is completed with
- * length 0 and the frame dropped (rx_dropped; Linux counts a length
- * error and reposts the buffer); a transmit chain shorter than the
+ * for the frame (without MRG_RXBUF, or with too few chains left), or
+ * with device-readable buffers, is completed with length 0 and the frame
+ * dropped (rx_dropped; Linux counts a length error and reposts the
+ * buffer); a frame from the tap whose header the guest may not see (an
+ * offload it did not ack, left from before a feature change) is dropped
+ * and its chain takes the next frame; a transmit chain shorter than the
  * header, longer than the header and VIRTIO_NET_FRAME_MAX, with
- * device-writable buffers or with a header asking for offloads that were
- * not negotiated is completed and not sent (tx_dropped); a tap write that
- * fails drops that frame (tx_dropped). A read of the tap that fails for
+ * device-writable buffers or with a header that asks for an offload not
+ * acked, names an unknown gso_type, has gso_size 0 with segmentation, or
+ * hdr_len or the checksum field outside the frame, is completed and not
+ * sent (tx_dropped); a tap write that fails drops that frame
+ * (tx_dropped). A read of the tap that fails for
  * good (the interface was deleted under us) is said once on stderr and
  * the NIC stops receiving, rather than spin on an fd that stays
  * readable. Hostile rings are the transport's device error (NEEDS_RESET).
@@ -38,6 +52,7 @@
 #ifndef KVMLU_VMM_DEVICES_VIRTIO_NET_H
 #define KVMLU_VMM_DEVICES_VIRTIO_NET_H
 
+#include <linux/virtio_net.h>
 #include <net/if.h>
 #include <pthread.h>
 #include <stdbool.h>
@@ -51,8 +66,19 @@
 #define VIRTIO_NET_RXQ		0
 #define VIRTIO_NET_TXQ		1
 #define VIRTIO_NET_HDR_LEN	TAP_VNET_HDR_LEN
-/* Largest frame without offloads: a 64 KiB MTU and its Ethernet and VLAN headers. */
+/*
+ * Largest frame: a 64 KiB MTU and its Ethernet and VLAN headers; also
+ * more than a TCP segmentation frame holds (64 KiB with its headers).
+ */
 #define VIRTIO_NET_FRAME_MAX	(65535 + 18)
+/* Offered and acked, each way: checksum, TCP segmentation v4/v6, with ECN. */
+#define VIRTIO_NET_OFFLOAD_FEATURES                                                     \
+	((1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |              \
+	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) |        \
+	 (1ULL << VIRTIO_NET_F_GUEST_ECN) | (1ULL << VIRTIO_NET_F_HOST_TSO4) |          \
+	 (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_HOST_ECN))
+/* tap_offloads before the first TUNSETOFFLOAD on an adopted fd: anything. */
+#define VIRTIO_NET_OFFLOADS_UNKNOWN	0xffffffffu
 /* Frames one virtio_net_rx() call reads at most before the thread looks at tx again. */
 #define VIRTIO_NET_RX_BUDGET	64
 
@@ -81,8 +107,21 @@ struct virtio_net {
 	uint64_t quiesce_req, quiesce_done, resume_req;
 
 	bool tap_failed;	/* a read of the tap failed for good: no more receiving */
-	struct virtq_chain chain;	/* device thread only */
-	uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];	/* rx bounce */
+	bool is_tap;		/* fd is a tap (not a unit test's socket): ioctls apply */
+	/*
+	 * TUN_F_* the tap was last set to (VIRTIO_NET_OFFLOADS_UNKNOWN: not
+	 * yet by us); on a socket, what would have been set. Device thread,
+	 * or the restore before it starts.
+	 */
+	unsigned int tap_offloads;
+	bool offload_err_said;
+	/* device thread only */
+	struct virtq_chain chain;	/* the chain a frame is read into */
+	struct virtq_chain more;	/* MRG_RXBUF: the frame's further chains, one at a time */
+	uint16_t done_head[VIRTQ_MAX_SIZE];	/* a frame's chains, to complete in order */
+	uint32_t done_len[VIRTQ_MAX_SIZE];
+	/* rx bounce: what does not fit the first chain; one byte more finds overlong frames */
+	uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX + 1];
 	/* atomic: `status` reads them */
 	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
 };
@@ -121,6 +160,21 @@ void virtio_net_resume(struct virtio_net *n);
  */
 unsigned int virtio_net_tx(struct virtio_net *n);
 unsigned int virtio_net_rx(struct virtio_net *n);
+
+/*
+ * TUN_F_* flags for the features a driver acked: rx the ones the tap may
+ * hand us (GUEST_*), else the ones a transmitted header may ask for
+ * (CSUM, HOST_*). Each needs its checksum feature, ECN a TSO.
+ */
+unsigned int virtio_net_offloads(uint64_t features, bool rx);
+
+/*
+ * TUNSETOFFLOAD from the features the driver acked, if it is running and
+ * they changed. The device thread does it before each receive step, and
+ * virtio_net_set_state() at its end (the tap may be new, or the old
+ * process's).
+ */
+void virtio_net_sync_offloads(struct virtio_net *n);
 
 void virtio_net_close(struct virtio_net *n);
 

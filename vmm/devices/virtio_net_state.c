@@ -72,5 +72,11 @@ int virtio_net_set_state(struct virtio_net *n, const struct virtio_net_state *s,
 		snprintf(why, sizeof(why), "%s", err ? err : "");
 		return kvmlu_err(err, errlen, rc, "%s: %s", n->name, why);
 	}
+	/*
+	 * The acked features came back with the transport; the tap is one
+	 * tap_open() just set to no offloads (after a kexec) or the old
+	 * process's (a live upgrade): either way it gets the guest's now.
+	 */
+	virtio_net_sync_offloads(n);
 	return 0;
 }

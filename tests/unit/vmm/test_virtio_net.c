@@ -16,6 +16,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/if_tun.h>
 #include <linux/virtio_net.h>
 #include <poll.h>
 #include <stdio.h>
@@ -28,6 +29,8 @@
 #include "tests/unit/vmm/virtio_test_support.h"
 #include "vmm/devices/virtio_net.h"
 #include "vmm/devices/virtio_net_state.h"
+#include "vmm/state/state_fdt.h"
+#include "vmm/state/state_vm.h"
 
 /* Queue q's rings: q 0 (rx) at the support header's places, q 1 (tx) after. */
 #define RING(q)		(TG_DESC + (uint64_t)(q) * 0x8000)
@@ -216,8 +219,14 @@ static void test_virtio_net_offers_mac_status_and_two_queues(void **state)
 
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_ID), VIRTIO_ID_NET);
 	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	/* MAC, STATUS, checksum and TCP segmentation both ways, mergeable rx buffers. */
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES),
-			 (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS));
+			 (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS) |
+			 (1u << VIRTIO_NET_F_CSUM) | (1u << VIRTIO_NET_F_GUEST_CSUM) |
+			 (1u << VIRTIO_NET_F_GUEST_TSO4) | (1u << VIRTIO_NET_F_GUEST_TSO6) |
+			 (1u << VIRTIO_NET_F_GUEST_ECN) | (1u << VIRTIO_NET_F_HOST_TSO4) |
+			 (1u << VIRTIO_NET_F_HOST_TSO6) | (1u << VIRTIO_NET_F_HOST_ECN) |
+			 (1u << VIRTIO_NET_F_MRG_RXBUF));
 	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES), 1);	/* VERSION_1 */
 	for (int i = 0; i < 8; i++)
@@ -429,7 +438,7 @@ static void test_virtio_net_rx_offload_frame_from_tap_dropped(void **state)
 	net_send(f->peer, 100, 2, VIRTIO_NET_HDR_F_NEEDS_CSUM, 0);
 	net_send(f->peer, 100, 3, 0, 0);
 	assert_int_equal(virtio_net_rx(f->n), 1);
-	/* The two that could not go on whole took no chain. */
+	/* The two the guest did not ack were read into the chain, which then took the third. */
 	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
 	assert_int_equal(len, 112);
 	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 100, 3));
@@ -455,6 +464,7 @@ static void test_virtio_net_rx_loop_is_device_error(void **state)
 static void test_virtio_net_rx_stops_on_a_tap_that_is_gone(void **state)
 {
 	struct fixture *f = *state;
+	uint32_t id, len;
 	int w = open("/dev/null", O_WRONLY | O_CLOEXEC);
 
 	post_rx(f, 0, 2048);
@@ -462,10 +472,13 @@ static void test_virtio_net_rx_stops_on_a_tap_that_is_gone(void **state)
 	assert_true(w >= 0);
 	assert_true(dup2(w, f->n->fd) >= 0);
 	close(w);
-	assert_int_equal(virtio_net_rx(f->n), 0);
+	/* The chain taken for the read that failed goes back empty, once. */
+	assert_int_equal(virtio_net_rx(f->n), 1);
 	assert_true(f->n->tap_failed);
 	assert_int_equal(virtio_net_rx(f->n), 0);
-	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 1);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(len, 0);
 	/* Transmit still works, and the device is not in error. */
 	post_tx(f, 0, 60, 1);
 	assert_int_equal(virtio_net_tx(f->n), 1);
@@ -479,6 +492,7 @@ static void test_virtio_net_rx_reads_at_most_a_budget_per_call(void **state)
 	struct virtio_net_spec s = spec();
 	struct virtio_net *n = &f->dev[1];
 	int sv[2], sz = 1 << 20;
+	uint32_t id, len;
 
 	/* seqpacket: unlike a datagram pair, it queues more than 10 records, as a tap does. */
 	assert_int_equal(socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv), 0);
@@ -488,16 +502,23 @@ static void test_virtio_net_rx_reads_at_most_a_budget_per_call(void **state)
 	assert_int_equal(virtio_net_init_fd(n, sv[0], &s, &f->gm, f->err, sizeof(f->err)), 0);
 	drive(n);
 	post_rx(f, 0, 2048);
+	post_rx(f, 1, 2048);
 	/* A flood the guest cannot take (offload frames): each is read and dropped. */
 	for (int i = 0; i < VIRTIO_NET_RX_BUDGET + 10; i++)
 		net_send(f->peer2, 60, (uint8_t)i, 0, VIRTIO_NET_HDR_GSO_TCPV4);
 	net_send(f->peer2, 60, 7, 0, 0);
-	assert_int_equal(virtio_net_rx(n), 0);
+	/* One chain took them all in turn; at the budget it goes back empty. */
+	assert_int_equal(virtio_net_rx(n), 1);
 	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET);
-	/* The next call goes on where it stopped, and the good frame gets the buffer. */
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(id, 0);
+	assert_int_equal(len, 0);
+	/* The next call goes on where it stopped, and the good frame gets the next buffer. */
 	assert_int_equal(virtio_net_rx(n), 1);
 	assert_int_equal(n->rx_dropped, VIRTIO_NET_RX_BUDGET + 10);
-	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 60, 7));
+	used_elem(f, VIRTIO_NET_RXQ, 1, &id, &len);
+	assert_int_equal(len, 72);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x1000) + 12, 60, 7));
 	assert_true(tg_eventfd(n->t.irq_fd) >= 1);
 }
 
@@ -617,6 +638,385 @@ static void test_virtio_net_state_refuses_other_mac_or_tap(void **state)
 	assert_int_equal(virtio_net_state_validate(&bad, f->err, sizeof(f->err)), -EINVAL);
 }
 
+/* Everything this device offers on top of VERSION_1, MAC and STATUS. */
+#define ALL_OFFLOADS                                                                   \
+	((1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_CSUM) |             \
+	 (1ULL << VIRTIO_NET_F_GUEST_TSO4) | (1ULL << VIRTIO_NET_F_GUEST_TSO6) |       \
+	 (1ULL << VIRTIO_NET_F_GUEST_ECN) | (1ULL << VIRTIO_NET_F_HOST_TSO4) |         \
+	 (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_HOST_ECN) |          \
+	 (1ULL << VIRTIO_NET_F_MRG_RXBUF))
+#define TUN_ALL (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN)
+
+/* The driver resets the device and comes back with VERSION_1, MAC, STATUS and extra. */
+static void redrive(struct fixture *f, struct virtio_net *n, uint64_t extra)
+{
+	tg_negotiate(&n->t, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_MAC) |
+			    (1ULL << VIRTIO_NET_F_STATUS) | extra);
+	assert_true(tg_rd(&n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
+	for (unsigned int q = 0; q < 2; q++) {
+		memset(gp(f, AVAIL(q)), 0, 0x1000);
+		memset(gp(f, USED(q)), 0, 0x1000);
+		f->next_avail[q] = 0;
+	}
+	setup_queue(&n->t, VIRTIO_NET_RXQ);
+	setup_queue(&n->t, VIRTIO_NET_TXQ);
+	tg_driver_ok(&n->t);
+}
+
+/* The network sends one frame of len bytes behind header h. */
+static void net_send_hdr(int peer, const struct virtio_net_hdr_v1 *h, size_t len, uint8_t seed)
+{
+	static uint8_t buf[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];
+
+	memcpy(buf, h, sizeof(*h));
+	fill(buf + sizeof(*h), len, seed);
+	assert_int_equal(send(peer, buf, sizeof(*h) + len, 0), (ssize_t)(sizeof(*h) + len));
+}
+
+/* One tx chain at head i: header h, then len bytes of frame. */
+static void post_tx_hdr(struct fixture *f, uint16_t i, const struct virtio_net_hdr_v1 *h,
+			uint32_t len, uint8_t seed)
+{
+	uint64_t hdr = TXBUF + 0x2000ULL * i, data = hdr + 0x100;
+
+	memcpy(gp(f, hdr), h, sizeof(*h));
+	fill(gp(f, data), len, seed);
+	desc(f, VIRTIO_NET_TXQ, i, hdr, sizeof(*h), VIRTQ_DESC_F_NEXT, (uint16_t)(i + 1));
+	desc(f, VIRTIO_NET_TXQ, (uint16_t)(i + 1), data, len, 0, 0);
+	avail(f, VIRTIO_NET_TXQ, i);
+}
+
+/* A TCPv4 segmentation header as Linux sends it for a frame of >= 54 bytes. */
+static struct virtio_net_hdr_v1 tso4_hdr(void)
+{
+	return (struct virtio_net_hdr_v1){ .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+					   .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54,
+					   .gso_size = 1448, .csum_start = 34, .csum_offset = 16 };
+}
+
+static void test_virtio_net_offloads_follow_acked_features(void **state)
+{
+	struct fixture *f = *state;
+	uint64_t g = (1ULL << VIRTIO_NET_F_GUEST_CSUM) | (1ULL << VIRTIO_NET_F_GUEST_TSO4) |
+		     (1ULL << VIRTIO_NET_F_GUEST_TSO6) | (1ULL << VIRTIO_NET_F_GUEST_ECN);
+
+	/* What each set of acked features lets through, each way. */
+	assert_int_equal(virtio_net_offloads(g, true), TUN_ALL);
+	assert_int_equal(virtio_net_offloads(g, false), 0);
+	assert_int_equal(virtio_net_offloads(1ULL << VIRTIO_NET_F_GUEST_TSO4, true), 0);
+	assert_int_equal(virtio_net_offloads((1ULL << VIRTIO_NET_F_GUEST_CSUM) |
+					     (1ULL << VIRTIO_NET_F_GUEST_ECN), true), TUN_F_CSUM);
+	assert_int_equal(virtio_net_offloads((1ULL << VIRTIO_NET_F_CSUM) |
+					     (1ULL << VIRTIO_NET_F_HOST_TSO6), false),
+			 TUN_F_CSUM | TUN_F_TSO6);
+	assert_int_equal(virtio_net_offloads(ALL_OFFLOADS, false), TUN_ALL);
+
+	/* No offload acked: the tap stays at TUNSETOFFLOAD 0. */
+	virtio_net_rx(f->n);
+	assert_int_equal(f->n->tap_offloads, 0);
+	/* Acked, then DRIVER_OK: set before the next frame is read. */
+	redrive(f, f->n, ALL_OFFLOADS);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_int_equal(f->n->tap_offloads, TUN_ALL);
+	/* Checksums only. */
+	redrive(f, f->n, (1ULL << VIRTIO_NET_F_GUEST_CSUM));
+	virtio_net_rx(f->n);
+	assert_int_equal(f->n->tap_offloads, TUN_F_CSUM);
+	/* A driver that comes back acking none: back to 0, whole frames. */
+	redrive(f, f->n, ALL_OFFLOADS);
+	virtio_net_rx(f->n);
+	tg_negotiate(&f->n->t, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_MAC));
+	virtio_net_rx(f->n);	/* not running yet: left as it was */
+	assert_int_equal(f->n->tap_offloads, TUN_ALL);
+	redrive(f, f->n, 0);
+	virtio_net_rx(f->n);
+	assert_int_equal(f->n->tap_offloads, 0);
+}
+
+static void test_virtio_net_tx_passes_checked_offload_header(void **state)
+{
+	struct fixture *f = *state;
+	static uint8_t buf[12 + 4000];
+	struct virtio_net_hdr_v1 h = tso4_hdr(), got;
+	struct virtio_net_hdr_v1 csum = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM |
+						   VIRTIO_NET_HDR_F_DATA_VALID,
+					  .csum_start = 34, .csum_offset = 6, .gso_size = 99,
+					  .hdr_len = 7 };
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	h.num_buffers = 77;
+	post_tx_hdr(f, 0, &h, 3000, 4);
+	h.gso_type = VIRTIO_NET_HDR_GSO_TCPV6 | VIRTIO_NET_HDR_GSO_ECN;
+	post_tx_hdr(f, 2, &h, 3000, 5);
+	post_tx_hdr(f, 4, &csum, 300, 6);
+	assert_int_equal(virtio_net_tx(f->n), 3);
+	assert_int_equal(f->n->tx_dropped, 0);
+	/* The guest's header goes to the tap as it was, num_buffers aside. */
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 3000);
+	memcpy(&got, buf, 12);
+	h = tso4_hdr();
+	assert_memory_equal(&got, &h, 12);
+	assert_true(is_fill(buf + 12, 3000, 4));
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 3000);
+	memcpy(&got, buf, 12);
+	assert_int_equal(got.gso_type, VIRTIO_NET_HDR_GSO_TCPV6 | VIRTIO_NET_HDR_GSO_ECN);
+	/* Checksum only: DATA_VALID (not the driver's to set) and the unused fields cleared. */
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 300);
+	memcpy(&got, buf, 12);
+	assert_int_equal(got.flags, VIRTIO_NET_HDR_F_NEEDS_CSUM);
+	assert_int_equal(got.csum_start, 34);
+	assert_int_equal(got.csum_offset, 6);
+	assert_int_equal(got.gso_size, 0);
+	assert_int_equal(got.hdr_len, 0);
+	assert_int_equal(f->n->tx_packets, 3);
+	assert_int_equal(f->n->tx_bytes, 6300);
+}
+
+static void test_virtio_net_tx_drops_lying_offload_headers(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 bad[9];
+	uint8_t buf[128];
+	unsigned int nr = 0;
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	for (unsigned int i = 0; i < 9; i++)
+		bad[i] = tso4_hdr();
+	bad[nr++].hdr_len = 1001;			/* hdr_len beyond a 1000-byte frame */
+	bad[nr++].gso_size = 0;				/* segmentation into segments of 0 */
+	bad[nr].csum_start = 990;			/* 990 + 9 + 2 > 1000 */
+	bad[nr++].csum_offset = 9;
+	bad[nr++].csum_start = 0xffff;			/* no wrap around */
+	bad[nr++].gso_type = VIRTIO_NET_HDR_GSO_UDP;	/* UFO: not offered */
+	bad[nr++].gso_type = 0x42;			/* no such type */
+	bad[nr++].flags = VIRTIO_NET_HDR_F_NEEDS_CSUM | 0x80;	/* unknown flag */
+	bad[nr++].flags = 0;				/* segmentation with a full checksum */
+	bad[nr] = (struct virtio_net_hdr_v1){ .gso_type = VIRTIO_NET_HDR_GSO_ECN };
+	nr++;						/* ECN and no segmentation */
+	/* Two descriptors a chain, 16 in the table: eight, then the ninth. */
+	for (unsigned int i = 0; i < 8; i++)
+		post_tx_hdr(f, (uint16_t)(2 * i), &bad[i], 1000, 1);
+	assert_int_equal(virtio_net_tx(f->n), 8);
+	post_tx_hdr(f, 0, &bad[8], 1000, 1);
+	assert_int_equal(virtio_net_tx(f->n), 1);
+	assert_int_equal(f->n->tx_dropped, nr);
+	assert_int_equal(f->n->tx_packets, 0);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+
+	/* Checksums and TSO4 acked, not TSO6 nor ECN: those are lies too. */
+	redrive(f, f->n, (1ULL << VIRTIO_NET_F_CSUM) | (1ULL << VIRTIO_NET_F_HOST_TSO4));
+	bad[0] = tso4_hdr();
+	bad[0].gso_type = VIRTIO_NET_HDR_GSO_TCPV6;
+	bad[1] = tso4_hdr();
+	bad[1].gso_type |= VIRTIO_NET_HDR_GSO_ECN;
+	bad[2] = tso4_hdr();
+	post_tx_hdr(f, 0, &bad[0], 1000, 1);
+	post_tx_hdr(f, 2, &bad[1], 1000, 1);
+	post_tx_hdr(f, 4, &bad[2], 60, 2);		/* and one that is fine */
+	assert_int_equal(virtio_net_tx(f->n), 3);
+	assert_int_equal(f->n->tx_dropped, nr + 2);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 72);
+	assert_true(is_fill(buf + 12, 60, 2));
+}
+
+static void test_virtio_net_rx_passes_offload_header_when_acked(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 h = tso4_hdr(), got;
+	struct virtio_net_hdr_v1 valid = { .flags = VIRTIO_NET_HDR_F_DATA_VALID };
+	uint32_t id, len;
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	post_rx(f, 0, 4096);
+	post_rx(f, 1, 4096);
+	h.num_buffers = 9;	/* the tap's garbage: ours to write */
+	net_send_hdr(f->peer, &h, 3000, 8);
+	net_send_hdr(f->peer, &valid, 100, 9);
+	assert_int_equal(virtio_net_rx(f->n), 2);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(len, 12 + 3000);
+	memcpy(&got, gp(f, RXBUF), 12);
+	h.num_buffers = 1;
+	assert_memory_equal(&got, &h, 12);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 3000, 8));
+	/* The tap checked this one's checksum, and the guest acked GUEST_CSUM: it may know. */
+	memcpy(&got, gp(f, RXBUF + 0x1000), 12);
+	assert_int_equal(got.flags, VIRTIO_NET_HDR_F_DATA_VALID);
+	assert_int_equal(got.num_buffers, 1);
+	assert_int_equal(f->n->rx_packets, 2);
+}
+
+static void test_virtio_net_rx_drops_lying_headers_from_tap(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 h[6];
+	uint32_t id, len;
+
+	redrive(f, f->n, ALL_OFFLOADS & ~(1ULL << VIRTIO_NET_F_GUEST_TSO6));
+	for (int i = 0; i < 6; i++)
+		h[i] = tso4_hdr();
+	h[0].hdr_len = 501;				/* beyond a 500-byte frame */
+	h[1].gso_size = 0;
+	h[2].csum_start = 490;				/* 490 + 16 + 2 > 500 */
+	h[3].gso_type = VIRTIO_NET_HDR_GSO_UDP;
+	h[4].gso_type = VIRTIO_NET_HDR_GSO_TCPV6;	/* the guest did not ack it */
+	post_rx(f, 0, 2048);
+	for (int i = 0; i < 5; i++)
+		net_send_hdr(f->peer, &h[i], 500, (uint8_t)i);
+	h[5].gso_size = 1448;	/* a true one, of one segment shorter than gso_size */
+	net_send_hdr(f->peer, &h[5], 500, 5);
+	/* The lies are dropped; the chain they were read into takes the true one. */
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	assert_int_equal(f->n->rx_dropped, 5);
+	used_elem(f, VIRTIO_NET_RXQ, 0, &id, &len);
+	assert_int_equal(id, 0);
+	assert_int_equal(len, 512);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF) + 12, 500, 5));
+	assert_false(tg_rd(&f->n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
+static void test_virtio_net_rx_mergeable_frame_fills_several_chains(void **state)
+{
+	struct fixture *f = *state;
+	static uint8_t all[12 + 5000];
+	struct virtio_net_hdr_v1 h = tso4_hdr(), got;
+	uint32_t id, len, want[4] = { 1526, 1526, 1526, 5012 - 3 * 1526 };
+	size_t off = 0;
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	for (uint16_t i = 0; i < 4; i++)
+		post_rx(f, i, 1526);
+	net_send_hdr(f->peer, &h, 5000, 3);
+	assert_int_equal(virtio_net_rx(f->n), 4);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 4);
+	for (uint16_t i = 0; i < 4; i++) {
+		used_elem(f, VIRTIO_NET_RXQ, i, &id, &len);
+		assert_int_equal(id, i);
+		assert_int_equal(len, want[i]);
+		memcpy(all + off, gp(f, RXBUF + 0x1000ULL * i), len);
+		off += len;
+	}
+	memcpy(&got, all, 12);
+	assert_int_equal(got.num_buffers, 4);
+	assert_int_equal(got.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_true(is_fill(all + 12, 5000, 3));
+	assert_int_equal(f->n->rx_packets, 1);
+	assert_int_equal(f->n->rx_bytes, 5000);
+	assert_true(tg_eventfd(f->n->t.irq_fd) >= 1);
+
+	/* Two chains for a frame that needs four: both come back empty, the frame is dropped. */
+	post_rx(f, 4, 1526);
+	post_rx(f, 5, 1526);
+	net_send_hdr(f->peer, &h, 5000, 3);
+	assert_int_equal(virtio_net_rx(f->n), 2);
+	for (uint16_t i = 4; i < 6; i++) {
+		used_elem(f, VIRTIO_NET_RXQ, i, &id, &len);
+		assert_int_equal(id, i);
+		assert_int_equal(len, 0);
+	}
+	assert_int_equal(f->n->rx_dropped, 1);
+	/* Small frames still take one chain each, num_buffers 1. */
+	post_rx(f, 6, 1526);
+	net_send(f->peer, 60, 1, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	memcpy(&got, gp(f, RXBUF + 0x6000), 12);
+	assert_int_equal(got.num_buffers, 1);
+}
+
+/* A live upgrade (or a kexec's new tap): the restored features set the tap's offloads. */
+static void test_virtio_net_state_restore_sets_offloads_again(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_state s;
+	struct virtio_net_spec sp = spec();
+	struct virtio_net_hdr_v1 h = tso4_hdr(), got;
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	virtio_net_rx(f->n);
+	assert_int_equal(f->n->tap_offloads, TUN_ALL);
+	virtio_net_quiesce(f->n);
+	assert_int_equal(virtio_net_get_state(f->n, &s), 0);
+	assert_int_equal(s.t.driver_features & ALL_OFFLOADS, ALL_OFFLOADS);
+	assert_int_equal(virtio_net_state_validate(&s, f->err, sizeof(f->err)), 0);
+
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], dup(f->n->fd), &sp, &f->gm, f->err,
+					    sizeof(f->err)), 0);
+	assert_int_equal(f->dev[1].tap_offloads, 0);	/* as tap_open() leaves a new tap */
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->dev[1].tap_offloads, TUN_ALL);
+	virtio_net_close(f->n);
+	post_rx(f, 0, 4096);
+	net_send_hdr(f->peer, &h, 2000, 1);
+	assert_int_equal(virtio_net_rx(&f->dev[1]), 1);
+	memcpy(&got, gp(f, RXBUF), 12);
+	assert_int_equal(got.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+}
+
+/* A state saved before offloads were offered (no offload acked) restores, without offloads. */
+static void test_virtio_net_state_without_offloads_restores(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_state s;
+	struct virtio_net_spec sp = spec();
+
+	virtio_net_quiesce(f->n);
+	assert_int_equal(virtio_net_get_state(f->n, &s), 0);
+	/* What the device offered then. */
+	s.t.device_features = (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_MAC) |
+			      (1ULL << VIRTIO_NET_F_STATUS);
+	assert_int_equal(virtio_net_state_validate(&s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], dup(f->n->fd), &sp, &f->gm, f->err,
+					    sizeof(f->err)), 0);
+	f->dev[1].tap_offloads = VIRTIO_NET_OFFLOADS_UNKNOWN;	/* as an adopted fd */
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->dev[1].tap_offloads, 0);
+}
+
+/*
+ * The committed state of a NIC saved before the offloads were offered
+ * (tests/state-corpus/good/two_vcpus_virtio_net.dtb: VERSION_1, MAC and
+ * STATUS offered and acked) restores into today's device, which offers
+ * more, and leaves the tap without offloads. Run from the top of the tree.
+ */
+static void test_virtio_net_state_from_the_corpus_restores(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_spec sp = { .tap = "vm1-net0", .bridge = "br0", .has_mac = true };
+	struct guestmem rings = { .nr = 1 };
+	struct state_vm vs;
+	size_t size;
+	void *blob;
+	FILE *fp = fopen("tests/state-corpus/good/two_vcpus_virtio_net.dtb", "rb");
+	int sv[2];
+
+	assert_non_null(fp);
+	blob = malloc(1 << 20);
+	assert_non_null(blob);
+	size = fread(blob, 1, 1 << 20, fp);
+	fclose(fp);
+	assert_int_equal(state_fdt_load(blob, size, 0, &vs, f->err, sizeof(f->err)), 0);
+	free(blob);
+	assert_int_equal(vs.nr_nets, 1);
+	assert_int_equal(vs.nets[0].t.driver_features & ALL_OFFLOADS, 0);
+	/* Guest RAM where the saved rings are. */
+	rings.r[0] = (struct guestmem_region){ .gpa = 0x7e000000, .size = 0x10000, .fd = -1 };
+	rings.r[0].hva = calloc(1, 0x10000);
+	assert_non_null(rings.r[0].hva);
+	memcpy(sp.mac, vs.nets[0].mac, 6);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(&f->dev[1], sv[0], &sp, &rings, f->err,
+					    sizeof(f->err)), 0);
+	f->dev[1].tap_offloads = VIRTIO_NET_OFFLOADS_UNKNOWN;	/* as an adopted fd */
+	assert_int_equal(virtio_net_set_state(&f->dev[1], &vs.nets[0], f->err, sizeof(f->err)), 0);
+	assert_int_equal(f->dev[1].tap_offloads, 0);
+	assert_int_equal(f->dev[1].t.queues[0].last_avail, 0x1234);
+	virtio_net_close(&f->dev[1]);
+	state_vm_free(&vs);
+	free(rings.r[0].hva);
+}
+
 static void test_virtio_net_mac_parse(void **state)
 {
 	uint8_t m[6], g[6];
@@ -649,6 +1049,24 @@ static void test_tap_name_valid(void **state)
 	assert_false(tap_name_valid(".."));
 }
 
+static void test_tap_set_offload_names_the_tap_and_flags(void **state)
+{
+	char err[256];
+	int sv[2];
+
+	(void)state;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	/* Flags outside what virtio-net may ask for: refused before any ioctl. */
+	assert_int_equal(tap_set_offload(sv[0], "t0", TUN_F_CSUM | TUN_F_UFO, err, sizeof(err)),
+			 -EINVAL);
+	assert_non_null(strstr(err, "tap t0: TUNSETOFFLOAD 0x11: unknown flags"));
+	/* Not a tap: the kernel's refusal, with the tap's name and the flags. */
+	assert_true(tap_set_offload(sv[0], "t0", TUN_F_CSUM | TUN_F_TSO4, err, sizeof(err)) < 0);
+	assert_non_null(strstr(err, "tap t0: TUNSETOFFLOAD 0x3: "));
+	close(sv[0]);
+	close(sv[1]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -669,8 +1087,18 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_thread_moves_frames_and_pause_holds_them, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_moves_to_new_device, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_refuses_other_mac_or_tap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_offloads_follow_acked_features, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_passes_checked_offload_header, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_drops_lying_offload_headers, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_passes_offload_header_when_acked, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_drops_lying_headers_from_tap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_mergeable_frame_fills_several_chains, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_restore_sets_offloads_again, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_without_offloads_restores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_state_from_the_corpus_restores, setup, teardown),
 		cmocka_unit_test(test_virtio_net_mac_parse),
 		cmocka_unit_test(test_tap_name_valid),
+		cmocka_unit_test(test_tap_set_offload_names_the_tap_and_flags),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -12,7 +12,9 @@
  * 1.x header. Then what a live upgrade does: the
  * VM is quiesced, a frame sent meanwhile is not delivered to it, a
  * second VM adopts the tap's fd with the captured state, and that frame
- * arrives there, once.
+ * arrives there, once. And the offloads: TSO frames each way on the real
+ * tap, and the tap's TUNSETOFFLOAD set again when the state is restored
+ * onto a tap made anew, as after a host kexec.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +26,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/sockios.h>
+#include <linux/if_tun.h>
 #include <linux/virtio_net.h>
 #include <net/ethernet.h>
 #include <poll.h>
@@ -97,7 +100,8 @@ static void make_vm(struct vm *vm, const int *adopt_fd)
 		fail_msg("vm_create: %s", err);
 }
 
-static void drive(struct vm *vm)
+/* The driver's part up to DRIVER_OK, acking MAC, STATUS and extra (low 32 feature bits). */
+static void drive_with(struct vm *vm, uint32_t extra)
 {
 	wr(vm, VIRTIO_MMIO_STATUS, 0);
 	wr(vm, VIRTIO_MMIO_STATUS, 1);
@@ -105,7 +109,8 @@ static void drive(struct vm *vm)
 	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 1);
 	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, 1);
 	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES_SEL, 0);
-	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES, (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS));
+	wr(vm, VIRTIO_MMIO_DRIVER_FEATURES,
+	   (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS) | extra);
 	wr(vm, VIRTIO_MMIO_STATUS, 11);
 	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 11);
 	for (unsigned int q = 0; q < 2; q++) {
@@ -118,6 +123,11 @@ static void drive(struct vm *vm)
 	}
 	wr(vm, VIRTIO_MMIO_STATUS, 15);
 	assert_int_equal(rd(vm, VIRTIO_MMIO_STATUS), 15);
+}
+
+static void drive(struct vm *vm)
+{
+	drive_with(vm, 0);
 }
 
 static void set_desc(struct vm *vm, unsigned int q, uint16_t i, uint64_t addr, uint32_t len,
@@ -346,10 +356,213 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	bridge_del();
 }
 
+#define TSO_PAYLOAD	3000
+#define TSO_MSS		1000
+
+static uint16_t ip_csum(const uint8_t *p, size_t len)
+{
+	uint32_t sum = 0;
+
+	for (size_t i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)(p[i] << 8 | p[i + 1]);
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/*
+ * A TCP/IPv4 frame of TSO_PAYLOAD bytes (text at the start of the
+ * payload) from src to dst behind a TCPV4 segmentation header, as a
+ * stack with TSO hands it over: 12 + 54 + TSO_PAYLOAD bytes into f.
+ */
+static size_t make_tso_frame(uint8_t *f, const uint8_t *src, const uint8_t *dst, const char *text)
+{
+	struct virtio_net_hdr_v1 h = { .flags = VIRTIO_NET_HDR_F_NEEDS_CSUM,
+				       .gso_type = VIRTIO_NET_HDR_GSO_TCPV4, .hdr_len = 54,
+				       .gso_size = TSO_MSS, .csum_start = 34, .csum_offset = 16 };
+	uint8_t *e = f + 12, *ip = e + 14, *tcp = ip + 20;
+	uint16_t tot = htons(20 + 20 + TSO_PAYLOAD), c;
+
+	memset(f, 0, 12 + 54 + TSO_PAYLOAD);
+	memcpy(f, &h, 12);
+	memcpy(e, dst, 6);
+	memcpy(e + 6, src, 6);
+	e[12] = 0x08;		/* IPv4 */
+	ip[0] = 0x45;
+	memcpy(ip + 2, &tot, 2);
+	ip[8] = 64;
+	ip[9] = 6;		/* TCP */
+	memcpy(ip + 12, (uint8_t[]){ 10, 23, 0, 1, 10, 23, 0, 2 }, 8);
+	c = htons(ip_csum(ip, 20));
+	memcpy(ip + 10, &c, 2);
+	tcp[0] = 0x30;		/* ports 12345 -> 23456 */
+	tcp[1] = 0x39;
+	tcp[2] = 0x5b;
+	tcp[3] = 0xa0;
+	tcp[12] = 5 << 4;	/* 20-byte header */
+	tcp[13] = 0x18;		/* PSH ACK */
+	tcp[14] = 0xff;
+	memcpy(tcp + 20, text, strlen(text));
+	return 12 + 54 + TSO_PAYLOAD;
+}
+
+/*
+ * Wait for a frame with text in the used ring from *seen on: its first
+ * chain's header into *h, its length without headers (all its chains);
+ * -1 if none within wait_ms.
+ */
+static ssize_t rx_find_merged(struct vm *vm, uint16_t *seen, const char *text,
+			      struct virtio_net_hdr_v1 *h, int wait_ms)
+{
+	for (int t = 0; t <= wait_ms; t += 10) {
+		while (*seen != used_idx(vm, 0)) {
+			uint32_t id, len, total;
+			uint16_t nb;
+
+			used_elem(vm, 0, *seen, &id, &len);
+			assert_true(id < QN);
+			memcpy(h, gpa(vm, RXBUF + 0x1000ULL * id), sizeof(*h));
+			nb = h->num_buffers ? h->num_buffers : 1;
+			total = len;
+			for (uint16_t k = 1; k < nb; k++) {
+				uint32_t id2, len2;
+
+				while ((uint16_t)(used_idx(vm, 0) - *seen) <= k)
+					usleep(1000);
+				used_elem(vm, 0, (uint16_t)(*seen + k), &id2, &len2);
+				total += len2;
+			}
+			if (len >= 12 + 54 + strlen(text) &&
+			    !memcmp(gpa(vm, RXBUF + 0x1000ULL * id) + 12 + 54, text, strlen(text))) {
+				*seen = (uint16_t)(*seen + nb);
+				return (ssize_t)total - 12;
+			}
+			*seen = (uint16_t)(*seen + nb);
+		}
+		usleep(10000);
+	}
+	return -1;
+}
+
+/* Frames from the guest's MAC (IPv4) the peer reads within ms, each a segment of TSO_MSS. */
+static int peer_segments(int peer, int ms)
+{
+	static uint8_t f[12 + 54 + TSO_PAYLOAD + 64];
+	struct pollfd p = { .fd = peer, .events = POLLIN };
+	int segs = 0;
+
+	for (int t = 0; t <= ms && segs < 3; t += 50) {
+		ssize_t n;
+
+		assert_true(poll(&p, 1, 50) >= 0);
+		while ((n = read(peer, f, sizeof(f))) > 0) {
+			struct ether_header *e = (struct ether_header *)(f + 12);
+
+			if (n < 12 + 14 || memcmp(e->ether_shost, MAC, 6) ||
+			    e->ether_type != htons(ETHERTYPE_IP))
+				continue;
+			assert_int_equal(n, 12 + 54 + TSO_MSS);
+			segs++;
+		}
+	}
+	return segs;
+}
+
+/* Repost the rx buffers the used ring gave back, from *posted up to seen + QN. */
+static void repost_rx(struct vm *vm, uint16_t *posted, uint16_t seen)
+{
+	while ((uint16_t)(*posted - seen) < QN)
+		post_rx(vm, (*posted)++);
+	wr(vm, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+}
+
+/*
+ * The offloads on a real tap: a guest that acks GUEST_CSUM, GUEST_TSO4
+ * and MRG_RXBUF gets a TSO frame from the bridge whole (one 3 KB frame
+ * across two 2 KiB chains, not three segments: the tap was set to
+ * TUN_F_TSO4), and its own TSO frame is accepted by the kernel and cut
+ * into segments for a peer without offloads. Then what a host kexec
+ * does to the tap: the VM's state is captured, its tap goes with it, a
+ * new VM makes the tap again (TUNSETOFFLOAD 0) and restores the state;
+ * the restore must set the offloads again, so the next TSO frame also
+ * arrives whole.
+ */
+static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void **state)
+{
+	static const uint8_t host[6] = { 0x02, 0, 0, 0, 0, 0x99 };
+	static uint8_t f[12 + 54 + TSO_PAYLOAD + 64];
+	uint32_t acks = (1u << VIRTIO_NET_F_CSUM) | (1u << VIRTIO_NET_F_GUEST_CSUM) |
+			(1u << VIRTIO_NET_F_GUEST_TSO4) | (1u << VIRTIO_NET_F_HOST_TSO4) |
+			(1u << VIRTIO_NET_F_MRG_RXBUF);
+	struct virtio_net_hdr_v1 h;
+	struct virtio_net_state st;
+	struct vm a, b;
+	uint16_t seen = 0, posted = 0;
+	uint8_t *ram;
+	uint32_t nr;
+	size_t n;
+	int s;
+
+	(void)state;
+	if (!allowed())
+		skip();
+	bridge_del();
+	bridge_add();
+	make_vm(&a, NULL);
+	drive_with(&a, acks);
+	s = peer_open();
+	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+	repost_rx(&a, &posted, seen);
+
+	/* Into the guest: one frame, segmentation header intact. */
+	n = make_tso_frame(f, host, MAC, "kvmlu-tso-1");
+	assert_int_equal(write(s, f, n), (ssize_t)n);
+	assert_int_equal(rx_find_merged(&a, &seen, "kvmlu-tso-1", &h, 5000), 54 + TSO_PAYLOAD);
+	assert_int_equal(h.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_int_equal(h.gso_size, TSO_MSS);
+	assert_int_equal(h.num_buffers, 2);
+	assert_int_equal(a.nets[0].tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
+
+	/* Out of the guest: the kernel takes the header and cuts three segments for the peer. */
+	make_tso_frame(gpa(&a, TXBUF), MAC, host, "kvmlu-tso-tx");
+	set_desc(&a, 1, 0, TXBUF, (uint32_t)n, 0);
+	avail(&a, 1, 0, 0);
+	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
+	assert_int_equal(peer_segments(s, 2000), 3);
+	assert_int_equal(a.nets[0].tx_dropped, 0);
+	assert_int_equal(a.nets[0].tx_packets, 1);
+
+	/* A host kexec in miniature: the state out, the tap gone with the VM, a new tap. */
+	vm_virtio_quiesce(&a);
+	assert_int_equal(vm_virtio_net_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
+	assert_int_equal(nr, 1);
+	ram = malloc(0x40000);
+	assert_non_null(ram);
+	memcpy(ram, gpa(&a, 0x100000), 0x40000);
+	vm_destroy(&a);
+	make_vm(&b, NULL);	/* tap_open(): TUNSETOFFLOAD 0 */
+	assert_int_equal(b.nets[0].tap_offloads, 0);
+	memcpy(gpa(&b, 0x100000), ram, 0x40000);
+	free(ram);
+	assert_int_equal(vm_virtio_net_restore(&b, &st, 1, err, sizeof(err)), 0);
+	assert_int_equal(b.nets[0].tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
+	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	repost_rx(&b, &posted, seen);
+	n = make_tso_frame(f, host, MAC, "kvmlu-tso-2");
+	assert_int_equal(write(s, f, n), (ssize_t)n);
+	assert_int_equal(rx_find_merged(&b, &seen, "kvmlu-tso-2", &h, 5000), 54 + TSO_PAYLOAD);
+	assert_int_equal(h.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
+	assert_int_equal(h.num_buffers, 2);
+	vm_destroy(&b);
+	close(s);
+	bridge_del();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm),
+		cmocka_unit_test(test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
