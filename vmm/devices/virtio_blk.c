@@ -100,7 +100,8 @@ static int blk_setup(struct virtio_blk *b, const struct virtio_blk_spec *spec,
 	b->capacity = b->ident.size / VIRTIO_BLK_SECTOR;
 	cfg.capacity = b->capacity;
 	cfg.seg_max = VIRTIO_BLK_SEG_MAX;
-	features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_FLUSH);
+	features = (1ULL << VIRTIO_BLK_F_SEG_MAX) | (1ULL << VIRTIO_BLK_F_FLUSH) |
+		   (1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VIRTIO_RING_F_INDIRECT_DESC);
 	if (b->readonly)
 		features |= 1ULL << VIRTIO_BLK_F_RO;
 	rc = virtio_mmio_init(&b->t, b->name, VIRTIO_ID_BLOCK_DEVICE, features, 1, &cfg,

@@ -3,8 +3,9 @@
  * virtio-blk (virtio 1.x 5.2) on a raw image file or a block device,
  * over the virtio-mmio transport (vmm/virtio/). One request queue.
  * Offered: VIRTIO_BLK_F_SEG_MAX, VIRTIO_BLK_F_FLUSH (fdatasync),
- * VIRTIO_BLK_F_RO for --disk ...,readonly; GET_ID answers the disk's id.
- * Not offered: indirect descriptors, event idx, discard, write zeroes.
+ * VIRTIO_BLK_F_RO for --disk ...,readonly, and the ring features
+ * VIRTIO_RING_F_EVENT_IDX and VIRTIO_RING_F_INDIRECT_DESC (virtq.h);
+ * GET_ID answers the disk's id. Not offered: discard, write zeroes.
  *
  * Lifecycle: virtio_blk_open() opens the disk (or virtio_blk_adopt()
  * takes an fd received on a live upgrade), records what identifies it
