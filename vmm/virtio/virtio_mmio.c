@@ -420,7 +420,9 @@ void virtio_mmio_push(struct virtio_mmio *t, unsigned int qi, uint16_t head, uin
 void virtio_mmio_notify(struct virtio_mmio *t, unsigned int qi)
 {
 	pthread_mutex_lock(&t->lock);
-	if (qi < t->nr_queues && !t->broken && virtq_need_interrupt(&t->queues[qi]))
+	/* Not for a device reset since its last push: that driver has nothing to hear. */
+	if (qi < t->nr_queues && live(t) && t->queues[qi].ready &&
+	    virtq_need_interrupt(&t->queues[qi]))
 		raise_irq(t, VIRTIO_INT_USED_RING);
 	pthread_mutex_unlock(&t->lock);
 }
