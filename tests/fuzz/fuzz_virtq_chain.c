@@ -2,13 +2,16 @@
 /*
  * libFuzzer target: descriptor rings and virtio-blk requests as a hostile
  * guest writes them. The input is the queue's setup (size, ring
- * addresses, where the indices start) followed by the guest RAM bytes
- * that hold the rings, descriptors and requests. Guest RAM is two
+ * addresses, where the indices start, which ring features are on:
+ * EVENT_IDX, INDIRECT_DESC) followed by the guest RAM bytes that hold
+ * the rings, descriptors, indirect tables and requests. Guest RAM is two
  * exactly-sized heap regions with a hole between them, so ASan reports
  * any access outside guest RAM. Every chain popped must obey the queue's
- * contract (at most size buffers, each inside one region, readable before
- * writable); each is then handled as a block request against a small
- * temp file, and pushed. Refusals (-EIO) are the expected outcome.
+ * contract (at most size buffers, or VIRTQ_MAX_SIZE with indirect tables,
+ * each inside one region, readable before writable); each is then handled
+ * as a block request against a small temp file, and pushed, and the
+ * interrupt decision (used_event) is taken after each. Refusals (-EIO)
+ * are the expected outcome.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -90,6 +93,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	q.used_gpa = (uint64_t)v[3] * 2;
 	q.last_avail = q.used_idx = v[4];
 	blk.readonly = v[5] & 2;
+	virtq_set_features(&q, (v[5] & 4 ? 1ULL << VIRTIO_RING_F_EVENT_IDX : 0) |
+				(v[5] & 8 ? 1ULL << VIRTIO_RING_F_INDIRECT_DESC : 0));
 	if (virtq_enable(&q, &gm, err, sizeof(err)) == 0) {
 		for (int i = 0; i < 2 * VIRTQ_MAX_SIZE; i++) {
 			int r = virtq_pop(&q, c, err, sizeof(err));
@@ -97,7 +102,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 			if (r <= 0)
 				break;
-			if (c->nr == 0 || c->nr > q.size || c->head >= q.size ||
+			if (c->nr == 0 || c->nr > (q.indirect ? VIRTQ_MAX_SIZE : q.size) ||
+			    c->head >= q.size ||
 			    c->nr_readable > c->nr)
 				abort();
 			for (unsigned int k = 0; k < c->nr; k++) {
@@ -111,6 +117,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			len = virtio_blk_handle(&blk, c);
 			virtq_push(&q, c->head, len < 0 ? 0 : (uint32_t)len);
+			/* Any used_event is allowed; without EVENT_IDX it must always say yes. */
+			if (!virtq_need_interrupt(&q) && !q.event_idx)
+				abort();
 		}
 	}
 	free(c);

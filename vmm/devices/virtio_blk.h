@@ -3,16 +3,21 @@
  * virtio-blk (virtio 1.x 5.2) on a raw image file or a block device,
  * over the virtio-mmio transport (vmm/virtio/). One request queue.
  * Offered: VIRTIO_BLK_F_SEG_MAX, VIRTIO_BLK_F_FLUSH (fdatasync),
- * VIRTIO_BLK_F_RO for --disk ...,readonly; GET_ID answers the disk's id.
- * Not offered: indirect descriptors, event idx, discard, write zeroes.
+ * VIRTIO_BLK_F_RO for --disk ...,readonly, and the ring features
+ * VIRTIO_RING_F_EVENT_IDX and VIRTIO_RING_F_INDIRECT_DESC (virtq.h);
+ * GET_ID answers the disk's id. Not offered: discard, write zeroes.
  *
  * Lifecycle: virtio_blk_open() opens the disk (or virtio_blk_adopt()
  * takes an fd received on a live upgrade), records what identifies it
  * (path, st_dev/st_ino, size) and sets the transport up;
- * virtio_blk_start() starts the I/O thread, which is the only thread
- * that does disk I/O (never a vCPU); virtio_blk_quiesce() returns once
+ * virtio_blk_start() starts the I/O thread and VIRTIO_BLK_WORKERS
+ * workers, the only threads that do disk I/O (never a vCPU): the I/O
+ * thread takes requests off the ring into request slots and hands them
+ * to the workers, which complete them in any order, each into the used
+ * ring as it finishes; the I/O thread raises one interrupt per batch of
+ * completions (as EVENT_IDX allows). virtio_blk_quiesce() returns once
  * every request the guest made available has completed (a paused VM's
- * state is captured only after it); virtio_blk_close() stops the thread
+ * state is captured only after it); virtio_blk_close() stops the threads
  * and closes the disk.
  *
  * Unhappy paths: a missing or unopenable disk is refused at open with
@@ -36,7 +41,16 @@
 #define VIRTIO_ID_BLOCK_DEVICE	2
 #define VIRTIO_BLK_SECTOR	512
 #define VIRTIO_BLK_ID_MAX	20	/* VIRTIO_BLK_ID_BYTES */
-#define VIRTIO_BLK_SEG_MAX	(VIRTQ_MAX_SIZE - 2)	/* header and status take two */
+/*
+ * Data segments of one request: a chain holds at most VIRTQ_MAX_SIZE
+ * buffers (virtq.h; through an indirect table too), of which header and
+ * status take two (when they have buffers of their own, as Linux does).
+ */
+#define VIRTIO_BLK_SEG_MAX	(VIRTQ_MAX_SIZE - 2)
+/* Requests in flight at most: a full ring of the largest size we offer. */
+#define VIRTIO_BLK_INFLIGHT	VIRTQ_MAX_SIZE
+/* Threads doing the I/O of requests in flight, each one request at a time. */
+#define VIRTIO_BLK_WORKERS	8
 /* Largest data length of one request; Linux sends at most a few MiB. */
 #define VIRTIO_BLK_REQ_MAX	(1ULL << 30)
 
@@ -54,6 +68,12 @@ struct virtio_blk_identity {
 	uint64_t size;		/* bytes */
 };
 
+/* One request in flight: its chain, from the ring until the used ring. */
+struct virtio_blk_req {
+	struct virtq_chain chain;
+	struct virtio_blk_req *next;	/* free list or work queue, under the device lock */
+};
+
 struct virtio_blk {
 	struct virtio_mmio t;
 	char name[32];			/* "virtio-blk <id or index>", for messages */
@@ -68,11 +88,21 @@ struct virtio_blk {
 	bool thread_started;
 	int ctl_fd;			/* eventfd: stop or quiesce requested */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
+	pthread_cond_t cond;		/* quiesce done; nr_inflight reached 0 */
 	bool stop;
 	uint64_t quiesce_req, quiesce_done;
 
-	struct virtq_chain chain;	/* the request being handled (I/O thread only) */
+	/* Requests in flight and the workers doing their I/O (virtio_blk_io.c). */
+	struct virtio_blk_req *reqs;	/* VIRTIO_BLK_INFLIGHT slots */
+	struct virtio_blk_req *free_reqs;	/* under lock, as the three below */
+	struct virtio_blk_req *work_head, *work_tail;	/* taken, no worker yet */
+	unsigned int nr_inflight;	/* taken from the ring, not yet in the used ring */
+	pthread_cond_t work;		/* work queued, or workers_stop */
+	bool workers_stop;
+	pthread_t workers[VIRTIO_BLK_WORKERS];
+	unsigned int nr_workers;
+	int done_fd;			/* eventfd: a worker completed requests */
+
 	uint64_t requests, io_errors;	/* atomic: `status` reads them */
 };
 
@@ -109,8 +139,25 @@ void virtio_blk_quiesce(struct virtio_blk *b);
  */
 int virtio_blk_sync(struct virtio_blk *b, char *err, size_t errlen);
 
-/* Handle every available request now, in the caller's thread (tests, quiesce). */
+/*
+ * Handle every available request now, in the caller's thread (tests, and
+ * quiesce before the threads start); never while the threads run.
+ */
 void virtio_blk_process(struct virtio_blk *b);
+
+/*
+ * The steps of a request, as the threads take them (and tests, to
+ * complete requests in an order of their choosing): take the next
+ * available request into a free slot (1; 0 when the ring is empty, the
+ * device not live, or every slot in flight); do its I/O and put it in
+ * the used ring without an interrupt, freeing its slot (any thread).
+ */
+int virtio_blk_take(struct virtio_blk *b, struct virtio_blk_req **r);
+void virtio_blk_complete(struct virtio_blk *b, struct virtio_blk_req *r);
+
+/* Request slots (virtio_blk_open and _adopt) and, at close, the threads and slots. */
+int virtio_blk_io_init(struct virtio_blk *b);
+void virtio_blk_io_fini(struct virtio_blk *b);
 
 /*
  * One request: fills the status byte and returns the bytes written into

@@ -1,24 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The I/O thread of one virtio-blk device, and quiesce (see
- * virtio_blk.h). The thread sleeps in poll() on the queue's kick
- * eventfd (KVM_IOEVENTFD: the guest's notify lands here without a vCPU
- * exit to userspace) and on ctl_fd (stop, quiesce). On a kick it handles
- * requests one at a time, synchronously (preadv/pwritev/fdatasync), until
- * the ring is empty; the interrupt is raised once per batch (at most
- * BLK_IRQ_BATCH completions).
+ * The I/O thread and workers of one virtio-blk device, and quiesce (see
+ * virtio_blk.h).
+ *
+ * The I/O thread sleeps in poll() on the queue's kick eventfd
+ * (KVM_IOEVENTFD: the guest's notify lands here without a vCPU exit to
+ * userspace), on done_fd (workers completed requests) and on ctl_fd
+ * (stop, quiesce). On a kick it takes every available request into a free
+ * slot (VIRTIO_BLK_INFLIGHT of them, a full ring) and queues it for the
+ * workers; it never waits for I/O. VIRTIO_BLK_WORKERS workers each do one
+ * request's I/O at a time (preadv/pwritev/fdatasync, blocking) and put it
+ * in the used ring as soon as it is done, so requests complete out of
+ * order and a slow one does not hold back the others. On done_fd the I/O
+ * thread raises one interrupt for every completion since the last one
+ * (if the driver wants it: EVENT_IDX's used_event), then takes more
+ * requests if slots were all busy.
  *
  * Quiesce: the caller (the VM's pause, vCPUs already parked, so no new
  * request can appear) bumps quiesce_req and wakes the thread; the thread
- * empties the ring and acknowledges. Every request the guest made
- * available before the pause has then completed and is in the used ring,
- * which is guest RAM and travels with it: nothing is lost, nothing is
- * left half done for the state capture. A device that is broken (device
- * error) or not yet live has nothing to drain.
+ * takes every request still in the ring, waits until nr_inflight is 0
+ * (every worker finished and pushed), raises the interrupt and
+ * acknowledges. Every request the guest made available before the pause
+ * has then completed exactly once and is in the used ring, which is
+ * guest RAM and travels with it: nothing is lost, nothing is delivered
+ * twice, nothing is left half done for the state capture. How long it
+ * takes is bounded by the requests in flight times one I/O's time (less
+ * with the workers in parallel). A device that is broken (device error)
+ * or not yet live has nothing to drain.
  */
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -35,40 +48,165 @@ static void drain_fd(int fd)
 	}
 }
 
+static void signal_fd(int fd)
+{
+	uint64_t one = 1;
+
+	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
+		/* full counter: already signalled */
+	}
+}
+
+int virtio_blk_io_init(struct virtio_blk *b)
+{
+	b->reqs = calloc(VIRTIO_BLK_INFLIGHT, sizeof(*b->reqs));
+	if (!b->reqs)
+		return -ENOMEM;
+	for (unsigned int i = 0; i < VIRTIO_BLK_INFLIGHT; i++) {
+		b->reqs[i].next = b->free_reqs;
+		b->free_reqs = &b->reqs[i];
+	}
+	pthread_cond_init(&b->work, NULL);
+	return 0;
+}
+
+int virtio_blk_take(struct virtio_blk *b, struct virtio_blk_req **out)
+{
+	struct virtio_blk_req *r;
+
+	pthread_mutex_lock(&b->lock);
+	r = b->free_reqs;
+	if (r)
+		b->free_reqs = r->next;
+	pthread_mutex_unlock(&b->lock);
+	if (!r)
+		return 0;
+	if (virtio_mmio_pop(&b->t, 0, &r->chain) <= 0) {
+		pthread_mutex_lock(&b->lock);
+		r->next = b->free_reqs;
+		b->free_reqs = r;
+		pthread_mutex_unlock(&b->lock);
+		return 0;
+	}
+	pthread_mutex_lock(&b->lock);
+	b->nr_inflight++;
+	pthread_mutex_unlock(&b->lock);
+	*out = r;
+	return 1;
+}
+
+void virtio_blk_complete(struct virtio_blk *b, struct virtio_blk_req *r)
+{
+	int len = virtio_blk_handle(b, &r->chain);
+
+	if (len < 0) {
+		virtio_mmio_device_error(&b->t, "request at head %u has no header or status byte",
+					 r->chain.head);
+		len = 0;
+	}
+	virtio_mmio_push(&b->t, 0, r->chain.head, (uint32_t)len, false);
+	/* Before the count drops: once it is 0, no signal for it is still to come. */
+	signal_fd(b->done_fd);
+	pthread_mutex_lock(&b->lock);
+	r->next = b->free_reqs;
+	b->free_reqs = r;
+	if (--b->nr_inflight == 0)
+		pthread_cond_broadcast(&b->cond);
+	pthread_mutex_unlock(&b->lock);
+}
+
 /*
- * Completions between two interrupts at most: a guest that keeps the ring
- * busy must still hear of its completions (it cannot reuse descriptors
- * before it does).
+ * Completions between two interrupts at most when the caller's thread
+ * does the I/O: a guest that keeps the ring busy must still hear of its
+ * completions (it cannot reuse descriptors before it does).
  */
 #define BLK_IRQ_BATCH 16
 
 void virtio_blk_process(struct virtio_blk *b)
 {
+	struct virtio_blk_req *r;
 	unsigned int batch = 0;
 
-	while (virtio_mmio_pop(&b->t, 0, &b->chain) > 0) {
-		int len = virtio_blk_handle(b, &b->chain);
-		bool last;
-
-		if (len < 0) {
-			virtio_mmio_device_error(&b->t,
-						 "request at head %u has no header or status byte",
-						 b->chain.head);
-			len = 0;
-		}
+	while (virtio_blk_take(b, &r) > 0) {
+		virtio_blk_complete(b, r);
 		/* One interrupt for a batch: when the ring ran dry, or the batch is full. */
-		last = ++batch == BLK_IRQ_BATCH || virtio_mmio_pending(&b->t, 0) == 0;
-		virtio_mmio_push(&b->t, 0, b->chain.head, (uint32_t)len, last);
-		if (last)
+		if (++batch == BLK_IRQ_BATCH || virtio_mmio_pending(&b->t, 0) == 0) {
+			virtio_mmio_notify(&b->t, 0);
 			batch = 0;
+		}
 	}
+}
+
+/* Hand r to a worker. */
+static void blk_queue_work(struct virtio_blk *b, struct virtio_blk_req *r)
+{
+	pthread_mutex_lock(&b->lock);
+	r->next = NULL;
+	if (b->work_tail)
+		b->work_tail->next = r;
+	else
+		b->work_head = r;
+	b->work_tail = r;
+	pthread_cond_signal(&b->work);
+	pthread_mutex_unlock(&b->lock);
+}
+
+/* Everything available, up to the free slots, to the workers. */
+static void blk_submit(struct virtio_blk *b)
+{
+	struct virtio_blk_req *r;
+
+	while (virtio_blk_take(b, &r) > 0)
+		blk_queue_work(b, r);
+}
+
+static void *blk_worker(void *arg)
+{
+	struct virtio_blk *b = arg;
+	struct virtio_blk_req *r;
+
+	for (;;) {
+		pthread_mutex_lock(&b->lock);
+		while (!b->work_head && !b->workers_stop)
+			pthread_cond_wait(&b->work, &b->lock);
+		/* Stop only with nothing queued: a taken request is always completed. */
+		r = b->work_head;
+		if (!r) {
+			pthread_mutex_unlock(&b->lock);
+			return NULL;
+		}
+		b->work_head = r->next;
+		if (!b->work_head)
+			b->work_tail = NULL;
+		pthread_mutex_unlock(&b->lock);
+		virtio_blk_complete(b, r);
+	}
+}
+
+/* Quiesce, in the I/O thread: the ring empty and nothing in flight. */
+static void blk_drain(struct virtio_blk *b)
+{
+	for (;;) {
+		blk_submit(b);
+		pthread_mutex_lock(&b->lock);
+		while (b->nr_inflight)
+			pthread_cond_wait(&b->cond, &b->lock);
+		pthread_mutex_unlock(&b->lock);
+		/* The slots were all busy while the ring had more: take those too. */
+		if (virtio_mmio_pending(&b->t, 0) == 0)
+			break;
+	}
+	/* Their signals are in; the interrupt for them is this one. */
+	drain_fd(b->done_fd);
+	virtio_mmio_notify(&b->t, 0);
 }
 
 static void *blk_thread(void *arg)
 {
 	struct virtio_blk *b = arg;
-	struct pollfd pfd[2] = {
+	struct pollfd pfd[3] = {
 		{ .fd = b->t.kick_fd[0], .events = POLLIN },
+		{ .fd = b->done_fd, .events = POLLIN },
 		{ .fd = b->ctl_fd, .events = POLLIN },
 	};
 	char tname[16];
@@ -77,18 +215,25 @@ static void *blk_thread(void *arg)
 	snprintf(tname, sizeof(tname), "blk-%.11s", b->name + strlen("virtio-blk "));
 	pthread_setname_np(pthread_self(), tname);
 	for (;;) {
-		if (poll(pfd, 2, -1) < 0 && errno != EINTR) {
-			/* Not expected with two valid eventfds; the guest's disk stops. */
+		if (poll(pfd, 3, -1) < 0 && errno != EINTR) {
+			/* Not expected with three valid eventfds; the guest's disk stops. */
 			virtio_mmio_device_error(&b->t, "I/O thread: poll: %s", strerror(errno));
 			break;
 		}
-		if (pfd[0].revents) {
-			drain_fd(pfd[0].fd);
-			virtio_blk_process(b);
+		if (pfd[1].revents) {
+			/* One interrupt for everything completed since the last. */
+			drain_fd(pfd[1].fd);
+			virtio_mmio_notify(&b->t, 0);
 		}
-		if (!pfd[1].revents)
+		if (pfd[0].revents || pfd[1].revents) {
+			/* A kick, or slots freed while the ring may still hold requests. */
+			if (pfd[0].revents)
+				drain_fd(pfd[0].fd);
+			blk_submit(b);
+		}
+		if (!pfd[2].revents)
 			continue;
-		drain_fd(pfd[1].fd);
+		drain_fd(pfd[2].fd);
 		pthread_mutex_lock(&b->lock);
 		if (b->stop) {
 			pthread_mutex_unlock(&b->lock);
@@ -96,7 +241,7 @@ static void *blk_thread(void *arg)
 		}
 		req = b->quiesce_req;
 		pthread_mutex_unlock(&b->lock);
-		virtio_blk_process(b);
+		blk_drain(b);
 		pthread_mutex_lock(&b->lock);
 		b->quiesce_done = req;
 		pthread_cond_broadcast(&b->cond);
@@ -110,6 +255,18 @@ static void *blk_thread(void *arg)
 	return NULL;
 }
 
+/* Stop the workers once the queue is empty (nothing adds to it now), and wait for them. */
+static void blk_stop_workers(struct virtio_blk *b)
+{
+	pthread_mutex_lock(&b->lock);
+	b->workers_stop = true;
+	pthread_cond_broadcast(&b->work);
+	pthread_mutex_unlock(&b->lock);
+	for (unsigned int i = 0; i < b->nr_workers; i++)
+		pthread_join(b->workers[i], NULL);
+	b->nr_workers = 0;
+}
+
 int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen)
 {
 	int rc;
@@ -117,16 +274,57 @@ int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen)
 	b->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->ctl_fd < 0)
 		return kvmlu_err(err, errlen, -errno, "%s: eventfd: %s", b->name, strerror(errno));
+	b->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (b->done_fd < 0)
+		return kvmlu_err(err, errlen, -errno, "%s: eventfd: %s", b->name, strerror(errno));
+	for (unsigned int i = 0; i < VIRTIO_BLK_WORKERS; i++) {
+		rc = pthread_create(&b->workers[i], NULL, blk_worker, b);
+		if (rc) {
+			blk_stop_workers(b);
+			b->workers_stop = false;
+			return kvmlu_err(err, errlen, -rc, "%s: I/O worker: %s", b->name,
+					 strerror(rc));
+		}
+		b->nr_workers++;
+	}
 	rc = pthread_create(&b->thread, NULL, blk_thread, b);
-	if (rc)
+	if (rc) {
+		blk_stop_workers(b);
+		b->workers_stop = false;
 		return kvmlu_err(err, errlen, -rc, "%s: I/O thread: %s", b->name, strerror(rc));
+	}
 	b->thread_started = true;
 	return 0;
 }
 
+void virtio_blk_io_fini(struct virtio_blk *b)
+{
+	if (b->thread_started) {
+		/* The I/O thread first: it drains nothing more once stopping. */
+		pthread_mutex_lock(&b->lock);
+		b->stop = true;
+		pthread_mutex_unlock(&b->lock);
+		signal_fd(b->ctl_fd);
+		pthread_join(b->thread, NULL);
+		b->thread_started = false;
+	}
+	if (b->nr_workers)
+		blk_stop_workers(b);
+	/* Only a device that was opened has slots, and only then a done_fd. */
+	if (b->reqs) {
+		pthread_cond_destroy(&b->work);
+		free(b->reqs);
+		b->reqs = NULL;
+		b->free_reqs = NULL;
+		if (b->done_fd >= 0)
+			close(b->done_fd);
+		b->done_fd = -1;
+	}
+}
+
 void virtio_blk_quiesce(struct virtio_blk *b)
 {
-	uint64_t one = 1, req;
+	uint64_t req;
 
 	if (!b->thread_started) {
 		virtio_blk_process(b);
@@ -135,9 +333,7 @@ void virtio_blk_quiesce(struct virtio_blk *b)
 	pthread_mutex_lock(&b->lock);
 	req = ++b->quiesce_req;
 	pthread_mutex_unlock(&b->lock);
-	if (write(b->ctl_fd, &one, sizeof(one)) < 0) {
-		/* full counter: the thread is already being woken */
-	}
+	signal_fd(b->ctl_fd);
 	pthread_mutex_lock(&b->lock);
 	while (b->quiesce_done < req)
 		pthread_cond_wait(&b->cond, &b->lock);

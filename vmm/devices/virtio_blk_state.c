@@ -6,6 +6,7 @@
  */
 #include <ctype.h>
 #include <errno.h>
+#include <linux/virtio_blk.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -38,9 +39,31 @@ int virtio_blk_state_validate(const struct virtio_blk_state *s, char *err, size_
 	return virtio_mmio_state_validate(&s->t, VIRTIO_ID_BLOCK_DEVICE, 1, err, errlen);
 }
 
+/*
+ * A state from before VIRTIO_BLK_F_BLK_SIZE was offered has the 16 bytes
+ * of config the device had then (capacity, size_max, seg_max); the
+ * guest, which could not negotiate BLK_SIZE, never reads the fields
+ * added since. Such a state gets today's extra bytes, so the transport's
+ * "the guest saw the same config" check compares what the guest saw.
+ */
+static const struct virtio_mmio_state *blk_config_of_today(const struct virtio_blk *b,
+							    const struct virtio_blk_state *s,
+							    struct virtio_mmio_state *ext)
+{
+	if (s->t.config_len >= b->t.config_len || s->t.config_len != 16 ||
+	    (s->t.driver_features & (1ULL << VIRTIO_BLK_F_BLK_SIZE)))
+		return &s->t;
+	*ext = s->t;
+	memcpy(ext->config + s->t.config_len, b->t.config + s->t.config_len,
+	       b->t.config_len - s->t.config_len);
+	ext->config_len = b->t.config_len;
+	return ext;
+}
+
 int virtio_blk_set_state(struct virtio_blk *b, const struct virtio_blk_state *s,
 			 char *err, size_t errlen)
 {
+	struct virtio_mmio_state ext;
 	int rc = virtio_blk_identity_check(&s->ident, &b->ident, err, errlen);
 
 	if (rc)
@@ -50,7 +73,7 @@ int virtio_blk_set_state(struct virtio_blk *b, const struct virtio_blk_state *s,
 				 "%s: saved as %s id '%s', opened as %s id '%s'", b->name,
 				 s->readonly ? "readonly" : "read-write", s->id,
 				 b->readonly ? "readonly" : "read-write", b->id);
-	rc = virtio_mmio_set_state(&b->t, &s->t, err, errlen);
+	rc = virtio_mmio_set_state(&b->t, blk_config_of_today(b, s, &ext), err, errlen);
 	if (rc) {
 		char why[256];
 

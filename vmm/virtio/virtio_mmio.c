@@ -240,6 +240,8 @@ static void write_queue_ready(struct virtio_mmio *t, uint32_t v)
 	}
 	if (q->ready || !setup_queue(t))
 		return;
+	/* FEATURES_OK is set (setup_queue): the ring features are final. */
+	virtq_set_features(q, t->driver_features);
 	if (virtq_enable(q, t->mem, why, sizeof(why)))
 		device_error_locked(t, why);
 }
@@ -407,10 +409,21 @@ void virtio_mmio_push(struct virtio_mmio *t, unsigned int qi, uint16_t head, uin
 	/* After a device error the ring is not trusted: complete, but do not write it. */
 	if (qi < t->nr_queues && !t->broken)
 		virtq_push(&t->queues[qi], head, len);
-	if (interrupt && !t->broken)
+	if (interrupt && !t->broken && qi < t->nr_queues &&
+	    virtq_need_interrupt(&t->queues[qi]))
 		raise_irq(t, VIRTIO_INT_USED_RING);
 	if (t->inflight && --t->inflight == 0)
 		pthread_cond_broadcast(&t->idle);
+	pthread_mutex_unlock(&t->lock);
+}
+
+void virtio_mmio_notify(struct virtio_mmio *t, unsigned int qi)
+{
+	pthread_mutex_lock(&t->lock);
+	/* Not for a device reset since its last push: that driver has nothing to hear. */
+	if (qi < t->nr_queues && live(t) && t->queues[qi].ready &&
+	    virtq_need_interrupt(&t->queues[qi]))
+		raise_irq(t, VIRTIO_INT_USED_RING);
 	pthread_mutex_unlock(&t->lock);
 }
 

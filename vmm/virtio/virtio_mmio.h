@@ -136,9 +136,15 @@ void virtio_mmio_write(struct virtio_mmio *t, uint64_t off, const uint8_t *data,
  * not ready). A hostile chain becomes a device error here and returns 0.
  */
 int virtio_mmio_pop(struct virtio_mmio *t, unsigned int q, struct virtq_chain *c);
-/* Complete a popped chain; raise the interrupt unless more are coming (batch). */
+/*
+ * Complete a popped chain; with interrupt (the end of a batch), raise the
+ * interrupt if the driver wants one (always, unless it negotiated
+ * VIRTIO_RING_F_EVENT_IDX: then as its used_event says).
+ */
 void virtio_mmio_push(struct virtio_mmio *t, unsigned int q, uint16_t head, uint32_t len,
 		      bool interrupt);
+/* The end of a batch of pushes made with interrupt false: the same interrupt decision. */
+void virtio_mmio_notify(struct virtio_mmio *t, unsigned int q);
 /* Chains made available on q and not taken yet (0 if not live). */
 unsigned int virtio_mmio_pending(struct virtio_mmio *t, unsigned int q);
 

@@ -149,6 +149,8 @@ int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state 
 		q[i].used_gpa = s->q[i].used;
 		q[i].last_avail = (uint16_t)s->q[i].last_avail;
 		q[i].used_idx = (uint16_t)s->q[i].used_idx;
+		/* The ring features follow from the negotiated ones: nothing more is saved. */
+		virtq_set_features(&q[i], s->driver_features);
 		if (s->q[i].ready && virtq_enable(&q[i], t->mem, why, sizeof(why)))
 			return kvmlu_err(err, errlen, -EINVAL, "queue %u: %s", i, why);
 	}

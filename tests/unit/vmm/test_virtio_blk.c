@@ -15,8 +15,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/virtio_blk.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define KVMLU_TEST_VIRTIO_MMIO
@@ -37,6 +39,7 @@ struct fixture {
 	char err[512];
 	uint16_t next_avail;
 	uint16_t qsize;		/* queue size the driver set up (16 unless a test says) */
+	uint64_t ring_features;	/* EVENT_IDX / INDIRECT_DESC acked, when a test says */
 };
 
 static int setup(void **state)
@@ -51,6 +54,7 @@ static int setup(void **state)
 	assert_int_equal(ftruncate(fd, DISK_SIZE), 0);
 	close(fd);
 	f->dev[0].fd = f->dev[0].ctl_fd = f->dev[1].fd = f->dev[1].ctl_fd = -1;
+	f->dev[0].done_fd = f->dev[1].done_fd = -1;
 	f->b = &f->dev[0];
 	*state = f;
 	return 0;
@@ -78,6 +82,7 @@ static void open_disk(struct fixture *f, bool readonly, const char *id)
 	assert_int_equal(virtio_blk_open(f->b, &spec, 0, &f->gm, f->err, sizeof(f->err)), 0);
 	if (readonly)
 		features |= 1ULL << VIRTIO_BLK_F_RO;
+	features |= f->ring_features;
 	tg_negotiate(&f->b->t, features);
 	assert_true(tg_rd(&f->b->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
 	if (!f->qsize)
@@ -455,6 +460,300 @@ static void test_blk_interrupts_at_least_every_16_completions(void **state)
 	assert_int_equal(f->b->t.interrupts, 3);
 }
 
+#define F_RING ((1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
+/* Room for up to 128 requests of their own, away from HDR/BUF/STATUS. */
+#define RQ_HDR(i)	(0x40000ULL + 16 * (uint64_t)(i))
+#define RQ_STATUS(i)	(0x41000ULL + (uint64_t)(i))
+#define RQ_TABLE(i)	(0x42000ULL + 48 * (uint64_t)(i))
+#define RQ_DATA(i)	(0x50000ULL + 512 * (uint64_t)(i))
+#define RQ_MAX		128
+
+/*
+ * Request i as Linux with INDIRECT_DESC builds it: descriptor i points at
+ * a 3-entry table (header, 512 bytes of data, status); a read's data is
+ * device-writable. Made available as avail entry f->next_avail.
+ */
+static void request_indirect(struct fixture *f, uint16_t i, uint32_t type, uint64_t sector)
+{
+	struct virtio_blk_outhdr h = { .type = type, .sector = sector };
+	uint8_t *t = tg_ptr(&f->gm, RQ_TABLE(i));
+	struct { uint64_t addr; uint32_t len; uint16_t flags, next; } e[3] = {
+		{ RQ_HDR(i), sizeof(h), VIRTQ_DESC_F_NEXT, 1 },
+		{ RQ_DATA(i), 512,
+		  VIRTQ_DESC_F_NEXT | (type == VIRTIO_BLK_T_IN ? VIRTQ_DESC_F_WRITE : 0), 2 },
+		{ RQ_STATUS(i), 1, VIRTQ_DESC_F_WRITE, 0 },
+	};
+
+	memcpy(tg_ptr(&f->gm, RQ_HDR(i)), &h, sizeof(h));
+	*(uint8_t *)tg_ptr(&f->gm, RQ_STATUS(i)) = 0xee;
+	memcpy(t, e, sizeof(e));
+	tg_desc(&f->gm, i, RQ_TABLE(i), sizeof(e), VIRTQ_DESC_F_INDIRECT, 0);
+	tg_avail(&f->gm, f->qsize, f->next_avail, i);
+	f->next_avail++;
+}
+
+static void read_file(struct fixture *f, uint64_t off, void *buf, size_t n)
+{
+	int fd = open(f->path, O_RDONLY);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, buf, n, (off_t)off), (ssize_t)n);
+	close(fd);
+}
+
+/* Wait (up to 10 s) for the used idx to reach want. */
+static void wait_used(struct fixture *f, uint16_t want)
+{
+	for (int ms = 0; ms < 10000 && tg_used_idx(&f->gm) != want; ms++)
+		nanosleep(&(struct timespec){ .tv_nsec = 1000000 }, NULL);
+	assert_int_equal(tg_used_idx(&f->gm), want);
+}
+
+/* Each used entry names a distinct head below n: nothing twice, nothing lost. */
+static void assert_used_once_each(struct fixture *f, uint16_t n, uint32_t want_len)
+{
+	bool seen[RQ_MAX] = { false };
+	uint32_t id, len;
+
+	for (uint16_t k = 0; k < n; k++) {
+		tg_used_elem(&f->gm, f->qsize, k, &id, &len);
+		assert_true(id < n);
+		assert_false(seen[id]);
+		seen[id] = true;
+		assert_int_equal(len, want_len);
+		assert_int_equal(*(uint8_t *)tg_ptr(&f->gm, RQ_STATUS(id)), VIRTIO_BLK_S_OK);
+	}
+}
+
+static void test_blk_offers_blk_size_and_the_ring_features(void **state)
+{
+	struct fixture *f = *state;
+	uint32_t blk_size, seg_max, lo;
+
+	open_disk(f, false, "");
+	tg_wr(&f->b->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
+	lo = tg_rd(&f->b->t, VIRTIO_MMIO_DEVICE_FEATURES);
+	assert_true(lo & (1u << VIRTIO_BLK_F_BLK_SIZE));
+	assert_true(lo & (1u << VIRTIO_BLK_F_SEG_MAX));
+	assert_true(lo & (1u << VIRTIO_RING_F_EVENT_IDX));
+	assert_true(lo & (1u << VIRTIO_RING_F_INDIRECT_DESC));
+	virtio_mmio_read(&f->b->t, VIRTIO_MMIO_CONFIG + 20, (uint8_t *)&blk_size, 4);
+	assert_int_equal(blk_size, 512);
+	/* Header and status beside SEG_MAX data segments fit the longest chain we take. */
+	virtio_mmio_read(&f->b->t, VIRTIO_MMIO_CONFIG + 12, (uint8_t *)&seg_max, 4);
+	assert_int_equal(seg_max + 2, VIRTQ_MAX_SIZE);
+	assert_int_equal(tg_rd(&f->b->t, VIRTIO_MMIO_QUEUE_NUM_MAX), 256);
+}
+
+static void test_blk_completes_requests_out_of_order(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_req *r[8];
+	uint8_t file[512];
+	uint32_t id, len;
+
+	f->qsize = 16;
+	f->ring_features = F_RING;
+	open_disk(f, false, "");
+	for (uint16_t i = 0; i < 8; i++) {
+		memset(tg_ptr(&f->gm, RQ_DATA(i)), 0x10 + i, 512);
+		request_indirect(f, i, VIRTIO_BLK_T_OUT, 8 + i);
+	}
+	for (int i = 0; i < 8; i++)
+		assert_int_equal(virtio_blk_take(f->b, &r[i]), 1);
+	assert_int_equal(virtio_blk_take(f->b, &r[0]), 0);	/* the ring is empty */
+	assert_int_equal(f->b->nr_inflight, 8);
+	assert_int_equal(f->b->t.inflight, 8);
+	/* Last taken, first done: each lands in the used ring as it completes. */
+	for (int i = 7; i >= 0; i--) {
+		virtio_blk_complete(f->b, r[i]);
+		assert_int_equal(tg_used_idx(&f->gm), 8 - i);
+		tg_used_elem(&f->gm, f->qsize, (uint16_t)(7 - i), &id, &len);
+		assert_int_equal(id, i);
+		assert_int_equal(len, 1);
+		assert_int_equal(*(uint8_t *)tg_ptr(&f->gm, RQ_STATUS(i)), VIRTIO_BLK_S_OK);
+		read_file(f, (8 + (uint64_t)i) * 512, file, sizeof(file));
+		assert_memory_equal(file, tg_ptr(&f->gm, RQ_DATA(i)), 512);
+	}
+	assert_int_equal(f->b->nr_inflight, 0);
+	assert_int_equal(f->b->t.inflight, 0);
+	/* Completions raise nothing; the batch's end raises one interrupt. */
+	assert_int_equal(f->b->t.interrupts, 0);
+	virtio_mmio_notify(&f->b->t, 0);
+	assert_int_equal(f->b->t.interrupts, 1);
+}
+
+static void test_blk_takes_no_more_than_its_slots(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_req *r;
+	unsigned int n = 0;
+
+	/* A hostile driver lists one head again and again, more than the slots. */
+	f->qsize = 256;
+	open_disk(f, false, "");
+	request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false);
+	for (unsigned int k = 1; k < VIRTIO_BLK_INFLIGHT + 8; k++) {
+		tg_avail(&f->gm, f->qsize, f->next_avail, 0);
+		f->next_avail++;
+		while (virtio_blk_take(f->b, &r) > 0)
+			n++;
+	}
+	assert_int_equal(n, VIRTIO_BLK_INFLIGHT);
+	assert_int_equal(f->b->nr_inflight, VIRTIO_BLK_INFLIGHT);
+	/* One slot freed: one more taken. */
+	virtio_blk_complete(f->b, &f->b->reqs[0]);
+	assert_int_equal(virtio_blk_take(f->b, &r), 1);
+	assert_int_equal(virtio_blk_take(f->b, &r), 0);
+	/* Whatever is in flight completes before the device is closed. */
+	for (unsigned int i = 0; i < VIRTIO_BLK_INFLIGHT; i++)
+		virtio_blk_complete(f->b, &f->b->reqs[i]);
+	assert_int_equal(f->b->nr_inflight, 0);
+	assert_int_equal(f->b->t.inflight, 0);
+}
+
+static void test_blk_workers_serve_many_requests_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t file[512];
+	uint16_t avail_event;
+
+	f->qsize = 256;
+	f->ring_features = F_RING;
+	open_disk(f, false, "");
+	assert_int_equal(virtio_blk_start(f->b, f->err, sizeof(f->err)), 0);
+	for (uint16_t i = 0; i < RQ_MAX; i++) {
+		memset(tg_ptr(&f->gm, RQ_DATA(i)), (int)(i * 3 + 1), 512);
+		request_indirect(f, i, VIRTIO_BLK_T_OUT, i);
+	}
+	tg_wr(&f->b->t, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	wait_used(f, RQ_MAX);
+	assert_used_once_each(f, RQ_MAX, 1);
+	for (uint16_t i = 0; i < RQ_MAX; i += 17) {
+		read_file(f, (uint64_t)i * 512, file, sizeof(file));
+		assert_memory_equal(file, tg_ptr(&f->gm, RQ_DATA(i)), 512);
+	}
+	/* The ring ran dry: the device asked to be notified at the next entry. */
+	virtio_blk_quiesce(f->b);	/* the I/O thread has looked at the ring since */
+	memcpy(&avail_event, (uint8_t *)tg_ptr(&f->gm, TG_USED) + 4 + 8 * 256, 2);
+	assert_int_equal(avail_event, RQ_MAX);
+	assert_true(f->b->t.interrupts >= 1);
+	assert_true(f->b->t.interrupts <= RQ_MAX);
+
+	/* Read them back, into wiped buffers, in one more batch on the same ring. */
+	for (uint16_t i = 0; i < RQ_MAX; i++)
+		memset(tg_ptr(&f->gm, RQ_DATA(i)), 0, 512);
+	for (uint16_t i = 0; i < RQ_MAX; i++)
+		request_indirect(f, i, VIRTIO_BLK_T_IN, i);
+	tg_wr(&f->b->t, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	wait_used(f, 2 * RQ_MAX);
+	for (uint16_t i = 0; i < RQ_MAX; i++) {
+		uint8_t want[512];
+
+		memset(want, (int)(i * 3 + 1), 512);
+		assert_memory_equal(tg_ptr(&f->gm, RQ_DATA(i)), want, 512);
+	}
+	virtio_blk_quiesce(f->b);
+	assert_int_equal(f->b->nr_inflight, 0);
+	assert_int_equal(f->b->requests, 2 * RQ_MAX);
+}
+
+struct held {
+	struct virtio_blk *b;
+	struct virtio_blk_req *r[2];
+	bool done;
+};
+
+/* A slow I/O: two requests held in flight for 200 ms, then completed. */
+static void *complete_later(void *arg)
+{
+	struct held *h = arg;
+
+	nanosleep(&(struct timespec){ .tv_nsec = 200 * 1000000 }, NULL);
+	__atomic_store_n(&h->done, true, __ATOMIC_SEQ_CST);
+	virtio_blk_complete(h->b, h->r[0]);
+	virtio_blk_complete(h->b, h->r[1]);
+	return NULL;
+}
+
+static void test_blk_quiesce_waits_for_requests_in_flight(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_state st;
+	struct held h = { 0 };
+	pthread_t slow;
+
+	f->qsize = 256;
+	f->ring_features = F_RING;
+	open_disk(f, false, "");
+	for (uint16_t i = 0; i < 64; i++)
+		request_indirect(f, i, VIRTIO_BLK_T_OUT, i);
+	/* Two taken before the threads start, as a slow I/O would hold them. */
+	h.b = f->b;
+	assert_int_equal(virtio_blk_take(f->b, &h.r[0]), 1);
+	assert_int_equal(virtio_blk_take(f->b, &h.r[1]), 1);
+	assert_int_equal(virtio_blk_start(f->b, f->err, sizeof(f->err)), 0);
+	tg_wr(&f->b->t, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
+	assert_int_equal(pthread_create(&slow, NULL, complete_later, &h), 0);
+	virtio_blk_quiesce(f->b);
+	/* Not before the held two completed; then everything is in the used ring. */
+	assert_true(__atomic_load_n(&h.done, __ATOMIC_SEQ_CST));
+	assert_int_equal(tg_used_idx(&f->gm), 64);
+	assert_int_equal(f->b->nr_inflight, 0);
+	assert_int_equal(f->b->t.inflight, 0);
+	assert_used_once_each(f, 64, 1);
+	assert_int_equal(virtio_blk_get_state(f->b, &st), 0);
+	assert_int_equal(st.t.q[0].last_avail, 64);
+	assert_int_equal(st.t.q[0].used_idx, 64);
+	pthread_join(slow, NULL);
+	/* Nothing happened after the quiesce: nothing delivered twice. */
+	assert_int_equal(tg_used_idx(&f->gm), 64);
+	assert_int_equal(f->b->requests, 64);
+}
+
+/* A state captured before BLK_SIZE and the ring features were offered. */
+static void test_blk_state_from_before_blk_size_restores(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_blk_spec spec = { .path = f->path };
+	struct virtio_blk_state st, bad;
+	struct virtio_blk *nb = &f->dev[1];
+	uint64_t new_bits = (1ULL << VIRTIO_BLK_F_BLK_SIZE) | F_RING;
+	uint32_t len;
+
+	open_disk(f, false, "");
+	request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false);
+	assert_int_equal(complete(f, &len), VIRTIO_BLK_S_OK);
+	assert_int_equal(virtio_blk_get_state(f->b, &st), 0);
+	assert_int_equal(st.t.config_len, 24);
+	st.t.config_len = 16;	/* capacity, size_max, seg_max */
+	memset(st.t.config + 16, 0, 8);
+	st.t.device_features &= ~new_bits;
+	assert_int_equal(st.t.driver_features & new_bits, 0);
+	assert_int_equal(virtio_blk_state_validate(&st, f->err, sizeof(f->err)), 0);
+	assert_int_equal(virtio_blk_adopt(nb, dup(f->b->fd), &spec, &st.ident, 0, &f->gm, f->err,
+					  sizeof(f->err)), 0);
+	/* Not if its 16 bytes differ from today's (another capacity)... */
+	bad = st;
+	bad.t.config[0] ^= 1;
+	assert_int_equal(virtio_blk_set_state(nb, &bad, f->err, sizeof(f->err)), -EINVAL);
+	assert_non_null(strstr(f->err, "device config differs"));
+	/* ...nor if the guest had taken BLK_SIZE with a config that lacks it. */
+	bad = st;
+	bad.t.device_features |= 1ULL << VIRTIO_BLK_F_BLK_SIZE;
+	bad.t.driver_features |= 1ULL << VIRTIO_BLK_F_BLK_SIZE;
+	assert_int_equal(virtio_blk_set_state(nb, &bad, f->err, sizeof(f->err)), -EINVAL);
+	assert_int_equal(tg_rd(&nb->t, VIRTIO_MMIO_STATUS), 0);
+	assert_int_equal(virtio_blk_set_state(nb, &st, f->err, sizeof(f->err)), 0);
+	assert_int_equal(tg_rd(&nb->t, VIRTIO_MMIO_STATUS), 15);
+	assert_false(nb->t.queues[0].event_idx);
+	virtio_blk_close(f->b);
+	f->b = nb;
+	request(f, VIRTIO_BLK_T_FLUSH, 0, 0, false);
+	assert_int_equal(complete(f, &len), VIRTIO_BLK_S_OK);
+	assert_int_equal(tg_used_idx(&f->gm), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -476,6 +775,12 @@ int main(void)
 		T(test_blk_state_moves_a_live_device_to_a_new_one),
 		T(test_blk_state_refuses_another_disk),
 		T(test_blk_state_refuses_rings_outside_ram),
+		T(test_blk_offers_blk_size_and_the_ring_features),
+		T(test_blk_completes_requests_out_of_order),
+		T(test_blk_takes_no_more_than_its_slots),
+		T(test_blk_workers_serve_many_requests_in_flight),
+		T(test_blk_quiesce_waits_for_requests_in_flight),
+		T(test_blk_state_from_before_blk_size_restores),
 #undef T
 	};
 

@@ -19,6 +19,7 @@
 
 #define KVMLU_TEST_VIRTIO_MMIO
 #include "tests/unit/vmm/virtio_test_support.h"
+#include "vmm/virtio/virtio_mmio_state.h"
 
 #define F_VERSION_1	(1ULL << VIRTIO_F_VERSION_1)
 #define F_DEV		(1ULL << 9)	/* what the test device offers besides VERSION_1 */
@@ -271,6 +272,94 @@ static void *reset_thread(void *p)
 	return NULL;
 }
 
+#define F_RING ((1ULL << VIRTIO_RING_F_EVENT_IDX) | (1ULL << VIRTIO_RING_F_INDIRECT_DESC))
+
+/* The fixture's transport again, offering the two ring features. */
+static void reinit_with_ring_features(struct fixture *f)
+{
+	uint8_t config[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+
+	virtio_mmio_destroy(&f->t);
+	assert_int_equal(virtio_mmio_init(&f->t, "test", 2, F_DEV | F_RING, 1, config,
+					  sizeof(config), &f->gm), 0);
+}
+
+static void one_request(struct fixture *f, uint16_t idx, bool interrupt)
+{
+	tg_desc(&f->gm, 0, TG_DATA, 16, 0, 0);
+	tg_avail(&f->gm, 8, idx, 0);
+	assert_int_equal(virtio_mmio_pop(&f->t, 0, &f->c), 1);
+	virtio_mmio_push(&f->t, 0, f->c.head, 1, interrupt);
+}
+
+static void set_used_event(struct fixture *f, uint16_t v)
+{
+	memcpy((uint8_t *)tg_ptr(&f->gm, TG_AVAIL) + 4 + 2 * 8, &v, 2);
+}
+
+static void test_mmio_ring_features_not_acked_interrupt_every_batch(void **state)
+{
+	struct fixture *f = *state;
+
+	reinit_with_ring_features(f);
+	tg_negotiate(&f->t, F_VERSION_1);
+	tg_queue(&f->t, 8);
+	tg_driver_ok(&f->t);
+	assert_false(f->t.queues[0].event_idx);
+	assert_false(f->t.queues[0].indirect);
+	set_used_event(f, 0x4000);	/* not a used_event: not read */
+	one_request(f, 0, true);
+	one_request(f, 1, true);
+	assert_int_equal(tg_eventfd(f->t.irq_fd), 2);
+	tg_desc(&f->gm, 0, TG_DATA, 16, VIRTQ_DESC_F_INDIRECT, 0);
+	tg_avail(&f->gm, 8, 2, 0);
+	assert_int_equal(virtio_mmio_pop(&f->t, 0, &f->c), 0);
+	assert_true(tg_rd(&f->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_NEEDS_RESET);
+}
+
+static void test_mmio_event_idx_interrupts_only_as_used_event_asks(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_mmio_state s;
+	struct virtio_mmio t2;
+	uint8_t config[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	char err[256];
+
+	reinit_with_ring_features(f);
+	tg_negotiate(&f->t, F_VERSION_1 | F_RING);
+	tg_queue(&f->t, 8);
+	tg_driver_ok(&f->t);
+	assert_true(f->t.queues[0].event_idx);
+	assert_true(f->t.queues[0].indirect);
+	tg_eventfd(f->t.kick_fd[0]);
+	one_request(f, 0, true);	/* the first decision always interrupts */
+	assert_int_equal(tg_eventfd(f->t.irq_fd), 1);
+	set_used_event(f, 5);		/* "not before the 6th" */
+	one_request(f, 1, true);
+	one_request(f, 2, false);
+	virtio_mmio_notify(&f->t, 0);
+	assert_int_equal(tg_eventfd(f->t.irq_fd), 0);
+	for (uint16_t i = 3; i < 6; i++)
+		one_request(f, i, false);
+	virtio_mmio_notify(&f->t, 0);	/* used idx 3 -> 6 steps over 5 */
+	assert_int_equal(tg_eventfd(f->t.irq_fd), 1);
+
+	/* A restored transport takes the ring features from the negotiated ones. */
+	assert_int_equal(virtio_mmio_get_state(&f->t, &s), 0);
+	assert_int_equal(virtio_mmio_init(&t2, "test2", 2, F_DEV | F_RING, 1, config,
+					  sizeof(config), &f->gm), 0);
+	assert_int_equal(virtio_mmio_set_state(&t2, &s, err, sizeof(err)), 0);
+	assert_true(t2.queues[0].event_idx);
+	assert_true(t2.queues[0].indirect);
+	assert_int_equal(t2.queues[0].used_idx, 6);
+	virtio_mmio_destroy(&t2);
+	/* The same state into a transport that does not offer them is refused. */
+	assert_int_equal(virtio_mmio_init(&t2, "test2", 2, F_DEV, 1, config, sizeof(config),
+					  &f->gm), 0);
+	assert_int_equal(virtio_mmio_set_state(&t2, &s, err, sizeof(err)), -EINVAL);
+	virtio_mmio_destroy(&t2);
+}
+
 static void test_mmio_reset_waits_for_requests_in_flight(void **state)
 {
 	struct fixture *f = *state;
@@ -312,6 +401,8 @@ int main(void)
 		T(test_mmio_ignores_narrow_and_unaligned_register_access),
 		T(test_mmio_config_reads_any_width_inside_only),
 		T(test_mmio_reset_waits_for_requests_in_flight),
+		T(test_mmio_ring_features_not_acked_interrupt_every_batch),
+		T(test_mmio_event_idx_interrupts_only_as_used_event_asks),
 #undef T
 	};
 
