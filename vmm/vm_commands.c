@@ -61,6 +61,11 @@ static json_object *status_disks(struct vm *vm)
 		json_object_object_add(j, "dev", json_line_new_u64(d.dev));
 		json_object_object_add(j, "ino", json_line_new_u64(d.ino));
 		json_object_object_add(j, "size", json_line_new_u64(d.size));
+		/* Read from the open file now: truncated, grown or deleted under the VM. */
+		json_object_object_add(j, "size_now", d.now.known ? json_line_new_u64(d.now.size) : NULL);
+		json_object_object_add(j, "deleted", json_object_new_boolean(d.now.deleted));
+		json_object_object_add(j, "problem", d.now.problem[0] ?
+				       json_object_new_string(d.now.problem) : NULL);
 		json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
 		json_object_object_add(j, "requests", json_line_new_u64(d.requests));
 		json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));

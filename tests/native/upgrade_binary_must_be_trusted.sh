@@ -23,7 +23,12 @@ kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=0 tick=' 60
 pid=$KV_PID
 
 refused() { # refused BINARY TEXT
-	kv_err "{\"cmd\":\"upgrade\",\"args\":{\"binary\":\"$1\"}}" InvalidRequest
+	kv_request "{\"cmd\":\"upgrade\",\"args\":{\"binary\":\"$1\"}}" 30
+	# An upgrade that went through: the cleanup must stop the new process.
+	[ "$(jq -r .ok <<<"$KV_REPLY")" = true ] && KV_PID=$(kv_ret pid) &&
+		kv_fail "upgrade to $1 was not refused: $KV_REPLY"
+	[ "$(jq -r .error.class <<<"$KV_REPLY")" = InvalidRequest ] ||
+		kv_fail "upgrade to $1: not InvalidRequest: $KV_REPLY"
 	grep -qF -- "$2" <<<"$(jq -r .error.desc <<<"$KV_REPLY")" ||
 		kv_fail "upgrade to $1: does not say '$2': $KV_REPLY"
 }
