@@ -22,6 +22,8 @@
 /* prepare_parallel at most: as many as a journal holds VMs (JOURNAL_MAX_VMS). */
 #define AGENT_PREPARE_PARALLEL_MAX	64
 #define AGENT_SOCK_PATH_MAX		sizeof(((struct sockaddr_un *)0)->sun_path)
+/* kexec_dirs holds at most this many directories. */
+#define AGENT_KEXEC_DIRS_MAX		8
 
 struct agent_config {
 	char socket_path[AGENT_SOCK_PATH_MAX];	/* the agent's own socket */
@@ -41,6 +43,12 @@ struct agent_config {
 	unsigned int prepare_parallel;	/* VMs prepared at the same time */
 	uint64_t min_free_bytes;	/* free memory preflight wants left */
 	bool allow_kexec;		/* see update_guard.h */
+	/*
+	 * Where a kernel and initrd named by a group member (not root) must
+	 * be (agent/update/kexec_files.h); no trailing '/'. Default /boot.
+	 */
+	unsigned int nr_kexec_dirs;
+	char kexec_dirs[AGENT_KEXEC_DIRS_MAX][AGENT_PATH_MAX];
 };
 
 void agent_config_defaults(struct agent_config *c);
