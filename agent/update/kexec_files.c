@@ -142,7 +142,8 @@ static int open_one(const struct agent_config *c, bool trusted, const char *what
 	int fd;
 
 	if (trusted) {
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		/* Any file; O_NONBLOCK only so that a FIFO cannot hang this thread. */
+		fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 		if (fd < 0)
 			return kvmlu_err(err, errlen, -errno, "%s %s: %s", what, path,
 					 strerror(errno));
