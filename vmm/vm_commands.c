@@ -10,6 +10,8 @@
  * a host update holds the paused state), InvalidRequest (bad args).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,6 +26,7 @@
 #include "vmm/live_update/live_update.h"
 #include "vmm/memory_digest.h"
 #include "vmm/state/save_state.h"
+#include "vmm/state/state_file.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
@@ -58,6 +61,11 @@ static json_object *status_disks(struct vm *vm)
 		json_object_object_add(j, "dev", json_line_new_u64(d.dev));
 		json_object_object_add(j, "ino", json_line_new_u64(d.ino));
 		json_object_object_add(j, "size", json_line_new_u64(d.size));
+		/* Read from the open file now: truncated, grown or deleted under the VM. */
+		json_object_object_add(j, "size_now", d.now.known ? json_line_new_u64(d.now.size) : NULL);
+		json_object_object_add(j, "deleted", json_object_new_boolean(d.now.deleted));
+		json_object_object_add(j, "problem", d.now.problem[0] ?
+				       json_object_new_string(d.now.problem) : NULL);
 		json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
 		json_object_object_add(j, "requests", json_line_new_u64(d.requests));
 		json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));
@@ -372,35 +380,52 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_object **ret,
 			     struct json_line_error *e)
 {
-	json_object *jpath = NULL, *jsum = NULL;
+	json_object *jpath = NULL, *v = NULL;
 	enum vm_state st = vm_get_state(ctx->vm);
 	struct save_state_result r;
-	const char *path;
-	bool with_sum = false;
-	char err[512];
+	const char *path, *name;
+	bool with_sum = false, overwrite = false;
+	char err[512], dir[PATH_MAX], full[PATH_MAX + NAME_MAX + 2];
+	int dirfd, rc;
 
 	if (!args || !json_object_object_get_ex(args, "path", &jpath) ||
 	    !json_object_is_type(jpath, json_type_string))
 		return json_line_error_set(e, KVMLU_ERR_INVALID,
 					   "save-state: args.path (a string) is required");
 	path = json_object_get_string(jpath);
-	if (path[0] != '/')
-		return json_line_error_set(e, KVMLU_ERR_INVALID,
-					   "save-state: path \"%.200s\" is not absolute", path);
-	if (json_object_object_get_ex(args, "checksum", &jsum)) {
-		if (!json_object_is_type(jsum, json_type_boolean))
+	if (json_object_object_get_ex(args, "checksum", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "save-state: args.checksum must be true or false");
-		with_sum = json_object_get_boolean(jsum);
+		with_sum = json_object_get_boolean(v);
 	}
-	if (st != VM_STATE_PAUSED)
+	if (json_object_object_get_ex(args, "overwrite", &v)) {
+		if (!json_object_is_type(v, json_type_boolean))
+			return json_line_error_set(e, KVMLU_ERR_INVALID,
+						   "save-state: args.overwrite must be true or false");
+		overwrite = json_object_get_boolean(v);
+	}
+	/* Only in the control socket's directory (vmm/state/state_file.h). */
+	if (state_file_dir_open(ctx->control_path, &dirfd, dir, sizeof(dir), err, sizeof(err)))
+		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
+	if (state_file_name(dir, path, &name, err, sizeof(err))) {
+		close(dirfd);
+		return json_line_error_set(e, KVMLU_ERR_INVALID, "save-state: %s", err);
+	}
+	if (st != VM_STATE_PAUSED) {
+		close(dirfd);
 		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
 					   "save-state needs a paused VM; it is %s (send pause first)",
 					   vm_state_name(st));
-	if (save_state(ctx->vm, path, with_sum, &r, err, sizeof(err)))
-		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
+	}
+	rc = save_state(ctx->vm, dirfd, name, overwrite, with_sum, &r, err, sizeof(err));
+	close(dirfd);
+	if (rc)
+		return json_line_error_set(e, rc == -EEXIST || rc == -EPERM ? KVMLU_ERR_INVALID :
+					   KVMLU_ERR_FAILED, "save-state: in %s: %s", dir, err);
+	snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "path", json_object_new_string(path));
+	json_object_object_add(*ret, "path", json_object_new_string(full));
 	json_object_object_add(*ret, "bytes", json_line_new_u64(r.bytes));
 	json_object_object_add(*ret, "vcpus", json_object_new_int64(r.nr_vcpus));
 	json_object_object_add(*ret, "uuid", json_object_new_string(r.uuid));
@@ -409,7 +434,7 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 
 static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
 static const char *const vm_checksum_args[] = { "incremental", MEMORY_DIGEST_RUNNING_MS_ARG, NULL };
-static const char *const vm_save_state_args[] = { "path", "checksum", NULL };
+static const char *const vm_save_state_args[] = { "path", "checksum", "overwrite", NULL };
 
 static const struct control_command vm_commands[] = {
 	{ "status", vm_cmd_status, NULL, CONTROL_CMD_ANYTIME },

@@ -293,6 +293,7 @@ void vm_virtio_disk_info(struct vm *vm, unsigned int i, struct vm_virtio_disk_in
 	out->dev = b->ident.dev;
 	out->ino = b->ident.ino;
 	out->size = b->ident.size;
+	virtio_blk_now(b, &out->now);
 	out->readonly = b->readonly;
 	out->requests = __atomic_load_n(&b->requests, __ATOMIC_RELAXED);
 	out->io_errors = __atomic_load_n(&b->io_errors, __ATOMIC_RELAXED);

@@ -78,7 +78,8 @@ struct vm_config;
 struct vm_virtio_disk_info {
 	struct vm_virtio_slot slot;
 	const char *id, *path;	/* the disk's own strings, valid while the VM lives */
-	uint64_t dev, ino, size;	/* what identifies it (st_dev, st_ino, bytes) */
+	uint64_t dev, ino, size;	/* what identifies it (st_dev, st_ino, bytes told the guest) */
+	struct virtio_blk_now now;	/* the file as it is now */
 	bool readonly;
 	uint32_t status;	/* virtio device status the driver set */
 	uint64_t requests, io_errors;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "agent/daemon/agent_commands.h"
@@ -20,6 +21,7 @@
 #include "agent/journal/journal_json.h"
 #include "agent/journal/journal_store.h"
 #include "agent/update/host_facts.h"
+#include "agent/update/kexec_files.h"
 #include "agent/update/update_machine.h"
 #include "agent/update/update_ops_host.h"
 #include "common/clock.h"
@@ -278,13 +280,26 @@ static void finish_update(const struct agent_config *cfg, const struct journal *
 	journal_store_remove(cfg->state_dir);
 }
 
+/* The uid of the process on the other end of fd; -1 (nobody's) if unknown. */
+static uid_t peer_uid(int fd)
+{
+	struct ucred cr;
+	socklen_t len = sizeof(cr);
+
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cr, &len) < 0 || len != sizeof(cr))
+		return (uid_t)-1;
+	return cr.uid;
+}
+
 static struct json_object *cmd_host_update(const struct agent_config *cfg, int fd,
 					   const struct json_line_request *rq)
 {
 	static const char *const allowed[] = { "kernel", "initrd", "append", "dry-run", NULL };
 	struct emit_target target = { .fd = fd };
 	struct json_object *v, *r, *reply;
+	struct kexec_files files = KEXEC_FILES_NONE;
 	struct update_host_ctx ctx;
+	int rc;
 	struct update_ops ops;
 	struct journal *j;
 	char err[256];
@@ -320,6 +335,14 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		reply = json_line_reply_error(KVMLU_ERR_FAILED, "cannot read /proc/cmdline", rq->id);
 		goto out_free;
 	}
+	/* Who may kexec what; the fds opened here are the files loaded. */
+	rc = kexec_files_open(cfg, kexec_files_trusted(peer_uid(fd)), j->kernel, j->initrd, &files,
+			      err, sizeof(err));
+	if (rc) {
+		reply = json_line_reply_error(rc == -EPERM ? KVMLU_ERR_PERMISSION : KVMLU_ERR_FAILED,
+					      err, rq->id);
+		goto out_free;
+	}
 	if (vm_discovery_scan(cfg->run_dir, j, err, sizeof(err))) {
 		reply = json_line_reply_error(KVMLU_ERR_FAILED, err, rq->id);
 		goto out_free;
@@ -330,6 +353,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	pthread_mutex_unlock(&status_lock);
 
 	update_ops_host_init(&ops, &ctx, cfg);
+	ctx.kexec = files;
 	ctx.emit = emit_to_client;
 	ctx.emit_arg = &target;
 	update_machine_run(j, &ops);
@@ -345,6 +369,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	running_id[0] = 0;
 	pthread_mutex_unlock(&status_lock);
 out_free:
+	kexec_files_close(&files);
 	free(j);
 out_unlock:
 	pthread_mutex_unlock(&update_lock);

@@ -43,6 +43,8 @@ void agent_config_defaults(struct agent_config *c)
 	c->prepare_parallel = 8;
 	c->min_free_bytes = 64ULL << 20;
 	c->allow_kexec = false;
+	c->nr_kexec_dirs = 1;
+	snprintf(c->kexec_dirs[0], sizeof(c->kexec_dirs[0]), "/boot");
 }
 
 static int get_string(struct json_object *v, const char *key, char *out,
@@ -142,6 +144,54 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 	return 0;
 }
 
+/* "." or ".." as a component: a directory rule must be read literally. */
+static bool has_dot_component(const char *p)
+{
+	while (*p) {
+		size_t n;
+
+		p += strspn(p, "/");
+		n = strcspn(p, "/");
+		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* kexec_dirs: 1..AGENT_KEXEC_DIRS_MAX absolute directories, trailing '/' dropped. */
+static int get_kexec_dirs(struct json_object *v, struct agent_config *c, char *err, size_t errlen)
+{
+	size_t n;
+	int ret;
+
+	if (!json_object_is_type(v, json_type_array))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "config key \"kexec_dirs\": not an array of paths");
+	n = json_object_array_length(v);
+	if (n < 1 || n > AGENT_KEXEC_DIRS_MAX)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "config key \"kexec_dirs\": %zu entries, not 1..%d", n,
+				 AGENT_KEXEC_DIRS_MAX);
+	for (size_t i = 0; i < n; i++) {
+		char *d = c->kexec_dirs[i];
+		size_t len;
+
+		ret = get_string(json_object_array_get_idx(v, i), "kexec_dirs", d,
+				 sizeof(c->kexec_dirs[i]), err, errlen);
+		if (ret)
+			return ret;
+		if (has_dot_component(d))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "config key \"kexec_dirs\": \"%s\" has . or .. in it", d);
+		len = strlen(d);
+		while (len > 1 && d[len - 1] == '/')
+			d[--len] = '\0';
+	}
+	c->nr_kexec_dirs = (unsigned int)n;
+	return 0;
+}
+
 static int parse_key(const char *key, struct json_object *v,
 		     struct agent_config *c, char *err, size_t errlen)
 {
@@ -200,6 +250,8 @@ static int parse_key(const char *key, struct json_object *v,
 		c->allow_kexec = json_object_get_boolean(v);
 		return 0;
 	}
+	if (!strcmp(key, "kexec_dirs"))
+		return get_kexec_dirs(v, c, err, errlen);
 	/* "//" keys are comments: JSON has none and the example needs them. */
 	if (!strncmp(key, "//", 2))
 		return 0;

@@ -24,6 +24,8 @@
 /* max_clients at most: each connection is a thread and an fd. */
 #define AGENT_MAX_CLIENTS_MAX		1024
 #define AGENT_SOCK_PATH_MAX		sizeof(((struct sockaddr_un *)0)->sun_path)
+/* kexec_dirs holds at most this many directories. */
+#define AGENT_KEXEC_DIRS_MAX		8
 
 struct agent_config {
 	char socket_path[AGENT_SOCK_PATH_MAX];	/* the agent's own socket */
@@ -45,6 +47,12 @@ struct agent_config {
 	unsigned int prepare_parallel;	/* VMs prepared at the same time */
 	uint64_t min_free_bytes;	/* free memory preflight wants left */
 	bool allow_kexec;		/* see agent/update/kexec_image.h */
+	/*
+	 * Where a kernel and initrd named by a group member (not root) must
+	 * be (agent/update/kexec_files.h); no trailing '/'. Default /boot.
+	 */
+	unsigned int nr_kexec_dirs;
+	char kexec_dirs[AGENT_KEXEC_DIRS_MAX][AGENT_PATH_MAX];
 };
 
 void agent_config_defaults(struct agent_config *c);

@@ -32,11 +32,22 @@ static const char *load_hint(int e)
 	}
 }
 
+int kexec_image_load_fds(int kfd, int ifd, const char *kernel, const char *cmdline,
+			 char *err, size_t errlen)
+{
+	unsigned long flags = ifd < 0 ? KEXEC_FILE_NO_INITRAMFS : 0;
+
+	/* The length counts the NUL: the kernel checks the last byte is 0. */
+	if (syscall(SYS_kexec_file_load, kfd, ifd, strlen(cmdline) + 1, cmdline, flags))
+		return kvmlu_err(err, errlen, -errno, "kexec_file_load %s: %s%s", kernel,
+				 strerror(errno), load_hint(errno));
+	return 0;
+}
+
 int kexec_image_load(const char *kernel, const char *initrd, const char *cmdline,
 		     char *err, size_t errlen)
 {
-	unsigned long flags = 0;
-	int kfd, ifd = -1, ret = 0;
+	int kfd, ifd = -1, ret;
 
 	kfd = open(kernel, O_RDONLY | O_CLOEXEC);
 	if (kfd < 0)
@@ -46,18 +57,13 @@ int kexec_image_load(const char *kernel, const char *initrd, const char *cmdline
 		if (ifd < 0) {
 			ret = kvmlu_err(err, errlen, -errno, "initrd %s: %s", initrd,
 					strerror(errno));
-			goto err_kernel;
+			close(kfd);
+			return ret;
 		}
-	} else {
-		flags |= KEXEC_FILE_NO_INITRAMFS;
 	}
-	/* The length counts the NUL: the kernel checks the last byte is 0. */
-	if (syscall(SYS_kexec_file_load, kfd, ifd, strlen(cmdline) + 1, cmdline, flags))
-		ret = kvmlu_err(err, errlen, -errno, "kexec_file_load %s: %s%s", kernel,
-				strerror(errno), load_hint(errno));
+	ret = kexec_image_load_fds(kfd, ifd, kernel, cmdline, err, errlen);
 	if (ifd >= 0)
 		close(ifd);
-err_kernel:
 	close(kfd);
 	return ret;
 }

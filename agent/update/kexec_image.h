@@ -16,6 +16,12 @@
 /* initrd NULL or "": none. */
 int kexec_image_load(const char *kernel, const char *initrd, const char *cmdline,
 		     char *err, size_t errlen);
+/*
+ * The same on files already open (kexec_files.h: the ones checked);
+ * ifd -1: no initrd. kernel names it in messages. The fds stay open.
+ */
+int kexec_image_load_fds(int kfd, int ifd, const char *kernel, const char *cmdline,
+			 char *err, size_t errlen);
 int kexec_image_unload(char *err, size_t errlen);
 /* /sys/kernel/kexec_loaded says 1. */
 bool kexec_image_is_loaded(void);

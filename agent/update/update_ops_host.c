@@ -106,9 +106,13 @@ static int kexec_allowed_op(void *vctx, char *err, size_t errlen)
 	return kexec_image_jump_allowed(ctx->cfg->allow_kexec, err, errlen);
 }
 
-static int kexec_load_op(void *ctx, const struct journal *j, char *err, size_t errlen)
+static int kexec_load_op(void *vctx, const struct journal *j, char *err, size_t errlen)
 {
-	(void)ctx;
+	struct update_host_ctx *ctx = vctx;
+
+	if (ctx->kexec.kernel_fd >= 0)
+		return kexec_image_load_fds(ctx->kexec.kernel_fd, ctx->kexec.initrd_fd, j->kernel,
+					    j->cmdline, err, errlen);
 	return kexec_image_load(j->kernel, j->initrd, j->cmdline, err, errlen);
 }
 
@@ -607,6 +611,7 @@ void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 {
 	memset(ctx, 0, sizeof(*ctx));
 	ctx->cfg = cfg;
+	ctx->kexec = KEXEC_FILES_NONE;
 	luo_session_init(&ctx->journal_out);
 	luo_session_init(&ctx->journal_in);
 	*ops = (struct update_ops){

@@ -12,6 +12,7 @@
 
 #include "agent/daemon/agent_config.h"
 #include "agent/journal/journal.h"
+#include "agent/update/kexec_files.h"
 #include "agent/update/update_machine.h"
 #include "common/luo_session.h"
 
@@ -25,6 +26,12 @@ struct update_host_ctx {
 	void (*emit)(void *arg, struct json_object *ev);
 	void *emit_arg;
 	bool quiet;			/* no progress lines on stderr */
+	/*
+	 * The kernel and initrd the client's rights were checked on
+	 * (kexec_files.h), loaded by fd; kernel_fd -1 (a recovered update):
+	 * by the journal's paths. The caller opens and closes them.
+	 */
+	struct kexec_files kexec;
 	void *domains;			/* the domains provider's context, or NULL */
 	/* The `kvmlu-vmm restore` children started, by VM name. */
 	unsigned int nr_restores;

@@ -43,6 +43,11 @@ static int check_one(json_object *d, size_t i, char *why, size_t whylen)
 		return kvmlu_err(why, whylen, -EPROTO,
 				 "disk %zu cannot be identified: its VMM does not report its path, "
 				 "device and inode (a kvmlu-vmm too old to report its disks?)", i);
+	/* The VMM's own word that the open file is not what the guest was told. */
+	if (json_object_object_get_ex(d, "problem", &v) && json_object_is_type(v, json_type_string))
+		return kvmlu_err(why, whylen, -ESTALE,
+				 "disk %s: %s (the restore after the kexec would hold the VM)", path,
+				 json_object_get_string(v));
 	if (stat(path, &st) < 0)
 		return kvmlu_err(why, whylen, -errno,
 				 "disk %s cannot be identified: %s (the restore after the kexec "

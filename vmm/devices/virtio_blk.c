@@ -80,9 +80,40 @@ int virtio_blk_identity_check(const struct virtio_blk_identity *want,
 				 (unsigned long long)want->ino);
 	if (want->size != have->size)
 		return kvmlu_err(err, errlen, -ESTALE,
-				 "disk %s changed size: %llu bytes, recorded %llu", have->path,
-				 (unsigned long long)have->size, (unsigned long long)want->size);
+				 "disk %s changed size: %llu bytes now, %llu recorded (the size the "
+				 "guest was told): put the size back (truncate -s %llu %s), or shut "
+				 "the VM down and start it again to use the new size", have->path,
+				 (unsigned long long)have->size, (unsigned long long)want->size,
+				 (unsigned long long)want->size, have->path);
 	return 0;
+}
+
+void virtio_blk_now(const struct virtio_blk *b, struct virtio_blk_now *now)
+{
+	struct virtio_blk_identity id;
+	struct stat st;
+	char err[64];
+
+	memset(now, 0, sizeof(*now));
+	if (b->fd < 0 || fstat(b->fd, &st) < 0)
+		return;
+	snprintf(id.path, sizeof(id.path), "%s", b->ident.path);
+	if (blk_identify(b->fd, &id, err, sizeof(err)))
+		return;
+	now->known = true;
+	now->size = id.size;
+	now->deleted = st.st_nlink == 0;
+	if (now->size != b->ident.size)
+		snprintf(now->problem, sizeof(now->problem),
+			 "%llu bytes now, the guest was told %llu: I/O past the end fails and "
+			 "a live upgrade is refused until the size is put back (truncate -s %llu), "
+			 "or shut the VM down", (unsigned long long)now->size,
+			 (unsigned long long)b->ident.size, (unsigned long long)b->ident.size);
+	else if (now->deleted)
+		snprintf(now->problem, sizeof(now->problem),
+			 "deleted: the VM still reads and writes the open file, but no path "
+			 "reaches it, so a host update cannot restore the VM; shut it down, or "
+			 "link the file back (it is /proc/%d/fd/%d)", (int)getpid(), b->fd);
 }
 
 /* The transport and config, once fd and identity are known. */

@@ -123,6 +123,21 @@ int virtio_blk_adopt(struct virtio_blk *b, int fd, const struct virtio_blk_spec 
 		     const struct virtio_blk_identity *ident, unsigned int index,
 		     const struct guestmem *mem, char *err, size_t errlen);
 
+/*
+ * The disk as it is now, read from its open fd (status, at every call):
+ * a file truncated or grown under the VM, or deleted, is not what the
+ * guest was told. problem is "" when the disk still matches what the
+ * guest was told, else what changed and the way out.
+ */
+struct virtio_blk_now {
+	bool known;		/* fstat worked */
+	uint64_t size;		/* bytes now */
+	bool deleted;		/* st_nlink == 0: no name reaches the file any more */
+	char problem[320];
+};
+
+void virtio_blk_now(const struct virtio_blk *b, struct virtio_blk_now *now);
+
 /* Compare the identity of an open disk with a recorded one; err says what differs. */
 int virtio_blk_identity_check(const struct virtio_blk_identity *want,
 			      const struct virtio_blk_identity *have, char *err, size_t errlen);

@@ -55,6 +55,7 @@
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/upgrade/upgrade.h"
+#include "vmm/upgrade/upgrade_binary.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/devices/virtio_blk.h"
 #include "vmm/devices/virtio_net.h"
@@ -124,10 +125,7 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct json_lin
 						   "upgrade: args.state_file must be a string");
 		a->state_file = json_object_get_string(v);
 	}
-	if (access(a->binary, X_OK) < 0)
-		return json_line_error_set(e, KVMLU_ERR_INVALID, "upgrade: binary %.200s: %s",
-					   a->binary, strerror(errno));
-	return 0;
+	return upgrade_binary_check(a->binary, e);
 }
 
 /* Child side of fork(): only async-signal-safe calls until exec. */
@@ -148,7 +146,7 @@ static void exec_incoming(int sock, const char *binary)
 	 * keep the old VM alive as long as the new process runs.
 	 */
 	syscall(SYS_close_range, UPGRADE_CHILD_FD + 1, ~0U, 0);
-	execv(binary, argv);
+	upgrade_binary_exec(binary, argv);
 	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
 		/* nothing more we can say */
 	}

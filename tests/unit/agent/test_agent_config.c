@@ -89,6 +89,28 @@ static void expect_refused(const char *text, const char *needle)
 	assert_memory_equal(&c, &before, sizeof(c));
 }
 
+/* Where a group member's kernel may be: /boot unless set; a list of plain absolute dirs. */
+static void test_config_kexec_dirs(void **state)
+{
+	struct agent_config c;
+	char err[256];
+
+	(void)state;
+	agent_config_defaults(&c);
+	assert_int_equal(c.nr_kexec_dirs, 1);
+	assert_string_equal(c.kexec_dirs[0], "/boot");
+	assert_int_equal(agent_config_parse("{\"kexec_dirs\": [\"/boot/\", \"/srv/kernels\"]}", &c,
+					    err, sizeof(err)), 0);
+	assert_int_equal(c.nr_kexec_dirs, 2);
+	assert_string_equal(c.kexec_dirs[0], "/boot");
+	assert_string_equal(c.kexec_dirs[1], "/srv/kernels");
+	expect_refused("{\"kexec_dirs\": \"/boot\"}", "not an array");
+	expect_refused("{\"kexec_dirs\": []}", "not 1..8");
+	expect_refused("{\"kexec_dirs\": [\"boot\"]}", "absolute");
+	expect_refused("{\"kexec_dirs\": [\"/boot/../tmp\"]}", ". or ..");
+	expect_refused("{\"kexec_dirs\": [\"/boot/.\"]}", ". or ..");
+}
+
 static void test_config_rejects_unknown_key(void **state)
 {
 	(void)state;
@@ -354,6 +376,7 @@ int main(void)
 		cmocka_unit_test(test_config_libvirt_keys_reach_the_update),
 		cmocka_unit_test(test_config_defaults_are_safe),
 		cmocka_unit_test(test_config_parses_every_key),
+		cmocka_unit_test(test_config_kexec_dirs),
 		cmocka_unit_test(test_config_rejects_unknown_key),
 		cmocka_unit_test(test_config_rejects_wrong_types_and_ranges),
 		cmocka_unit_test(test_config_rejects_non_json),

@@ -103,6 +103,29 @@ static void test_vm_disks_refuses_a_replaced_file(void **state)
 	unlink(p);
 }
 
+/* A disk the VMM reports changed (status "problem": truncated under the VM) is refused with it. */
+static void test_vm_disks_refuses_a_disk_the_vmm_says_changed(void **state)
+{
+	char abs[4096], *p = persistent_file();
+	json_object *o, *d;
+
+	(void)state;
+	if (!p)
+		skip();
+	assert_non_null(realpath(p, abs));
+	o = status_for(abs, 0);
+	d = json_object_array_get_idx(json_object_object_get(o, "disks"), 0);
+	json_object_object_add(d, "problem", NULL);
+	if (vm_disks_check(o, why, sizeof(why)))
+		fail_msg("a null problem refused: %s", why);
+	json_object_object_add(d, "problem",
+			       json_object_new_string("1048576 bytes now, the guest was told 67108864"));
+	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
+	assert_non_null(strstr(why, "1048576 bytes now, the guest was told 67108864"));
+	json_object_put(o);
+	unlink(p);
+}
+
 static void test_vm_disks_refuses_a_removed_file(void **state)
 {
 	char abs[4096], *p = persistent_file();
@@ -223,6 +246,7 @@ int main(void)
 		cmocka_unit_test(test_vm_disks_accepts_no_disks),
 		cmocka_unit_test(test_vm_disks_accepts_the_file_the_vm_has_open),
 		cmocka_unit_test(test_vm_disks_refuses_a_replaced_file),
+		cmocka_unit_test(test_vm_disks_refuses_a_disk_the_vmm_says_changed),
 		cmocka_unit_test(test_vm_disks_refuses_a_removed_file),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_on_tmpfs),
 		cmocka_unit_test(test_vm_disks_accepts_a_block_device_by_its_device_number),

@@ -423,7 +423,8 @@ static void test_blk_state_refuses_another_disk(void **state)
 	virtio_blk_close(f->b);
 	open_disk(f, false, "");
 	assert_int_equal(virtio_blk_set_state(f->b, &st, f->err, sizeof(f->err)), -ESTALE);
-	assert_non_null(strstr(f->err, "changed size: 131072 bytes, recorded 65536"));
+	assert_non_null(strstr(f->err, "changed size: 131072 bytes now, 65536 recorded"));
+	assert_non_null(strstr(f->err, "put the size back (truncate -s 65536 "));
 	unlink(path2);
 }
 
