@@ -26,7 +26,6 @@
 #include "vmm/live_update/live_update.h"
 #include "vmm/memory_digest.h"
 #include "vmm/state/save_state.h"
-#include "vmm/state/state_file.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
@@ -383,10 +382,11 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 	json_object *jpath = NULL, *v = NULL;
 	enum vm_state st = vm_get_state(ctx->vm);
 	struct save_state_result r;
-	const char *path, *name;
+	const char *path;
 	bool with_sum = false, overwrite = false;
-	char err[512], dir[PATH_MAX], full[PATH_MAX + NAME_MAX + 2];
-	int dirfd, rc;
+	struct save_state_target t;
+	char err[512], full[PATH_MAX + NAME_MAX + 2];
+	int rc;
 
 	if (!args || !json_object_object_get_ex(args, "path", &jpath) ||
 	    !json_object_is_type(jpath, json_type_string))
@@ -405,25 +405,23 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 						   "save-state: args.overwrite must be true or false");
 		overwrite = json_object_get_boolean(v);
 	}
-	/* Only in the control socket's directory (vmm/state/state_file.h). */
-	if (state_file_dir_open(ctx->control_path, &dirfd, dir, sizeof(dir), err, sizeof(err)))
-		return json_line_error_set(e, KVMLU_ERR_FAILED, "save-state: %s", err);
-	if (state_file_name(dir, path, &name, err, sizeof(err))) {
-		close(dirfd);
-		return json_line_error_set(e, KVMLU_ERR_INVALID, "save-state: %s", err);
-	}
+	/* Only in the control socket's directory (vmm/state/save_state.h). */
+	rc = save_state_target_open(ctx->control_path, path, &t, err, sizeof(err));
+	if (rc)
+		return json_line_error_set(e, rc == -EINVAL || rc == -EPERM ? KVMLU_ERR_INVALID :
+					   KVMLU_ERR_FAILED, "save-state: %s", err);
 	if (st != VM_STATE_PAUSED) {
-		close(dirfd);
+		save_state_target_close(&t);
 		return json_line_error_set(e, KVMLU_ERR_NOT_PAUSED,
 					   "save-state needs a paused VM; it is %s (send pause first)",
 					   vm_state_name(st));
 	}
-	rc = save_state(ctx->vm, dirfd, name, overwrite, with_sum, &r, err, sizeof(err));
-	close(dirfd);
+	rc = save_state(ctx->vm, &t, overwrite, with_sum, &r, err, sizeof(err));
+	save_state_target_close(&t);
 	if (rc)
 		return json_line_error_set(e, rc == -EEXIST || rc == -EPERM ? KVMLU_ERR_INVALID :
-					   KVMLU_ERR_FAILED, "save-state: in %s: %s", dir, err);
-	snprintf(full, sizeof(full), "%s/%s", strcmp(dir, "/") ? dir : "", name);
+					   KVMLU_ERR_FAILED, "save-state: in %s: %s", t.dir, err);
+	snprintf(full, sizeof(full), "%s/%s", strcmp(t.dir, "/") ? t.dir : "", t.name);
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "path", json_object_new_string(full));
 	json_object_object_add(*ret, "bytes", json_line_new_u64(r.bytes));

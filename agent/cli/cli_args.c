@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "agent/cli/cli_args.h"
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "common/err.h"
 
 const char cli_usage[] =

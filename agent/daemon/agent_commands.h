@@ -9,7 +9,7 @@
 #ifndef KVMLU_AGENT_COMMANDS_H
 #define KVMLU_AGENT_COMMANDS_H
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 
 #include <stddef.h>
 #include <stdint.h>

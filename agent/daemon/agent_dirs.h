@@ -10,7 +10,7 @@
 
 #include <stddef.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 
 /*
  * mkdir -p of run_dir, state_dir, history_dir, serial_dir (if set) and the

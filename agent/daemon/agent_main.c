@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "agent/daemon/agent_commands.h"
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/daemon/agent_dirs.h"
 #include "agent/daemon/agent_restore.h"
 #include "agent/daemon/agent_server.h"

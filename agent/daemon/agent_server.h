@@ -19,7 +19,7 @@
 
 #include <stddef.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 
 /* Bind and listen; returns the listening fd or -errno. */
 int agent_server_listen(const struct agent_config *cfg, char *err, size_t errlen);

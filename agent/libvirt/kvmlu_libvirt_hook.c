@@ -24,7 +24,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/libvirt/libvirt_hook_event.h"
 #include "agent/libvirt/libvirt_hook_notify.h"
 #include "agent/libvirt/libvirt_metadata.h"

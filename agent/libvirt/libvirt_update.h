@@ -24,7 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/journal/journal.h"
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/update/update_ops_host.h"

@@ -20,7 +20,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 
 struct kexec_files {
 	int kernel_fd;		/* -1: not open */

@@ -10,7 +10,7 @@
 
 #include <sys/types.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/journal/journal.h"
 #include "agent/update/kexec_files.h"
 #include "agent/update/update_machine.h"

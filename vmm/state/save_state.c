@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "common/err.h"
 #include "vmm/state/save_state.h"
@@ -20,8 +21,30 @@
 #include "vmm/state/vm_capture.h"
 #include "vmm/vm.h"
 
-int save_state(struct vm *vm, int dirfd, const char *name, bool overwrite, bool with_checksum,
-	       struct save_state_result *r, char *err, size_t errlen)
+int save_state_target_open(const char *control_path, const char *path,
+			   struct save_state_target *t, char *err, size_t errlen)
+{
+	int rc;
+
+	rc = state_file_dir_open(control_path, &t->dirfd, t->dir, sizeof(t->dir), err, errlen);
+	/* The directory is the VMM's own: its failure is never the client's path. */
+	if (rc)
+		return rc == -EINVAL || rc == -EPERM ? -EIO : rc;
+	rc = state_file_name(t->dir, path, &t->name, err, errlen);
+	if (rc)
+		save_state_target_close(t);
+	return rc;
+}
+
+void save_state_target_close(struct save_state_target *t)
+{
+	if (t->dirfd >= 0)
+		close(t->dirfd);
+	t->dirfd = -1;
+}
+
+int save_state(struct vm *vm, const struct save_state_target *t, bool overwrite,
+	       bool with_checksum, struct save_state_result *r, char *err, size_t errlen)
 {
 	struct state_vm s;
 	char msg[512];
@@ -37,7 +60,7 @@ int save_state(struct vm *vm, int dirfd, const char *name, bool overwrite, bool 
 		state_vm_free(&s);
 		return kvmlu_err(err, errlen, rc, "%s", msg);
 	}
-	rc = state_file_write_at(dirfd, name, blob, size, overwrite, msg, sizeof(msg));
+	rc = state_file_write_at(t->dirfd, t->name, blob, size, overwrite, msg, sizeof(msg));
 	free(blob);
 	if (!rc) {
 		r->bytes = size;

@@ -24,7 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/daemon/agent_server.h"
 #include "common/json_line.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the agent configuration parser (agent/daemon/agent_config.c). */
+/* Unit tests of the agent configuration parser (agent/config/agent_config.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,7 @@
 
 #include <sys/stat.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/daemon/agent_dirs.h"
 #include "agent/libvirt/libvirt_update.h"
 #include "agent/update/update_ops_host.h"

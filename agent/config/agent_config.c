@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/daemon/agent_config.h"
+#include "agent/config/agent_config.h"
 #include "agent/journal/journal.h"
 #include "common/err.h"
 #include "common/json_strict.h"
