@@ -155,7 +155,7 @@ static void amend_outcome(struct journal *j, const struct update_ops *ops, int r
 
 int agent_restore_domains(const struct agent_config *cfg, const struct update_ops *ops, FILE *out)
 {
-	unsigned int n = 0, bad = 0, pending, failed;
+	unsigned int n = 0, bad = 0, before, pending, failed, restored;
 	struct journal *js, *j = NULL;
 	char err[512] = "";
 	bool in_history = true;
@@ -179,9 +179,14 @@ int agent_restore_domains(const struct agent_config *cfg, const struct update_op
 		journal_init(j, ops->now_ns(ops->ctx));
 		j->outcome = UPDATE_DONE;
 	}
+	before = update_domains_pending(j);
 	ret = ops->domains_restore(ops->domains_ctx, j, err, sizeof(err));
 	pending = update_domains_pending(j);
 	failed = domains_failed(j);
+	restored = before > pending + failed ? before - pending - failed : 0;
+	if (restored)
+		journal_note(j, "%u libvirt domain(s) started from their managed save by kvmlu-agent.service, libvirtd running",
+			     restored);
 	if (pending)
 		journal_note(j, "%u libvirt domain(s) still pending (%.120s); their managed save images are kept: `virsh start NAME` restores one, or restart kvmlu-agent.service once libvirtd runs",
 			     pending, ret ? err : "not started");
