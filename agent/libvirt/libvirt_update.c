@@ -178,6 +178,8 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 		return 0;	/* no libvirt domain was saved */
 	if (ret)
 		return ret;
+	/* The journal lists the saved set even if libvirtd never answers: pending. */
+	record(j, &u->set);
 	snprintf(u->set.uri, sizeof(u->set.uri), "%s", u->uri);
 	for (unsigned int waited = 0;; waited += 500) {
 		ret = libvirt_domains_reconnect(&u->set, why, sizeof(why));
