@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "agent/daemon/agent_commands.h"
+#include "agent/daemon/agent_restore.h"
 #include "agent/daemon/vm_discovery.h"
 #include "agent/daemon/vmm_client.h"
 #include "agent/journal/journal_json.h"
@@ -426,4 +427,34 @@ void agent_commands_recover(const struct agent_config *cfg)
 		update_outcome_name(j->outcome));
 out:
 	free(j);
+}
+
+static void *restore_domains_thread(void *arg)
+{
+	const struct agent_config *cfg = arg;
+	struct update_host_ctx ctx;
+	struct update_ops ops;
+
+	/* The tail of the update before the kexec: no new one meanwhile. */
+	pthread_mutex_lock(&update_lock);
+	update_ops_host_init(&ops, &ctx, cfg);
+	agent_restore_domains(cfg, &ops, stderr);
+	update_ops_host_fini(&ctx);
+	pthread_mutex_unlock(&update_lock);
+	return NULL;
+}
+
+void agent_commands_restore_domains(const struct agent_config *cfg)
+{
+	pthread_t t;
+	int ret;
+
+	ret = pthread_create(&t, NULL, restore_domains_thread, (void *)cfg);
+	if (ret) {
+		fprintf(stderr, "kvmlu-agent: no thread for the pending libvirt domains (%s): restoring them first\n",
+			strerror(ret));
+		restore_domains_thread((void *)cfg);
+		return;
+	}
+	pthread_detach(t);
 }

@@ -38,4 +38,13 @@ struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int 
 /* At start: finish an update a previous agent left in state_dir. */
 void agent_commands_recover(const struct agent_config *cfg);
 
+/*
+ * At start, once the socket listens (the libvirt hook reports the domains
+ * it starts): the libvirt domains a kexec left pending, restored on a
+ * thread of their own (agent_restore_domains: it waits for libvirtd),
+ * holding the update lock so that no host-update runs meanwhile. cfg
+ * must outlive the thread.
+ */
+void agent_commands_restore_domains(const struct agent_config *cfg);
+
 #endif /* KVMLU_AGENT_COMMANDS_H */

@@ -5,10 +5,13 @@
  *   kvmlu-agent [--config FILE]            serve the socket (kvmlu-agent.service)
  *   kvmlu-agent [--config FILE] --restore  after a kexec: bring back the VMs
  *                                          of the journal in LUO, then exit
- *                                          (kvmlu-restore.service, at boot)
+ *                                          (kvmlu-restore.service, at boot,
+ *                                          before libvirtd: kvmlu-vmm VMs only)
  *
  * At start the daemon first finishes an update a previous agent left in
- * state_dir (rollback: every VM it may have paused is resumed).
+ * state_dir (rollback: every VM it may have paused is resumed); once it
+ * listens, it starts the libvirt domains a kexec left pending (restore
+ * runs before libvirtd, this daemon after it) and amends their report.
  */
 #include <errno.h>
 #include <signal.h>
@@ -33,7 +36,8 @@ static void usage(FILE *f)
 {
 	fprintf(f, "usage: kvmlu-agent [--config FILE] [--restore]\n"
 		"  --config FILE  configuration (default %s; built-in defaults if absent)\n"
-		"  --restore      after a kexec: restore the VMs of the LUO journal, exit\n",
+		"  --restore      after a kexec: restore the VMs of the LUO journal, exit\n"
+		"                 (libvirt domains: the daemon, once libvirtd runs)\n",
 		AGENT_CONFIG_DEFAULT_PATH);
 }
 
@@ -97,8 +101,6 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	signal(SIGPIPE, SIG_IGN);
-	/* libvirt domains: this program links agent/libvirt/, the library does not. */
-	update_ops_host_set_domains(&libvirt_update_provider);
 	if (agent_dirs_make(&cfg, err, sizeof(err))) {
 		/* A restore goes on: a VMM that cannot bind its socket still holds its VM. */
 		fprintf(stderr, "kvmlu-agent: %s%s\n", err,
@@ -108,6 +110,12 @@ int main(int argc, char **argv)
 	}
 	if (do_restore)
 		return restore(&cfg);
+
+	/*
+	 * libvirt domains: this program links agent/libvirt/, the library does
+	 * not. Not for --restore: it runs before libvirtd (kvmlu-restore.service).
+	 */
+	update_ops_host_set_domains(&libvirt_update_provider);
 
 	agent_commands_set_domains(&libvirt_tracked_table);
 	agent_commands_recover(&cfg);
@@ -120,5 +128,7 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvmlu-agent: SIGTERM handler: %s (the socket file stays at exit)\n",
 			strerror(errno));
 	fprintf(stderr, "kvmlu-agent: listening on %s, VMs in %s\n", cfg.socket_path, cfg.run_dir);
+	/* After a kexec: the libvirt domains `--restore` left pending (it runs before libvirtd). */
+	agent_commands_restore_domains(&cfg);
 	return agent_server_run(lfd, &cfg) ? 1 : 0;
 }

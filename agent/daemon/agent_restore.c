@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The restore after a kexec, from the journal or from the marker alone (agent_restore.h). */
+/*
+ * The restore after a kexec, from the journal or from the marker alone,
+ * and later the libvirt domains it left pending (agent_restore.h).
+ */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,4 +104,103 @@ int agent_restore(const struct agent_config *cfg, const struct update_ops *ops,
 	}
 	free(m);
 	return ret;
+}
+
+/* The history entries looked through for the update whose domains wait: it is the newest. */
+#define PENDING_SCAN	4
+
+static unsigned int domains_failed(const struct journal *j)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < j->nr_domains; i++)
+		n += j->domains[i].state == LIBVIRT_DOMAIN_FAILED;
+	return n;
+}
+
+static bool vms_all_verified(const struct journal *j)
+{
+	for (unsigned int i = 0; i < j->nr_vms; i++)
+		if (j->vms[i].state != JOURNAL_VM_VERIFIED)
+			return false;
+	return true;
+}
+
+/*
+ * The outcome once the domains were tried: an update whose VMs are all
+ * verified (running, waiting for them; or partial for them only, at an
+ * earlier try) is done or partial by its domains. One with a VM not back
+ * stays partial for it.
+ */
+static void amend_outcome(struct journal *j, const struct update_ops *ops, int ret,
+			  const char *why, unsigned int pending, unsigned int failed)
+{
+	if (j->outcome != UPDATE_RUNNING &&
+	    !(j->outcome == UPDATE_PARTIAL && vms_all_verified(j)))
+		return;
+	j->finished_ns = ops->now_ns(ops->ctx);
+	j->phases[UPDATE_RESTORE].failed = false;
+	j->failed_phase[0] = 0;
+	j->error[0] = 0;
+	if (!ret && !pending && !failed) {
+		j->outcome = UPDATE_DONE;
+		return;
+	}
+	j->outcome = UPDATE_PARTIAL;
+	j->phases[UPDATE_RESTORE].failed = true;
+	snprintf(j->failed_phase, sizeof(j->failed_phase), "%s", update_phase_name(UPDATE_RESTORE));
+	snprintf(j->error, sizeof(j->error), "libvirt domains not all restored: %u pending, %u failed%s%.400s",
+		 pending, failed, why[0] ? ": " : "", why);
+}
+
+int agent_restore_domains(const struct agent_config *cfg, const struct update_ops *ops, FILE *out)
+{
+	unsigned int n = 0, bad = 0, before, pending, failed, restored;
+	struct journal *js, *j = NULL;
+	char err[512] = "";
+	bool in_history = true;
+	int ret;
+
+	if (!ops->domains_restore || !ops->domains_pending ||
+	    !ops->domains_pending(ops->domains_ctx))
+		return 0;
+	js = calloc(PENDING_SCAN, sizeof(*js));
+	if (!js)
+		return 1;
+	journal_store_history_list(cfg->history_dir, js, PENDING_SCAN, &n, &bad);
+	for (unsigned int i = n; i-- > 0 && !j;)
+		if (update_domains_pending(&js[i]))
+			j = &js[i];
+	if (!j) {
+		/* Their update is not in the history (a recovered one, or pruned): restored all the same. */
+		in_history = false;
+		j = &js[0];
+		memset(j, 0, sizeof(*j));
+		journal_init(j, ops->now_ns(ops->ctx));
+		j->outcome = UPDATE_DONE;
+	}
+	before = update_domains_pending(j);
+	ret = ops->domains_restore(ops->domains_ctx, j, err, sizeof(err));
+	pending = update_domains_pending(j);
+	failed = domains_failed(j);
+	restored = before > pending + failed ? before - pending - failed : 0;
+	if (restored)
+		journal_note(j, "%u libvirt domain(s) started from their managed save by kvmlu-agent.service, libvirtd running",
+			     restored);
+	if (pending)
+		journal_note(j, "%u libvirt domain(s) still pending (%.120s); their managed save images are kept: `virsh start NAME` restores one, or restart kvmlu-agent.service once libvirtd runs",
+			     pending, ret ? err : "not started");
+	if (failed)
+		journal_note(j, "%u libvirt domain(s) failed, see their errors; one whose managed save image remains starts from it with `virsh start NAME`",
+			     failed);
+	amend_outcome(j, ops, ret, ret ? err : "", pending, failed);
+	if (in_history &&
+	    journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
+	fprintf(out, "kvmlu-agent: libvirt domains left by %s: %u pending, %u failed\n",
+		in_history ? j->update_id : "an update not in the history", pending, failed);
+	if (in_history)
+		report_format_text(j, out);
+	free(js);
+	return ret || pending || failed ? 1 : 0;
 }

@@ -24,4 +24,16 @@
 int agent_restore(const struct agent_config *cfg, const struct update_ops *ops,
 		  int journal_rc, struct journal *j, const char *journal_why, FILE *out);
 
+/*
+ * kvmlu-agent.service at start, ordered after libvirtd: the libvirt
+ * domains a kexec left in managed save, which `--restore` (run before
+ * libvirtd) reported pending. If the domains provider has some
+ * (ops->domains_pending), they are started (ops->domains_restore, which
+ * waits for libvirtd) and the history entry of their update (the newest
+ * with a pending domain) is rewritten: each domain restored, failed with
+ * why, or still pending with how to bring it back; the outcome done, or
+ * partial. Returns 0 when none was pending or every one runs, else 1.
+ */
+int agent_restore_domains(const struct agent_config *cfg, const struct update_ops *ops, FILE *out);
+
 #endif /* KVMLU_AGENT_RESTORE_H */

@@ -178,6 +178,8 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 		return 0;	/* no libvirt domain was saved */
 	if (ret)
 		return ret;
+	/* The journal lists the saved set even if libvirtd never answers: pending. */
+	record(j, &u->set);
 	snprintf(u->set.uri, sizeof(u->set.uri), "%s", u->uri);
 	for (unsigned int waited = 0;; waited += 500) {
 		ret = libvirt_domains_reconnect(&u->set, why, sizeof(why));
@@ -190,10 +192,21 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 	ret = libvirt_domains_restore(&u->set, err, errlen);
 	record(j, &u->set);
 	libvirt_domains_close(&u->set);
-	/* Kept on failure: it says which domains still have a managed save to start. */
-	if (!ret)
-		unlink(u->state_file);
+	/*
+	 * Every saved domain was tried: the report keeps each result and
+	 * error. Kept only when libvirtd did not answer (above), so that the
+	 * agent's next start tries again; trying a started domain again
+	 * would find its image consumed and call it failed.
+	 */
+	unlink(u->state_file);
 	return ret;
+}
+
+bool libvirt_update_pending(void *ctx)
+{
+	struct libvirt_update *u = ctx;
+
+	return !access(u->state_file, F_OK);
 }
 
 static int provider_init(void *ctx, const struct agent_config *cfg)
@@ -208,4 +221,5 @@ const struct update_domains_provider libvirt_update_provider = {
 	.prepare = libvirt_update_prepare,
 	.rollback = libvirt_update_rollback,
 	.restore = libvirt_update_restore,
+	.pending = libvirt_update_pending,
 };

@@ -11,9 +11,13 @@
  *             next kernel reads it there.
  *   rollback  the update stopped before the kexec: every domain touched
  *             runs again; state_file removed.
- *   restore   after the kexec: read state_file, wait for libvirtd, start
- *             each saved domain from its managed save; state_file removed
- *             once every domain is back.
+ *   restore   after the kexec, in kvmlu-agent.service (ordered after
+ *             libvirtd; kvmlu-restore.service runs before it and leaves
+ *             the domains pending): read state_file, wait for libvirtd,
+ *             start each saved domain from its managed save; state_file
+ *             removed once each was tried (the journal has the results),
+ *             kept when libvirtd does not answer.
+ *   pending   state_file is there: domains wait for restore.
  * Each domain (name, uuid, what was done, its downtime from suspend to
  * running, the result) goes into the journal's libvirt_domains, shown in
  * the report next to the VMs' blackout.
@@ -30,7 +34,7 @@
 #include "agent/update/update_ops_host.h"
 
 #define LIBVIRT_UPDATE_STATE_FILE	AGENT_DEFAULT_LIBVIRT_STATE
-/* After a kexec libvirtd may still be starting. */
+/* libvirtd may still be starting (or not be installed). */
 #define LIBVIRT_UPDATE_CONNECT_WAIT_MS	60000
 
 struct libvirt_update {
@@ -53,9 +57,10 @@ int libvirt_update_init(struct libvirt_update *u, const char *uri, const char *s
 int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errlen);
 int libvirt_update_rollback(void *ctx, struct journal *j, char *err, size_t errlen);
 int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errlen);
+bool libvirt_update_pending(void *ctx);
 
 /*
- * The three ops for the host's update (update_ops_host_set_domains()): a
+ * The ops for the host's update (update_ops_host_set_domains()): a
  * struct libvirt_update per update, on the configured URI (none
  * configured: qemu:///system, and a host without libvirtd has none; a
  * configured URI must answer).

@@ -25,6 +25,10 @@
  *                    waits for another's restore.
  *     verify         every VM runs and its memory checksum is the one
  *                    recorded at pause.
+ *   libvirt domains saved before the kexec are not started here: the
+ *   restore runs before libvirtd (kvmlu-restore.service), so they stay
+ *   pending in the journal and the outcome running, until kvmlu-agent.service
+ *   (after libvirtd) starts them and amends the report (agent_restore.h).
  *
  * Unhappy paths:
  *   1. preflight refuses: outcome refused, nothing changed.
@@ -57,7 +61,6 @@ struct run {
 	const struct update_ops *ops;
 	bool kernel_loaded;
 	bool journal_preserved;
-	bool domains_failed;	/* libvirt domains not all restored */
 	unsigned int vms_done;	/* VM events in the current phase (progress) */
 	char err[512];
 };
@@ -455,6 +458,15 @@ int update_machine_recover(struct journal *j, const struct update_ops *ops)
 
 /* ---- after the kexec ---- */
 
+unsigned int update_domains_pending(const struct journal *j)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < j->nr_domains; i++)
+		n += j->domains[i].state == LIBVIRT_DOMAIN_SAVED;
+	return n;
+}
+
 /* What a VM is after vm_restore(_wait) returned rc. */
 static enum journal_vm_state restored_state(int rc)
 {
@@ -511,11 +523,6 @@ static int step_restore(struct run *r)
 		save(r);
 		event(r, UPDATE_EV_VM, UPDATE_RESTORE, vm);
 	}
-	if (r->ops->domains_restore &&
-	    r->ops->domains_restore(r->ops->domains_ctx, r->j, why, sizeof(why))) {
-		journal_note(r->j, "restore: %.200s", why);
-		r->domains_failed = true;
-	}
 	if (failed)
 		snprintf(r->err, sizeof(r->err), "%u VM(s) not restored", failed);
 	/* The others still get verified: a failed VM does not stop the rest. */
@@ -553,6 +560,7 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 	struct run r = { .j = j, .ops = ops };
 	unsigned int bad = 0, held = 0, missing = 0;
 	bool restore_failed = false;
+	unsigned int pending = update_domains_pending(j);
 
 	if (j->phase != UPDATE_KEXEC || j->outcome != UPDATE_RUNNING) {
 		snprintf(j->error, sizeof(j->error),
@@ -564,6 +572,9 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 	save(&r);
 	run_steps(&r, after_kexec, sizeof(after_kexec) / sizeof(after_kexec[0]));
 	ops->journal_finish(ops->ctx);
+	if (pending)
+		journal_note(j, "%u libvirt domain(s) pending: libvirtd does not run yet; kvmlu-agent.service starts them from their managed save once it does",
+			     pending);
 
 	for (unsigned int i = 0; i < j->nr_vms; i++)
 		if (j->vms[i].state != JOURNAL_VM_VERIFIED) {
@@ -590,13 +601,10 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops)
 		finish(&r, UPDATE_PARTIAL);
 		return -EIO;
 	}
-	if (r.domains_failed) {
-		snprintf(j->error, sizeof(j->error), "libvirt domains not all restored, see the notes");
-		snprintf(j->failed_phase, sizeof(j->failed_phase), "%s",
-			 update_phase_name(UPDATE_RESTORE));
-		j->phases[UPDATE_RESTORE].failed = true;
-		finish(&r, UPDATE_PARTIAL);
-		return -EIO;
+	/* Not finished while its libvirt domains wait: the outcome stays running. */
+	if (pending) {
+		save(&r);
+		return 0;
 	}
 	finish(&r, UPDATE_DONE);
 	return 0;

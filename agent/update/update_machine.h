@@ -8,6 +8,7 @@
 #ifndef KVMLU_UPDATE_MACHINE_H
 #define KVMLU_UPDATE_MACHINE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -91,9 +92,12 @@ struct update_ops {
 	 * libvirt domains (libvirt_update.h), with their own context;
 	 * NULL: none. prepare runs before the VMs' (a dry run: suspend and
 	 * resume at the end of preflight), rollback after the VMs' aborts,
-	 * restore after the VMs' restores (and in recover).
+	 * restore in recover and in agent_restore_domains (kvmlu-agent.service
+	 * after libvirtd), never in update_machine_resume: that runs before
+	 * libvirtd. pending: a kexec left saved domains to restore.
 	 */
 	void *domains_ctx;
+	bool (*domains_pending)(void *dctx);
 	int (*domains_prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_restore)(void *dctx, struct journal *j, char *err, size_t errlen);
@@ -117,6 +121,8 @@ int update_machine_run(struct journal *j, const struct update_ops *ops);
 /*
  * After the kexec, with the journal from the LUO session: restore →
  * verify. 0 if every VM came back verified, else -EIO (outcome partial).
+ * libvirt domains saved before the kexec are left pending (libvirtd runs
+ * later): with every VM verified the outcome stays running, with a note.
  */
 int update_machine_resume(struct journal *j, const struct update_ops *ops);
 
@@ -125,5 +131,8 @@ int update_machine_resume(struct journal *j, const struct update_ops *ops);
  * abort every VM that may be paused. Outcome rolled-back.
  */
 int update_machine_recover(struct journal *j, const struct update_ops *ops);
+
+/* The journal's libvirt domains still in managed save, waiting to be started. */
+unsigned int update_domains_pending(const struct journal *j);
 
 #endif /* KVMLU_UPDATE_MACHINE_H */

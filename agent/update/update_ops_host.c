@@ -650,6 +650,7 @@ void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 	ops->domains_prepare = domains_provider->prepare;
 	ops->domains_rollback = domains_provider->rollback;
 	ops->domains_restore = domains_provider->restore;
+	ops->domains_pending = domains_provider->pending;
 }
 
 void update_ops_host_fini(struct update_host_ctx *ctx)

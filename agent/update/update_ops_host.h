@@ -55,6 +55,8 @@ struct update_domains_provider {
 	int (*prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*restore)(void *dctx, struct journal *j, char *err, size_t errlen);
+	/* A kexec left saved domains that restore has not brought back yet. */
+	bool (*pending)(void *dctx);
 };
 
 void update_ops_host_set_domains(const struct update_domains_provider *p);

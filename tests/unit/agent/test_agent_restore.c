@@ -4,7 +4,11 @@
  * restore_plan.c) and of agent_restore (agent/daemon/agent_restore.c) on
  * real directories with faked VM operations: journal yes/no/unreadable x
  * marker yes/no/corrupt, what reaches the history, what is restored, and
- * that the marker never outlives the restore.
+ * that the marker never outlives the restore. Then the libvirt domains:
+ * `--restore` (before libvirtd) leaves them pending and never calls the
+ * domains provider's restore; the daemon's start (agent_restore_domains,
+ * through update_ops_host with a fake provider) restores them and amends
+ * the same update's history entry.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -22,6 +26,7 @@
 #include "agent/journal/journal_store.h"
 #include "agent/journal/kexec_marker.h"
 #include "agent/update/restore_plan.h"
+#include "agent/update/update_ops_host.h"
 
 #define T0 1764763200000000000LL
 #define SUM "0123456789abcdef0123456789abcdef"
@@ -50,6 +55,7 @@ struct fake {
 	int64_t t;
 	int restores, verifies, finishes;
 	int restore_rc;		/* what vm_restore answers */
+	int domain_restores;	/* ops->domains_restore called */
 };
 
 static int64_t f_now(void *ctx)
@@ -88,6 +94,20 @@ static void f_finish(void *ctx)
 	((struct fake *)ctx)->finishes++;
 }
 
+static int f_domains_restore(void *dctx, struct journal *j, char *err, size_t errlen)
+{
+	(void)j;
+	((struct fake *)dctx)->domain_restores++;
+	snprintf(err, errlen, "libvirtd is not running");
+	return -ECONNREFUSED;
+}
+
+static bool f_domains_pending(void *dctx)
+{
+	(void)dctx;
+	return true;
+}
+
 struct tcase {
 	char dir[32], history[64], state_dir[64];
 	struct agent_config cfg;
@@ -120,6 +140,9 @@ static int setup(void **state)
 	t->ops = (struct update_ops){
 		.ctx = &t->f, .cfg = &t->cfg, .now_ns = f_now, .journal_save = f_save,
 		.vm_restore = f_restore, .vm_verify = f_verify, .journal_finish = f_finish,
+		/* As kvmlu-agent had them before --restore stopped registering the provider. */
+		.domains_ctx = &t->f, .domains_restore = f_domains_restore,
+		.domains_pending = f_domains_pending,
 	};
 	/* The journal an agent preserved at the kexec: vm1 prepared. */
 	t->j = calloc(1, sizeof(*t->j));
@@ -152,6 +175,7 @@ static int teardown(void **state)
 	free(t->j);
 	free(t->hist);
 	free(t);
+	update_ops_host_set_domains(NULL);
 	return 0;
 }
 
@@ -346,6 +370,271 @@ static void test_journal_and_marker_of_another_update_noted(void **state)
 	free(other);
 }
 
+
+/* ---- libvirt domains: pending after --restore, restored by the daemon ---- */
+
+#define WEB1_UUID "3f1c0b2a-1111-4222-8333-944455556666"
+
+/* web1, managed-saved before the kexec, as the journal in LUO lists it. */
+static void add_saved_domain(struct tcase *t)
+{
+	struct libvirt_domain_report d;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "web1");
+	snprintf(d.uuid, sizeof(d.uuid), WEB1_UUID);
+	d.state = LIBVIRT_DOMAIN_SAVED;
+	d.suspended_ns = T0 + 100;
+	d.saved_ns = T0 + 200;
+	journal_set_domains(t->j, &d, 1);
+}
+
+static bool has_note(const struct journal *j, const char *text)
+{
+	for (unsigned int i = 0; i < j->nr_notes; i++)
+		if (strstr(j->notes[i], text))
+			return true;
+	return false;
+}
+
+static void test_restore_leaves_libvirt_domains_pending_without_calling_them(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+
+	add_saved_domain(t);
+	write_marker_of(t, t->j);
+	/* The kvmlu-vmm VMs are back: exit 0, the oneshot succeeds. */
+	assert_int_equal(run(t, 0, ""), 0);
+	assert_int_equal(t->f.restores, 1);
+	/* libvirtd cannot run yet: its domains are not asked for. */
+	assert_int_equal(t->f.domain_restores, 0);
+	assert_int_equal(t->nr_hist, 1);
+	assert_int_equal(h->vms[0].state, JOURNAL_VM_VERIFIED);
+	assert_int_equal(h->nr_domains, 1);
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_SAVED);
+	assert_string_equal(libvirt_domain_result(&h->domains[0]), "pending");
+	/* Not finished, not failed: the daemon finishes it once libvirtd runs. */
+	assert_int_equal(h->outcome, UPDATE_RUNNING);
+	assert_string_equal(h->failed_phase, "");
+	assert_int_equal(h->finished_ns, 0);
+	assert_true(has_note(h, "1 libvirt domain(s) pending"));
+	assert_true(has_note(h, "kvmlu-agent.service"));
+	assert_non_null(strstr(t->out_text, "web1"));
+	assert_non_null(strstr(t->out_text, "pending"));
+	assert_false(exists(t->history, KEXEC_MARKER_FILE));
+	assert_false(exists(t->state_dir, "journal.json"));
+}
+
+/* A VM not back: partial at once, the domains still pending. */
+static void test_restore_partial_vm_with_libvirt_domains_pending(void **state)
+{
+	struct tcase *t = *state;
+
+	add_saved_domain(t);
+	t->f.restore_rc = UPDATE_VM_MISSING;
+	assert_int_not_equal(run(t, 0, ""), 0);
+	assert_int_equal(t->f.domain_restores, 0);
+	assert_int_equal(t->hist[0].outcome, UPDATE_PARTIAL);
+	assert_string_equal(libvirt_domain_result(&t->hist[0].domains[0]), "pending");
+	assert_true(has_note(&t->hist[0], "pending"));
+}
+
+/* The domains provider kvmlu-agent registers, faked: libvirt's side of it. */
+static struct {
+	bool pending;		/* the state file is there */
+	int restores;
+	int rc;			/* -errno: libvirtd does not answer */
+	bool domain_fails;	/* virDomainCreate fails */
+} lv;
+
+static int lv_init(void *dctx, const struct agent_config *cfg)
+{
+	(void)dctx;
+	(void)cfg;
+	return 0;
+}
+
+static int lv_unused(void *dctx, struct journal *j, char *err, size_t errlen)
+{
+	(void)dctx, (void)j, (void)err, (void)errlen;
+	fail_msg("only restore is called at the daemon's start");
+	return -EINVAL;
+}
+
+static bool lv_pending(void *dctx)
+{
+	(void)dctx;
+	return lv.pending;
+}
+
+static int lv_restore(void *dctx, struct journal *j, char *err, size_t errlen)
+{
+	(void)dctx;
+	lv.restores++;
+	if (lv.rc) {
+		/* The state file is kept: the domains are untouched. */
+		snprintf(err, errlen, "libvirt qemu:///system: connection refused (after 60000 ms)");
+		return lv.rc;
+	}
+	for (unsigned int i = 0; i < j->nr_domains; i++) {
+		struct libvirt_domain_report *d = &j->domains[i];
+
+		if (d->state != LIBVIRT_DOMAIN_SAVED)
+			continue;
+		if (lv.domain_fails) {
+			d->state = LIBVIRT_DOMAIN_FAILED;
+			snprintf(d->error, sizeof(d->error),
+				 "virDomainCreate from managed save: internal error: bad image");
+			snprintf(err, errlen, "libvirt domain %s: %s", d->name, d->error);
+		} else {
+			d->state = LIBVIRT_DOMAIN_RESTORED;
+			d->resumed_ns = T0 + 3000000000LL;
+		}
+	}
+	lv.pending = false;	/* every domain was tried: the state file is gone */
+	return lv.domain_fails ? -EIO : 0;
+}
+
+static const struct update_domains_provider lv_provider = {
+	.ctx_size = 16, .init = lv_init, .prepare = lv_unused, .rollback = lv_unused,
+	.restore = lv_restore, .pending = lv_pending,
+};
+
+/* kvmlu-agent.service's start: the host's ops, with the provider registered. */
+static int daemon_start(struct tcase *t)
+{
+	struct update_host_ctx ctx;
+	struct update_ops ops;
+	int ret;
+
+	update_ops_host_set_domains(&lv_provider);
+	update_ops_host_init(&ops, &ctx, &t->cfg);
+	assert_non_null(ops.domains_pending);
+	rewind(t->out);
+	ret = agent_restore_domains(&t->cfg, &ops, t->out);
+	update_ops_host_fini(&ctx);
+	fflush(t->out);
+	assert_int_equal(journal_store_history_list(t->history, t->hist, 4, &t->nr_hist,
+						    &t->bad_hist), 0);
+	assert_int_equal(t->bad_hist, 0);
+	return ret;
+}
+
+/* --restore, then the daemon with the state file there. */
+static void restore_then_pending(struct tcase *t)
+{
+	add_saved_domain(t);
+	assert_int_equal(run(t, 0, ""), 0);
+	assert_int_equal(t->hist[0].outcome, UPDATE_RUNNING);
+	memset(&lv, 0, sizeof(lv));
+	lv.pending = true;
+}
+
+static void test_daemon_start_restores_pending_domains_and_amends_report(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+
+	restore_then_pending(t);
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(lv.restores, 1);
+	/* The same update's entry, amended in place. */
+	assert_int_equal(t->nr_hist, 1);
+	assert_string_equal(h->update_id, t->j->update_id);
+	assert_int_equal(h->outcome, UPDATE_DONE);
+	assert_string_equal(h->failed_phase, "");
+	assert_true(h->finished_ns > 0);
+	assert_int_equal(h->vms[0].state, JOURNAL_VM_VERIFIED);
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_RESTORED);
+	assert_string_equal(libvirt_domain_result(&h->domains[0]), "ok");
+	assert_true(libvirt_domain_downtime_ns(&h->domains[0]) == 3000000000LL - 100);
+	assert_non_null(strstr(t->out_text, "0 pending, 0 failed"));
+	assert_true(has_note(h, "1 libvirt domain(s) started from their managed save"));
+	/* Nothing pending any more: the next start does nothing. */
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(lv.restores, 1);
+	assert_int_equal(t->hist[0].outcome, UPDATE_DONE);
+}
+
+static void test_daemon_start_without_pending_state_touches_nothing(void **state)
+{
+	struct tcase *t = *state;
+
+	restore_then_pending(t);
+	lv.pending = false;
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(lv.restores, 0);
+	assert_int_equal(t->hist[0].outcome, UPDATE_RUNNING);
+}
+
+static void test_daemon_start_libvirtd_absent_domains_stay_pending(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+
+	restore_then_pending(t);
+	lv.rc = -ECONNREFUSED;
+	assert_int_not_equal(daemon_start(t), 0);
+	assert_int_equal(lv.restores, 1);
+	assert_int_equal(t->nr_hist, 1);
+	/* Not cold-booted, not called failed: pending, with how to bring it back. */
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_SAVED);
+	assert_string_equal(libvirt_domain_result(&h->domains[0]), "pending");
+	assert_int_equal(h->outcome, UPDATE_PARTIAL);
+	assert_string_equal(h->failed_phase, "restore");
+	assert_non_null(strstr(h->error, "1 pending, 0 failed"));
+	assert_non_null(strstr(h->error, "connection refused"));
+	assert_true(has_note(h, "virsh start NAME"));
+	assert_true(has_note(h, "managed save images are kept"));
+	/* libvirtd runs at the next start: restored, the update done after all. */
+	lv.rc = 0;
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(lv.restores, 2);
+	assert_int_equal(t->nr_hist, 1);
+	assert_int_equal(h->outcome, UPDATE_DONE);
+	assert_string_equal(h->failed_phase, "");
+	assert_string_equal(h->error, "");
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_RESTORED);
+}
+
+static void test_daemon_start_failed_domain_reported_with_reason(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+
+	restore_then_pending(t);
+	lv.domain_fails = true;
+	assert_int_not_equal(daemon_start(t), 0);
+	assert_int_equal(h->outcome, UPDATE_PARTIAL);
+	assert_string_equal(h->failed_phase, "restore");
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_FAILED);
+	assert_string_equal(libvirt_domain_result(&h->domains[0]), "failed");
+	assert_non_null(strstr(h->domains[0].error, "bad image"));
+	assert_non_null(strstr(h->error, "0 pending, 1 failed"));
+	assert_true(has_note(h, "virsh start NAME"));
+	assert_non_null(strstr(t->out_text, "bad image"));
+}
+
+/* A VM not back keeps the update partial for it, whatever the domains do. */
+static void test_daemon_start_keeps_partial_of_a_vm(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+	char vm_error[sizeof(h->error)];
+
+	add_saved_domain(t);
+	t->f.restore_rc = UPDATE_VM_MISSING;
+	assert_int_not_equal(run(t, 0, ""), 0);
+	memcpy(vm_error, h->error, sizeof(vm_error));
+	memset(&lv, 0, sizeof(lv));
+	lv.pending = true;
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(h->outcome, UPDATE_PARTIAL);
+	assert_string_equal(h->error, vm_error);
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_RESTORED);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -362,6 +651,13 @@ int main(void)
 		T(test_journal_and_marker_partial_marker_removed),
 		T(test_journal_and_corrupt_marker_restored_marker_set_aside),
 		T(test_journal_and_marker_of_another_update_noted),
+		T(test_restore_leaves_libvirt_domains_pending_without_calling_them),
+		T(test_restore_partial_vm_with_libvirt_domains_pending),
+		T(test_daemon_start_restores_pending_domains_and_amends_report),
+		T(test_daemon_start_without_pending_state_touches_nothing),
+		T(test_daemon_start_libvirtd_absent_domains_stay_pending),
+		T(test_daemon_start_failed_domain_reported_with_reason),
+		T(test_daemon_start_keeps_partial_of_a_vm),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

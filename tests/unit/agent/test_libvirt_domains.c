@@ -38,6 +38,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "agent/daemon/agent_restore.h"
+#include "agent/journal/journal_store.h"
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/libvirt/libvirt_metadata.h"
 #include "agent/libvirt/libvirt_update.h"
@@ -754,6 +756,7 @@ static void machine_ops(struct update_ops *ops)
 		.domains_ctx = &lvu, .domains_prepare = libvirt_update_prepare,
 		.domains_rollback = libvirt_update_rollback,
 		.domains_restore = libvirt_update_restore,
+		.domains_pending = libvirt_update_pending,
 	};
 	journal_init(&mj, m_now(NULL));
 	snprintf(mj.kernel, sizeof(mj.kernel), "/boot/vmlinuz-next");
@@ -827,8 +830,10 @@ static void test_libvirt_host_update_rolls_back_a_failed_save(void **state)
 static void test_libvirt_host_update_restores_after_the_jump(void **state)
 {
 	char uuid_before[VIR_UUID_STRING_BUFLEN], uuid_after[VIR_UUID_STRING_BUFLEN];
+	unsigned int n, bad;
 	struct update_ops ops;
 	virConnectPtr c;
+	char err[256];
 
 	(void)state;
 	NEED_LIVE();
@@ -853,9 +858,25 @@ static void test_libvirt_host_update_restores_after_the_jump(void **state)
 	assert_int_equal(daemon_start(), 0);
 	memset(&lvu.set, 0, sizeof(lvu.set));
 	lvu.prepared = false;
+	/* `--restore` (kvmlu-restore.service, before libvirtd): the domain is left pending. */
 	assert_int_equal(update_machine_resume(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_RUNNING);
+	assert_journal_domain(LIBVIRT_DOMAIN_SAVED, "managed-save", "pending", false);
+	assert_true(libvirt_update_pending(&lvu));
+	c = conn();
+	assert_int_equal(dom_state(c, NULL), VIR_DOMAIN_SHUTOFF);
+	virConnectClose(c);
+	/* It wrote the history; kvmlu-agent.service (after libvirtd) starts the domain. */
+	snprintf(mcfg.history_dir, sizeof(mcfg.history_dir), "%s/history", L.dir);
+	assert_int_equal(journal_store_history_add(mcfg.history_dir, mcfg.history_keep, &mj, err,
+						   sizeof(err)), 0);
+	memset(&mj, 0, sizeof(mj));
+	assert_int_equal(agent_restore_domains(&mcfg, &ops, stderr), 0);
+	assert_int_equal(journal_store_history_list(mcfg.history_dir, &mj, 1, &n, &bad), 0);
+	assert_int_equal(n, 1);
 	assert_int_equal(mj.outcome, UPDATE_DONE);
 	assert_journal_domain(LIBVIRT_DOMAIN_RESTORED, "managed-save", "ok", true);
+	assert_false(libvirt_update_pending(&lvu));
 	assert_int_not_equal(access(lvu.state_file, F_OK), 0);
 	c = conn();
 	assert_int_equal(dom_state(c, uuid_after), VIR_DOMAIN_RUNNING);
