@@ -247,6 +247,30 @@ static int start_from_save(struct libvirt_domains *s, struct libvirt_domain_repo
 
 	if (!dom)
 		return -ENOENT;
+	/*
+	 * libvirtd may have been first: a domain marked autostart is started
+	 * from its managed save when libvirtd starts, and the agent now runs
+	 * after it. Restored by libvirt is restored; booted afresh is not.
+	 */
+	if (virDomainIsActive(dom) == 1) {
+		if (virDomainGetState(dom, &st, &reason, 0) < 0) {
+			ret = fail(d, err, errlen, -EIO, "virDomainGetState");
+			goto out_free;
+		}
+		if ((st == VIR_DOMAIN_RUNNING && reason == VIR_DOMAIN_RUNNING_RESTORED) ||
+		    (st == VIR_DOMAIN_PAUSED && reason == VIR_DOMAIN_PAUSED_STARTING_UP) ||
+		    (st == VIR_DOMAIN_PAUSED && reason == VIR_DOMAIN_PAUSED_USER)) {
+			d->resumed_ns = (int64_t)kvmlu_wall_ns();
+			goto out_free;
+		}
+		snprintf(d->error, sizeof(d->error),
+			 "already running, but not from its managed save (state %d, reason %d): "
+			 "someone started it afresh and the guest's state from before the "
+			 "update is lost", st, reason);
+		d->state = LIBVIRT_DOMAIN_FAILED;
+		ret = kvmlu_err(err, errlen, -ESTALE, "libvirt domain %s: %s", d->name, d->error);
+		goto out_free;
+	}
 	has = virDomainHasManagedSaveImage(dom, 0);
 	if (has < 0) {
 		ret = fail(d, err, errlen, -EIO, "virDomainHasManagedSaveImage");

@@ -671,6 +671,60 @@ static void test_libvirt_update_brings_the_domain_back_after_a_daemon_restart(vo
 	libvirt_domains_close(next);
 }
 
+/*
+ * libvirtd starts before the agent now: a domain marked autostart comes
+ * back from its managed save by libvirt's own hand. The agent finds it
+ * running and counts it restored, not failed for a missing image; one
+ * that was booted afresh instead is a failure that says the state is lost.
+ */
+static void test_libvirt_restore_accepts_a_domain_libvirt_restored_first(void **state)
+{
+	struct libvirt_domains *s = fresh(&set_a);
+	struct libvirt_domain_report *d;
+	virConnectPtr c;
+	virDomainPtr dom;
+	char err[512];
+
+	(void)state;
+	NEED_LIVE();
+	assert_int_equal(libvirt_domains_open(s, L.uri, err, sizeof(err)), 0);
+	prepare_ok(s, false, err, sizeof(err));
+	d = find(s);
+	assert_int_equal(d->state, LIBVIRT_DOMAIN_SAVED);
+	/* What autostart does: start it from its managed save. */
+	c = conn();
+	assert_int_equal(has_managed_save(c), 1);
+	dom = virDomainLookupByUUIDString(c, d->uuid);
+	assert_non_null(dom);
+	assert_int_equal(virDomainCreate(dom), 0);
+	virDomainFree(dom);
+	assert_int_equal(has_managed_save(c), 0);
+	virConnectClose(c);
+	assert_int_equal(libvirt_domains_restore(s, err, sizeof(err)), 0);
+	assert_int_equal(d->state, LIBVIRT_DOMAIN_RESTORED);
+	assert_true(d->resumed_ns > 0);
+
+	libvirt_domains_close(s);
+
+	/* Saved again, then booted afresh (image removed): that is no restore. */
+	s = fresh(&set_b);
+	assert_int_equal(libvirt_domains_open(s, L.uri, err, sizeof(err)), 0);
+	prepare_ok(s, false, err, sizeof(err));
+	d = find(s);
+	assert_int_equal(d->state, LIBVIRT_DOMAIN_SAVED);
+	c = conn();
+	dom = virDomainLookupByUUIDString(c, d->uuid);
+	assert_non_null(dom);
+	assert_int_equal(virDomainManagedSaveRemove(dom, 0), 0);
+	assert_int_equal(virDomainCreate(dom), 0);
+	virDomainFree(dom);
+	virConnectClose(c);
+	assert_int_not_equal(libvirt_domains_restore(s, err, sizeof(err)), 0);
+	assert_int_equal(d->state, LIBVIRT_DOMAIN_FAILED);
+	assert_non_null(strstr(d->error, "not from its managed save"));
+	libvirt_domains_close(s);
+}
+
 /* ---- through the host-update state machine, the host side faked ---- */
 
 #define GIB (1ULL << 30)
@@ -932,6 +986,7 @@ int main(void)
 		cmocka_unit_test(test_libvirt_failed_save_resumes_the_domain_and_stops),
 		cmocka_unit_test(test_libvirt_optout_domain_is_left_alone),
 		cmocka_unit_test(test_libvirt_update_brings_the_domain_back_after_a_daemon_restart),
+		cmocka_unit_test(test_libvirt_restore_accepts_a_domain_libvirt_restored_first),
 		cmocka_unit_test(test_libvirt_host_update_dry_run_suspends_and_resumes),
 		cmocka_unit_test(test_libvirt_host_update_rolls_back_a_failed_save),
 		cmocka_unit_test(test_libvirt_host_update_restores_after_the_jump),
