@@ -46,28 +46,33 @@
 typedef ssize_t (*sendmsg_fn)(int, const struct msghdr *, int);
 typedef ssize_t (*recvmsg_fn)(int, struct msghdr *, int);
 
-/* The message's name from its text, into name; false if not a wire message. */
+/*
+ * The message's name into name; false if not a wire message. Its text is
+ * in one iovec of its own (after common/fd_pass.c's header), len bytes
+ * in all were sent or received.
+ */
 static bool msg_name(const struct msghdr *m, size_t len, char *name, size_t namelen)
 {
-	char buf[64];
-	size_t n = 0, k = strlen(MSG_PREFIX);
-	char *q;
+	size_t k = strlen(MSG_PREFIX), off = 0;
 
-	if (!m->msg_iovlen || !m->msg_iov[0].iov_base)
-		return false;
-	n = m->msg_iov[0].iov_len < len ? m->msg_iov[0].iov_len : len;
-	if (n > sizeof(buf) - 1)
-		n = sizeof(buf) - 1;
-	memcpy(buf, m->msg_iov[0].iov_base, n);
-	buf[n] = '\0';
-	if (strncmp(buf, MSG_PREFIX, k))
-		return false;
-	q = strchr(buf + k, '"');
-	if (!q || (size_t)(q - (buf + k)) >= namelen)
-		return false;
-	memcpy(name, buf + k, (size_t)(q - (buf + k)));
-	name[q - (buf + k)] = '\0';
-	return true;
+	for (size_t i = 0; i < m->msg_iovlen && off < len; i++) {
+		const char *p = m->msg_iov[i].iov_base;
+		size_t n = m->msg_iov[i].iov_len, j;
+
+		if (n > len - off)
+			n = len - off;
+		off += m->msg_iov[i].iov_len;
+		if (!p || n <= k || strncmp(p, MSG_PREFIX, k))
+			continue;
+		for (j = k; j < n && p[j] != '"'; j++)
+			;
+		if (j == n || j - k >= namelen)
+			return false;
+		memcpy(name, p + k, j - k);
+		name[j - k] = '\0';
+		return true;
+	}
+	return false;
 }
 
 /* The fault for "<dir>:<name>:" into action (the rest of the line); false if none. */
