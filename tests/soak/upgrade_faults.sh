@@ -40,11 +40,11 @@ boots=0
 # Every live (not zombie) process of this soak's VMs: they alone have
 # this fault file in their environment.
 holders() {
-	local p
-	for p in /proc/[0-9]*; do
-		p=${p#/proc/}
-		tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null |
-			grep -qxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" && up_alive "$p" && echo "$p"
+	local f p
+	for f in $(grep -lszxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" /proc/[0-9]*/environ); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		up_alive "$p" && echo "$p"
 	done
 }
 
