@@ -21,11 +21,12 @@ lines=$(kv_tick_lines)
 old=$KV_PID
 kv_ok '{"cmd":"upgrade"}' 30
 new=$(kv_ret pid)
-[ "$(kv_ret state)" = paused ] || kv_fail "upgrade reply says the VM is $(kv_ret state)"
+reply_state=$(kv_ret state)
+KV_PID=$new
 kv_request '{"cmd":"status"}'
 [ "$(kv_ret pid)" = "$new" ] || kv_fail "socket answered by pid $(kv_ret pid), not the new $new"
 [ "$(kv_ret state)" = paused ] || kv_fail "paused VM is $(kv_ret state) after the upgrade"
-KV_PID=$new
+[ "$reply_state" = paused ] || kv_fail "upgrade reply says the VM is $reply_state"
 sleep 2
 [ "$(kv_tick_lines)" = "$lines" ] || kv_fail "the paused guest printed $(( $(kv_tick_lines) - lines )) tick lines across the upgrade"
 up_alive "$old" && { sleep 3; up_alive "$old" && kv_fail "old kvmlu-vmm $old still there"; }

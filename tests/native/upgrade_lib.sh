@@ -286,11 +286,29 @@ up_fault_start() {
 	[ -f "$UP_SHIM" ] || kv_fail "$UP_SHIM not built (make tests-build)"
 	UP_FAULT_FILE=$KV_DIR/upgrade.fault
 	: >"$UP_FAULT_FILE"
+	# A failed test may leave a generation that is not KV_PID: end them all.
+	trap 'up_kill_all; kv_cleanup' EXIT
 	# ASan wants its runtime first; the shim only wraps sendmsg/recvmsg.
 	LD_PRELOAD=$UP_SHIM KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE \
 		ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" up_start "$@"
 }
 up_fault() { echo "$1" >"$UP_FAULT_FILE"; }
+
+# up_holders: every live (not zombie) kvmlu-vmm of this test started by
+# up_fault_start, of any generation: they alone have this fault file in
+# their environment.
+up_holders() {
+	local f p
+	for f in $(grep -lszxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" /proc/[0-9]*/environ); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		up_alive "$p" && echo "$p"
+	done
+}
+up_kill_all() {
+	local p
+	for p in $(up_holders); do kill -KILL "$p" 2>/dev/null; done
+}
 
 # up_fault_pid SPEC: wait (30 s at most, scaled) for the shim's line of a
 # fault SPEC that fired; UP_FAULT_PID is the pid it fired in.

@@ -37,20 +37,10 @@ for k in ok kept committed_late lost_reported old_killed_vm_moved old_killed_vm_
 	 double_runs silent_losses mismatches restarts; do count[$k]=0; done
 boots=0
 
-# Every live (not zombie) process of this soak's VMs: they alone have
-# this fault file in their environment.
-holders() {
-	local f p
-	for f in $(grep -lszxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" /proc/[0-9]*/environ); do
-		p=${f#/proc/}
-		p=${p%/environ}
-		up_alive "$p" && echo "$p"
-	done
-}
+holders() { up_holders; }
 
 boot_vm() {
-	local p
-	for p in $(holders); do kill -KILL "$p" 2>/dev/null; done
+	up_kill_all
 	[ -n "${KV_SERIAL:-}" ] && [ -f "$KV_SERIAL" ] && mv "$KV_SERIAL" "$KV_DIR/serial.$boots.log"
 	[ -n "${KV_STDERR:-}" ] && [ -f "$KV_STDERR" ] && mv "$KV_STDERR" "$KV_DIR/vmm.$boots.err"
 	rm -f "$KV_SOCK"
@@ -125,13 +115,6 @@ for round in $(seq 1 "$n"); do
 	[ -n "$cont_at" ] && kill -CONT "$stopped" 2>/dev/null
 	reply=$(cat "$KV_DIR/reply")
 	desc=$(jq -r '.error.desc // empty' <<<"$reply" 2>/dev/null)
-	# Settle: a handed-off process exits (ASan's leak check takes a while),
-	# a new one started before a killed old one notices it.
-	for i in $(seq 1 100); do
-		h=($(holders))
-		[ ${#h[@]} -le 1 ] && break
-		sleep 0.1
-	done
 	h=($(holders))
 	where=${h[*]}
 	expect= outcome=
@@ -162,6 +145,17 @@ for round in $(seq 1 "$n"); do
 	else
 		outcome=mismatches expect=?
 	fi
+	# Settle (30 s at most): a handed-off or failed process exits (ASan's
+	# leak check takes a while on a loaded host), a new one that lost its
+	# old one notices it and exits.
+	for i in $(seq 1 300); do
+		[ "$outcome" = mismatches ] && break
+		h=($(holders))
+		where=${h[*]}
+		[ "$expect" = none ] && [ ${#h[@]} = 0 ] && break
+		[ "$where" = "$expect" ] && break
+		sleep 0.1
+	done
 	if [ "$expect" = none ]; then
 		if [ ${#h[@]} != 0 ]; then
 			outcome=mismatches
@@ -198,7 +192,7 @@ for k in ok kept committed_late lost_reported old_killed_vm_moved old_killed_vm_
 	summary="$summary $k=${count[$k]}"
 done
 kv_log "$n faulted upgrades (seed $seed):$summary"
-for p in $(holders); do kill -KILL "$p" 2>/dev/null; done
+up_kill_all
 KV_PID=
 grep -lE 'AddressSanitizer|LeakSanitizer|runtime error:' "$KV_DIR"/vmm*.err &&
 	kv_fail "sanitizer report in kvmlu-vmm stderr"
