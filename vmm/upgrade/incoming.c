@@ -431,7 +431,7 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	return 0;
 }
 
-/* Step 2, guest paused in the old process: state in, VM running out. */
+/* Step 2, guest paused in the old process: state in, VM restored; no vCPU runs yet. */
 static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct state_vm *s,
 			    bool *run, uint64_t *copied, char *err, size_t errlen)
 {
