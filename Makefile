@@ -124,13 +124,14 @@ endef
 
 # Each folder registers what it builds.
 include $(wildcard common/module.mk guestmem/module.mk vmm/module.mk agent/module.mk)
-include $(wildcard tests/guest/module.mk tests/unit/module.mk tests/fuzz/module.mk)
+include $(wildcard tests/guest/module.mk tests/unit/module.mk tests/fuzz/module.mk tests/native/module.mk)
 include $(wildcard kernel/module.mk tests/bench/module.mk tests/caps/module.mk)
 
 all: $(PROGS_rel) $(GUEST_BINS)
 
-# The test binaries: sanitizer builds of the programs, unit tests, payloads.
-tests-build: all $(PROGS_san) $(UNIT_TESTS)
+# The test binaries: sanitizer builds of the programs, unit tests, payloads,
+# test-only shims.
+tests-build: all $(PROGS_san) $(UNIT_TESTS) $(TEST_SHIMS)
 
 check: tests-build
 	@tests/run-tests.sh

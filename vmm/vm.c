@@ -327,6 +327,37 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
+int vm_start_paused(struct vm *vm, char *err, size_t errlen)
+{
+	int rc;
+
+	/* Set before any thread exists: each one parks before it enters KVM_RUN. */
+	pthread_mutex_lock(&vm->lock);
+	vm->pause_req = true;
+	atomic_store(&vm->kick, 1);
+	pthread_mutex_unlock(&vm->lock);
+	rc = vm_start(vm, err, errlen);
+	if (rc)
+		return rc;
+	/*
+	 * No timeout that would release them (vm_pause() does on one): a
+	 * thread that has not parked yet has not run the guest either.
+	 */
+	pthread_mutex_lock(&vm->lock);
+	while (vm->nr_parked < vm->nr_threads && !vm->stop_req)
+		pthread_cond_wait(&vm->cond, &vm->lock);
+	if (vm->stop_req) {
+		pthread_mutex_unlock(&vm->lock);
+		return kvmlu_err(err, errlen, -ESRCH, "start: VM stopping (%s)",
+				 vm_stop_reason_name(vm->stop_reason));
+	}
+	vm->state = VM_STATE_PAUSED;
+	pthread_mutex_unlock(&vm->lock);
+	/* As after every pause: vm_resume() undoes it. */
+	vm_virtio_quiesce(vm);
+	return 0;
+}
+
 void vm_kick_vcpus(struct vm *vm)
 {
 	unsigned int i;

@@ -142,6 +142,13 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 int vm_start(struct vm *vm, char *err, size_t errlen);
 
 /*
+ * vm_start() with every vCPU thread parked before its first KVM_RUN: the
+ * VM is PAUSED on return and no guest instruction has run (a live
+ * upgrade of a paused VM); vm_resume() lets it go.
+ */
+int vm_start_paused(struct vm *vm, char *err, size_t errlen);
+
+/*
  * Ask everything to stop; the first reason given wins and is kept with
  * its message. Safe from any thread, including a vCPU thread.
  */

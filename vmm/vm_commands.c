@@ -436,7 +436,8 @@ static const char *const vm_save_state_args[] = { "path", "checksum", "overwrite
 
 static const struct control_command vm_commands[] = {
 	{ "status", vm_cmd_status, NULL, CONTROL_CMD_ANYTIME },
-	{ "pause", vm_cmd_pause, NULL, CONTROL_CMD_ANYTIME },
+	/* Not during an upgrade: it keeps the run state it found (vmm/upgrade/upgrade.c). */
+	{ "pause", vm_cmd_pause, NULL, CONTROL_CMD_ANYTIME | CONTROL_CMD_RUN_STATE },
 	/* Long: a held restored VM retries its whole restore on resume. */
 	{ "resume", vm_cmd_resume, NULL, CONTROL_CMD_LONG },
 	{ "checksum", vm_cmd_checksum, vm_checksum_args, CONTROL_CMD_LONG },

@@ -276,3 +276,74 @@ up_twenty_upgrades() {
 	up_stop
 	up_check_sanitizers
 }
+
+# Faults at the upgrade's messages, from the test-only LD_PRELOAD shim
+# (tests/native/upgrade_fault_shim.c has the fault syntax): up_fault_start
+# is up_start with the shim in the VMM and every generation after it;
+# up_fault SPEC sets the fault of the next upgrades ("" for none).
+UP_SHIM=${KVMLU_UPGRADE_SHIM:-$KV_TOP/build/san/test/upgrade_fault_shim.so}
+up_fault_start() {
+	[ -f "$UP_SHIM" ] || kv_fail "$UP_SHIM not built (make tests-build)"
+	UP_FAULT_FILE=$KV_DIR/upgrade.fault
+	: >"$UP_FAULT_FILE"
+	# A failed test may leave a generation that is not KV_PID: end them all.
+	trap 'up_kill_all; kv_cleanup' EXIT
+	# ASan wants its runtime first; the shim only wraps sendmsg/recvmsg.
+	LD_PRELOAD=$UP_SHIM KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE \
+		ASAN_OPTIONS="$ASAN_OPTIONS:verify_asan_link_order=0" up_start "$@"
+}
+up_fault() { echo "$1" >"$UP_FAULT_FILE"; }
+
+# up_holders: every live (not zombie) kvmlu-vmm of this test started by
+# up_fault_start, of any generation: they alone have this fault file in
+# their environment.
+up_holders() {
+	local f p
+	for f in $(grep -lszxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" /proc/[0-9]*/environ); do
+		p=${f#/proc/}
+		p=${p%/environ}
+		up_alive "$p" && echo "$p"
+	done
+}
+up_kill_all() {
+	local p
+	for p in $(up_holders); do kill -KILL "$p" 2>/dev/null; done
+}
+
+# up_fault_pid SPEC: wait (30 s at most, scaled) for the shim's line of a
+# fault SPEC that fired; UP_FAULT_PID is the pid it fired in.
+up_fault_pid() {
+	local i
+	UP_FAULT_PID=
+	for i in $(seq 1 "$(kv_scaled 300)"); do
+		UP_FAULT_PID=$(sed -n "s/^kvmlu-upgrade-fault: pid \([0-9]*\) $1\$/\1/p" "$KV_STDERR" | tail -n 1)
+		[ -n "$UP_FAULT_PID" ] && return 0
+		sleep 0.1
+	done
+	kv_fail "fault $1 never fired"
+}
+
+# up_check_monotonic: over the whole serial log, every vCPU's tick and
+# uptime_ms rise strictly from line to line within a boot: a guest that
+# ran in two processes (the stale one resumed after the other ran it)
+# prints a tick or a time it printed before.
+up_check_monotonic() {
+	local bad
+	bad=$(awk '
+	/^witness boot=[0-9a-f]+ cpu=[0-9]+ tick=[0-9]+ uptime_ms=[0-9]+$/ {
+		split($2, b, "="); split($3, c, "="); split($4, t, "="); split($5, u, "=")
+		k = b[2] " " c[2]
+		if ((k in tick) && (t[2] + 0 <= tick[k] || u[2] + 0 <= up[k]))
+			print "boot " b[2] " cpu " c[2] ": tick " tick[k] " uptime_ms " up[k] " then tick " t[2] " uptime_ms " u[2]
+		tick[k] = t[2] + 0; up[k] = u[2] + 0
+	}' "$KV_SERIAL" | head -n 3)
+	[ -z "$bad" ] || kv_fail "the guest ran twice (time went back): $bad"
+}
+
+# up_alive PID: the process exists and is not a zombie (the first VMM is
+# this shell's child: once it exits it stays a zombie until waited for).
+up_alive() {
+	local st
+	st=$(awk '{ print $3 }' "/proc/$1/stat" 2>/dev/null) || return 1
+	[ -n "$st" ] && [ "$st" != Z ]
+}

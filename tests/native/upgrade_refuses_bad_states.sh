@@ -9,7 +9,7 @@
 kv_init
 corpus=$KV_TOP/tests/state-corpus
 
-up_start --memory 256M --cpus 2
+up_fault_start --memory 256M --cpus 2
 kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 60
 boot=$(kv_boot_ids)
 
@@ -27,11 +27,14 @@ sum=$(kv_ret digest)
 grep -q "checksum = \"$sum\"" "$KV_DIR/s.dts" || kv_fail "state checksum is not the checksum command's $sum"
 kv_ok '{"cmd":"resume"}'
 
-# refuse FILE TEXT: upgrade with that state must fail saying TEXT.
+# refuse FILE TEXT: upgrade with that state (sent instead of the captured
+# one by the test-only shim) must fail saying TEXT.
 refuse() {
 	local tick1
 	tick1=$(kv_tick 1)
-	kv_request "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$1\"}}" 60
+	up_fault "send:state:replace:$1"
+	kv_request '{"cmd":"upgrade"}' 60
+	up_fault ""
 	[ "$(jq -r .ok <<<"$KV_REPLY")" = false ] || kv_fail "$(basename "$1") accepted: $KV_REPLY"
 	jq -r .error.desc <<<"$KV_REPLY" | grep -qF -- "$2" ||
 		kv_fail "$(basename "$1"): error does not say '$2': $KV_REPLY"
@@ -55,6 +58,9 @@ refuse "$corpus/good/two_vcpus.dtb" "state has 2 memory regions, VM 1"
 refuse "$KV_DIR/s.dtb" "differs from"
 
 kv_err '{"cmd":"upgrade","args":{"binary":"/nonexistent/kvmlu-vmm"}}' InvalidRequest
+# The test hooks of old are not on the public protocol.
+kv_err "{\"cmd\":\"upgrade\",\"args\":{\"state_file\":\"$corpus/good/two_vcpus.dtb\"}}" InvalidRequest
+kv_err '{"cmd":"upgrade","args":{"stop_at":"restore"}}' InvalidRequest
 kv_request '{"cmd":"upgrade","args":{"binary":"/bin/true","timeout_ms":5000}}' 30
 jq -r .error.desc <<<"$KV_REPLY" | grep -q 'exited' || kv_fail "/bin/true as new VMM: $KV_REPLY"
 kv_log "/bin/true -> $(jq -r .error.desc <<<"$KV_REPLY")"

@@ -3,6 +3,10 @@
 #  1. native: KVMLU_SOAK_UPGRADES (300) live upgrades of a 4-vCPU witness,
 #     guest-verify every 25 (tests/soak/native_upgrades.sh), on this
 #     machine's /dev/kvm or, without one, inside the QEMU host;
+#  1b. native: KVMLU_SOAK_FAULTS (500) live upgrades, each with a fault
+#     at a random message of the hand-over (tests/soak/upgrade_faults.sh,
+#     which prints its counts: double runs and silent losses must be 0);
+#     only on this machine's /dev/kvm;
 #  2. KVMLU_SOAK_BOOTS (40) witness boots of 512 MiB with 2 vCPUs, one
 #     after another in one QEMU host (harness/soak_witness_boots): the
 #     direct count of the emulator's nested fault at boot;
@@ -50,6 +54,19 @@ if [ $rc = 0 ]; then
 	pass=$((pass + 1)); echo "PASS: soak/native_upgrades ($upgrades upgrades)"
 else
 	fail=$((fail + 1)); echo "FAIL: soak/native_upgrades: $(grep -E '^FAIL' "$logs/native.log" | tail -n 1)"
+fi
+
+faults=${KVMLU_SOAK_FAULTS:-500}
+if [ -c /dev/kvm ]; then
+	echo "soak: $faults faulted live upgrades on this machine's /dev/kvm"
+	KVMLU_SOAK_FAULTS=$faults tests/soak/upgrade_faults.sh >"$logs/upgrade_faults.log" 2>&1
+	rc=$?
+	grep -E 'faulted upgrades' "$logs/upgrade_faults.log" | tail -n 1
+	if [ $rc = 0 ]; then
+		pass=$((pass + 1)); echo "PASS: soak/upgrade_faults ($faults upgrades)"
+	else
+		fail=$((fail + 1)); echo "FAIL: soak/upgrade_faults: $(grep -E '^FAIL' "$logs/upgrade_faults.log" | tail -n 1)"
+	fi
 fi
 
 # boots_case CASE FILE LINE WHAT: one boot-count case, LINE its count file

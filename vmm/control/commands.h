@@ -69,6 +69,12 @@ struct control_command {
 #define CONTROL_CMD_LONG	(1u << 0)	/* may take seconds: runs on the worker */
 #define CONTROL_CMD_ANYTIME	(1u << 1)	/* answered while a long command runs */
 #define CONTROL_CMD_NO_ACCEPT	(1u << 2)	/* no new connection while it runs (upgrade) */
+/*
+ * Changes whether the guest runs (pause): refused with Busy, although
+ * ANYTIME, while a NO_ACCEPT command runs, since an upgrade decides that
+ * itself and carries it over to the new process.
+ */
+#define CONTROL_CMD_RUN_STATE	(1u << 3)
 
 /*
  * Add n commands; the table must outlive every server. 0, also when this

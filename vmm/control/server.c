@@ -18,8 +18,8 @@
  *    so a stuck client never stalls the loop.
  * 5. EOF with a partial line: it is handled as a request, then closed.
  * 6. A request while another client's long command runs: answered at once
- *    if the command is CONTROL_CMD_ANYTIME, else Busy naming the one
- *    running. A long command's reply goes to its client when it is done;
+ *    if the command is CONTROL_CMD_ANYTIME (and, during an upgrade, not
+ *    CONTROL_CMD_RUN_STATE), else Busy naming the one running. A long command's reply goes to its client when it is done;
  *    a client gone by then just does not get it.
  */
 #include <errno.h>
@@ -299,7 +299,9 @@ static int control_handle(struct control_server *s, struct control_client *c,
 	int rc;
 
 	if (!control_line_peek(line, len, &flags, &name, &id)) {
-		if (s->work && !(flags & CONTROL_CMD_ANYTIME)) {
+		if (s->work && (!(flags & CONTROL_CMD_ANYTIME) ||
+				((flags & CONTROL_CMD_RUN_STATE) &&
+				 (s->work->flags & CONTROL_CMD_NO_ACCEPT)))) {
 			snprintf(msg, sizeof(msg), "%s waits: %s from another request is running",
 				 name, s->work->cmd);
 			o = json_line_reply_error(KVMLU_ERR_BUSY, msg, id);

@@ -13,17 +13,21 @@
  * any of it) and check it describes the VM we built; guest_memfd without
  * the link: fill the new files from the old ones;
  * compare the memory checksum if the state has one; fit the TSC rate
- * (vmm/live_update/tsc.c); restore vCPUs and devices; serve the inherited
- * control socket; start the vCPUs; say "resumed"; then run the VM like
+ * (vmm/live_update/tsc.c); restore vCPUs and devices; say "restored" and
+ * wait. Nothing has run the guest here yet, and nothing does unless the
+ * old process answers "commit": that message is the one commit point of
+ * the hand-over (docs/control-protocol.md has the drawing). On commit:
+ * serve the inherited control socket, start the vCPUs (parked, if the
+ * state says the VM was paused), say "resumed", then run the VM like
  * `kvmlu-vmm run` until it stops.
  *
- * Unhappy paths before "resumed": say "error" with the reason if we can
- * and exit 1; the old process still has the VM and resumes it. Nothing
- * here touches the old VM: it is only read (guest_memfd copy).
- *
- * Test hook: prepare's "stop_at" = "received" | "restore" | "resume" stops
- * this process at that point (it waits to be killed), so a test can kill
- * it mid-restore and watch the old one take the VM back.
+ * Unhappy paths before commit (an error, or anything but "commit" on the
+ * socket, EOF included: the old process timed out or died): say "error"
+ * with the reason if we can and exit 1 without ever having run a vCPU;
+ * the old process still has the VM. Nothing here touches the old VM: it
+ * is only read (guest_memfd copy). After commit a failure to start is a
+ * lost VM: said as "error" with "lost":true, and the old process reports
+ * it (it never resumes its stale copy).
  */
 #include <errno.h>
 #include <poll.h>
@@ -63,7 +67,6 @@ struct handoff {
 	int region_fd[GUESTMEM_MAX_REGIONS];
 	unsigned int nr_region_fds;
 	char control_path[108];
-	char stop_at[16];
 	unsigned int verify_timeout_ms;
 	bool linked;		/* guest_memfd: the old memory itself, nothing to copy */
 	/* virtio-blk disks, slot order: the old process's open files, not paths to reopen. */
@@ -76,16 +79,6 @@ struct handoff {
 	int net_fd[VM_VIRTIO_MAX_DEVICES];
 	struct virtio_net_spec net[VM_VIRTIO_MAX_DEVICES];
 };
-
-static void maybe_stop_at(const struct handoff *h, const char *point)
-{
-	if (strcmp(h->stop_at, point))
-		return;
-	fprintf(stderr, "kvmlu-vmm incoming: stopped at %s (pid %d), waiting to be killed\n",
-		point, (int)getpid());
-	for (;;)
-		pause();
-}
 
 /* fd index from the handoff object; -1 if absent, -EPROTO if bad. */
 static int fd_at(const struct handoff *h, json_object *o, const char *key, bool required)
@@ -251,8 +244,6 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 		h->region_fd[i] = h->fds[k];
 	}
 	h->nr_region_fds = (unsigned int)n;
-	if (json_object_object_get_ex(o, "stop_at", &v))
-		snprintf(h->stop_at, sizeof(h->stop_at), "%s", json_object_get_string(v));
 	h->verify_timeout_ms = 10000;
 	if (json_object_object_get_ex(o, "verify_timeout_ms", &v) && json_object_get_int(v) > 0)
 		h->verify_timeout_ms = (unsigned int)json_object_get_int(v);
@@ -364,12 +355,14 @@ static int check_checksum(struct vm *vm, const struct state_vm *s, char *err, si
 	return 0;
 }
 
-static void send_error(int sock, const char *desc)
+/* lost: after commit, when the old process cannot take the VM back. */
+static void send_error(int sock, const char *desc, bool lost)
 {
 	json_object *o = json_object_new_object();
 
 	json_object_object_add(o, "msg", json_object_new_string("error"));
 	json_object_object_add(o, "desc", json_object_new_string(desc));
+	json_object_object_add(o, "lost", json_object_new_boolean(lost));
 	(void)upgrade_wire_send(sock, o, NULL, 0, NULL, 0);
 }
 
@@ -397,7 +390,6 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	json_object_put(o);
 	if (ret)
 		return ret;
-	maybe_stop_at(h, "received");
 	cfg.name = h->name;
 	cfg.ram_size = h->ram_size;
 	cfg.nr_vcpus = h->nr_vcpus;
@@ -439,10 +431,9 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, double *
 	return 0;
 }
 
-/* Step 2, guest paused in the old process: state in, VM running out. */
+/* Step 2, guest paused in the old process: state in, VM restored; no vCPU runs yet. */
 static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct state_vm *s,
-			    struct control_server *server, struct control_ctx *ctx,
-			    uint64_t *copied, char *err, size_t errlen)
+			    bool *run, uint64_t *copied, char *err, size_t errlen)
 {
 	int fds[UPGRADE_WIRE_MAX_FDS], state_fd;
 	unsigned int nfds = 0;
@@ -459,6 +450,12 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	if (strcmp(json_object_get_string(v), "state") || nfds != 1)
 		ret = kvmlu_err(err, errlen, -EPROTO, "expected state with 1 fd, got \"%.40s\" with %u",
 				json_object_get_string(v), nfds);
+	/* Whether the guest ran in the old process: a paused VM stays paused. */
+	else if (!json_object_object_get_ex(o, "run", &v) ||
+		 !json_object_is_type(v, json_type_boolean))
+		ret = kvmlu_err(err, errlen, -EPROTO, "state without \"run\": true or false");
+	else
+		*run = json_object_get_boolean(v);
 	json_object_put(o);
 	state_fd = nfds ? fds[0] : -1;
 	for (unsigned int i = 1; i < nfds; i++)
@@ -486,7 +483,6 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	ret = check_checksum(vm, s, err, errlen);
 	if (ret)
 		return ret;
-	maybe_stop_at(h, "restore");
 	/*
 	 * Before state_vm_restore(): a state saved by a VMM before
 	 * vm_set_tsc_rate() carries KVM's early-calibration TSC rate, which
@@ -498,10 +494,39 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 	if (saved_khz != now_khz)
 		fprintf(stderr, "kvmlu-vmm incoming: %s: guest TSC rate %u kHz in the state, %u kHz now\n",
 			vm->name, saved_khz, now_khz);
-	ret = state_vm_restore(vm, s, err, errlen);
+	return state_vm_restore(vm, s, err, errlen);
+}
+
+/* Wait for the old process's word; 0 on "commit", anything else refuses. */
+static int incoming_wait_commit(int sock, char *err, size_t errlen)
+{
+	int fds[UPGRADE_WIRE_MAX_FDS];
+	unsigned int nfds = 0;
+	json_object *o, *v;
+	int ret;
+
+	ret = upgrade_wire_recv(sock, &o, fds, UPGRADE_WIRE_MAX_FDS, &nfds, err, errlen);
+	if (ret == -ECONNRESET)
+		return kvmlu_err(err, errlen, ret, "the old kvmlu-vmm went away before commit");
 	if (ret)
 		return ret;
-	maybe_stop_at(h, "resume");
+	for (unsigned int i = 0; i < nfds; i++)
+		close(fds[i]);
+	json_object_object_get_ex(o, "msg", &v);
+	if (strcmp(json_object_get_string(v), "commit"))
+		ret = kvmlu_err(err, errlen, -EPROTO, "expected commit, got \"%.40s\"",
+				json_object_get_string(v));
+	json_object_put(o);
+	return ret;
+}
+
+/* After commit: the VM is ours. Serve the control socket, start the vCPUs. */
+static int incoming_commit(struct handoff *h, struct vm *vm, bool run,
+			   struct control_server *server, struct control_ctx *ctx,
+			   char *err, size_t errlen)
+{
+	int ret;
+
 	ctx->vm = vm;
 	ctx->listen_fd = -1;
 	ctx->verify_timeout_ms = h->verify_timeout_ms;
@@ -515,7 +540,7 @@ static int incoming_restore(int sock, struct handoff *h, struct vm *vm, struct s
 		ctx->listen_fd = h->listen_fd;
 		ctx->control_path = h->control_path;
 	}
-	return vm_start(vm, err, errlen);
+	return run ? vm_start(vm, err, errlen) : vm_start_paused(vm, err, errlen);
 }
 
 int vmm_incoming_main(int argc, char **argv)
@@ -528,6 +553,7 @@ int vmm_incoming_main(int argc, char **argv)
 	char err[512] = "", *end;
 	uint64_t t0, copied = 0;
 	double prepare_ms = 0, create_ms = 0;
+	bool run = true, committed = false;
 	int sock, sig_fd, ret, status = 1;
 	long fd;
 
@@ -556,11 +582,20 @@ int vmm_incoming_main(int argc, char **argv)
 		prepare_ms = (double)(kvmlu_mono_ns() - t0) / 1e6;
 		send_simple(sock, "ready");
 		t0 = kvmlu_mono_ns();
-		ret = incoming_restore(sock, &h, &vm, &s, &server, &ctx, &copied, err, sizeof(err));
+		ret = incoming_restore(sock, &h, &vm, &s, &run, &copied, err, sizeof(err));
+	}
+	if (!ret) {
+		send_simple(sock, "restored");
+		ret = incoming_wait_commit(sock, err, sizeof(err));
+	}
+	if (!ret) {
+		committed = true;
+		ret = incoming_commit(&h, &vm, run, &server, &ctx, err, sizeof(err));
 	}
 	if (ret) {
-		fprintf(stderr, "kvmlu-vmm incoming: %s: %s\n", h.name[0] ? h.name : "upgrade", err);
-		send_error(sock, err);
+		fprintf(stderr, "kvmlu-vmm incoming: %s: %s%s\n", h.name[0] ? h.name : "upgrade",
+			committed ? "VM lost after commit: " : "", err);
+		send_error(sock, err, committed);
 		/* The socket path stays the old process's: do not remove it on the way out. */
 		ctx.handed_off = true;
 		goto out;
@@ -572,7 +607,7 @@ int vmm_incoming_main(int argc, char **argv)
 		json_object_object_add(o, "memory_copied_bytes", json_line_new_u64(copied));
 		json_object_object_add(o, "memory", json_object_new_string(
 			h.backend == GUESTMEM_MEMFD ? "shared" : h.linked ? "linked" : "copied"));
-		/* From "ready" on: includes the old side's pause and capture. */
+		/* From "ready" on: includes the old side's pause, capture and commit. */
 		json_object_object_add(o, "restore_ms",
 				       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
 		json_object_object_add(o, "prepare_ms", json_line_new_ms(prepare_ms));
@@ -583,9 +618,9 @@ int vmm_incoming_main(int argc, char **argv)
 	}
 	close(sock);
 	sock = -1;
-	fprintf(stderr, "kvmlu-vmm: %s: resumed after live upgrade (pid %d, %llu bytes copied%s)\n",
-		vm.name, (int)getpid(), (unsigned long long)copied,
-		h.linked ? ", guest_memfd linked" : "");
+	fprintf(stderr, "kvmlu-vmm: %s: %s after live upgrade (pid %d, %llu bytes copied%s)\n",
+		vm.name, run ? "resumed" : "taken over paused", (int)getpid(),
+		(unsigned long long)copied, h.linked ? ", guest_memfd linked" : "");
 	status = vmm_serve(&vm, sig_fd, &server);
 out:
 	if (vm.nr_threads || vm.state == VM_STATE_RUNNING) {

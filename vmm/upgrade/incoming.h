@@ -9,8 +9,8 @@
 
 /*
  * main() of the subcommand; returns the exit status: 1 (and "error" to
- * the old process, which keeps the VM) before "resumed"; after it, that
- * of `kvmlu-vmm run` (vmm_serve()).
+ * the old process, which keeps the VM) before "commit", without having
+ * run a vCPU; after it, that of `kvmlu-vmm run` (vmm_serve()).
  */
 int vmm_incoming_main(int argc, char **argv);
 

@@ -7,25 +7,37 @@
  *   <- {"ok":true,"return":{"pid":1234,"blackout_ms":4.1,"memory_copied_bytes":0,...}}
  * args: binary (default: this one), checksum (take one at pause and have
  * the new process compare; costs time with RAM, so off by default),
- * timeout_ms (default 10000). Test hooks: stop_at (see incoming.c) and
- * state_file (send that file instead of the captured state).
+ * timeout_ms (default 10000).
  *
- * Happy path, in two steps so that the slow part happens while the guest
+ * Happy path, in steps so that the slow part happens while the guest
  * still runs: (1) fork+exec `kvmlu-vmm incoming --fd 3` on one end of a
  * socketpair and send it the RAM files, the UART output and the listening
  * control socket (upgrade_wire.h); it starts up and builds its VM
  * (KVM_CREATE_VM, vCPUs, memslots on the same RAM files) and says
- * "ready". (2) Only then pause, capture the state into a sealed memfd and
- * send it; the new process validates and restores it, resumes the VM and
- * says "resumed". The blackout is step 2 only. We answer the request,
- * stop serving the socket (the new process does now: same path, same
- * listening socket, so no connection is refused in between) and exit.
+ * "ready". (2) Only then pause (if the VM runs; a paused VM stays so and
+ * the state says so), capture the state into a sealed memfd and send it;
+ * the new process validates and restores it, starts nothing, and says
+ * "restored". (3) The commit point, the only one: if the deadline has not
+ * passed, send "commit". Before it only this process may run the guest,
+ * after it only the new one. The new process starts its vCPUs (or keeps
+ * them parked) and says "resumed". The blackout is steps 2 and 3. We
+ * answer the request, stop serving the socket (the new process does now:
+ * same path, same listening socket, so no connection is refused in
+ * between) and exit.
  *
- * Unhappy paths, all before the new process has said "resumed" (exec
- * fails, it refuses the state, it dies or is killed, it is silent past
- * the timeout): it is killed with SIGKILL and reaped FIRST, so it can no
- * longer run the guest; then the VM is resumed here if we paused it, and
- * the request is answered with the reason. No VM is lost or left paused.
+ * Unhappy paths before commit (exec fails, it refuses the state, it dies
+ * or is killed, it is silent past the timeout, the commit cannot be
+ * sent): it is killed with SIGKILL and reaped FIRST; it never ran the
+ * guest anyway. Then the VM is resumed here if we paused it, and the
+ * request is answered with the reason: nothing lost, nothing left paused
+ * that was running. After commit this process never resumes the guest,
+ * whatever happens: it waits (up to timeout_ms again) for "resumed" and
+ * answers ok; if the new process says "error" or dies instead, the
+ * answer says the VM is lost (Failed); if it is silent that long, the
+ * answer is Timeout saying the VM is the new process's. Either way this
+ * process then exits. While the upgrade runs, pause and resume from
+ * other clients are refused (Busy): the run state is the upgrade's to
+ * carry over.
  *
  * Memory: memfd RAM is shared, nothing is copied. A guest_memfd belongs
  * to the VM that made it (a stock kernel refuses to bind it to another);
@@ -68,8 +80,6 @@ struct upgrade_args {
 	const char *binary;
 	bool checksum;
 	unsigned int timeout_ms;
-	const char *stop_at;	/* test hook, passed to the new process */
-	const char *state_file;	/* test hook: send this file as the state */
 };
 
 struct upgrade_result {
@@ -113,18 +123,6 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct json_lin
 						   "upgrade: args.timeout_ms must be 100..600000");
 		a->timeout_ms = (unsigned int)t;
 	}
-	if (json_object_object_get_ex(args, "stop_at", &v)) {
-		if (!json_object_is_type(v, json_type_string))
-			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						   "upgrade: args.stop_at must be a string");
-		a->stop_at = json_object_get_string(v);
-	}
-	if (json_object_object_get_ex(args, "state_file", &v)) {
-		if (!json_object_is_type(v, json_type_string))
-			return json_line_error_set(e, KVMLU_ERR_INVALID,
-						   "upgrade: args.state_file must be a string");
-		a->state_file = json_object_get_string(v);
-	}
 	return upgrade_binary_check(a->binary, e);
 }
 
@@ -154,7 +152,7 @@ static void exec_incoming(int sock, const char *binary)
 }
 
 static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
-			const struct upgrade_args *a, char *err, size_t errlen)
+			char *err, size_t errlen)
 {
 	int fds[UPGRADE_WIRE_MAX_FDS];
 	unsigned int n = 0;
@@ -217,8 +215,6 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 	}
 	json_object_object_add(o, "verify_timeout_ms",
 			       json_object_new_int64((int)ctx->verify_timeout_ms));
-	if (a->stop_at)
-		json_object_object_add(o, "stop_at", json_object_new_string(a->stop_at));
 	return upgrade_wire_send(sock, o, fds, n, err, errlen);
 }
 
@@ -281,33 +277,11 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 	return ret;
 }
 
-/* Test hook: a state from a file (possibly hostile) instead of the capture. */
-static int read_state_file(const char *path, void **blob, size_t *size, char *err, size_t errlen)
-{
-	FILE *f = fopen(path, "rb");
-	size_t n;
-	char *buf;
-
-	if (!f)
-		return kvmlu_err(err, errlen, -errno, "state_file %s: %s", path, strerror(errno));
-	buf = malloc(STATE_FDT_MAX_SIZE);
-	if (!buf) {
-		fclose(f);
-		return -ENOMEM;
-	}
-	n = fread(buf, 1, STATE_FDT_MAX_SIZE, f);
-	fclose(f);
-	if (n == 0) {
-		free(buf);
-		return kvmlu_err(err, errlen, -EINVAL, "state_file %s: empty", path);
-	}
-	*blob = buf;
-	*size = n;
-	return 0;
-}
-
-/* Capture the paused VM and send its state; the VM stays paused. */
-static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
+/*
+ * Capture the paused VM and send its state; the VM stays paused. run:
+ * whether the new process is to run the guest after commit (it ran here).
+ */
+static int send_state(int sock, struct vm *vm, const struct upgrade_args *a, bool run,
 		      struct upgrade_result *r, char *err, size_t errlen)
 {
 	struct state_vm s;
@@ -322,8 +296,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 	if (s.has_checksum)
 		snprintf(r->checksum, sizeof(r->checksum), "%016llx%016llx",
 			 (unsigned long long)s.checksum_hi, (unsigned long long)s.checksum_lo);
-	ret = a->state_file ? read_state_file(a->state_file, &blob, &size, err, errlen)
-			    : state_fdt_write(&s, &blob, &size, err, errlen);
+	ret = state_fdt_write(&s, &blob, &size, err, errlen);
 	state_vm_free(&s);
 	if (ret)
 		return ret;
@@ -335,6 +308,7 @@ static int send_state(int sock, struct vm *vm, const struct upgrade_args *a,
 	o = json_object_new_object();
 	json_object_object_add(o, "msg", json_object_new_string("state"));
 	json_object_object_add(o, "state_fd", json_object_new_int64(0));
+	json_object_object_add(o, "run", json_object_new_boolean(run));
 	ret = upgrade_wire_send(sock, o, &state_fd, 1, err, errlen);
 	close(state_fd);
 	return ret;
@@ -349,17 +323,41 @@ static int peer_gone(int ret, pid_t pid, char *err, size_t errlen)
 	return ret;
 }
 
+static int send_commit(int sock, pid_t pid, char *err, size_t errlen)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, "msg", json_object_new_string("commit"));
+	return peer_gone(upgrade_wire_send(sock, o, NULL, 0, err, errlen), pid, err, errlen);
+}
+
+static void kill_and_reap(pid_t pid)
+{
+	int status;
+
+	kill(pid, SIGKILL);
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+}
+
 /*
  * Start the new process, let it build its VM, then pause (*paused says
- * whether we did) and hand the state over. On failure the child, if any,
- * is dead and reaped when this returns; the VM may be paused.
+ * whether we did) and hand the state over, and commit if in time
+ * (*committed). Before the commit, a failure returns with the child dead
+ * and reaped (it never ran the guest) and the VM maybe paused here. After
+ * it: 0 once the new process runs the VM; -ETIMEDOUT if it has not said
+ * so in time (it is left alone: the VM is its now); else the VM is lost
+ * (the child is dead and reaped).
  */
 static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool *paused,
-		     uint64_t *t_pause, struct upgrade_result *r, char *err, size_t errlen)
+		     bool *committed, uint64_t *t_pause, struct upgrade_result *r,
+		     char *err, size_t errlen)
 {
 	struct vm *vm = ctx->vm;
-	uint64_t deadline = kvmlu_mono_ns() + (uint64_t)a->timeout_ms * 1000000ull, ns = 0;
-	int sv[2], ret, status;
+	uint64_t timeout_ns = (uint64_t)a->timeout_ms * 1000000ull;
+	uint64_t deadline = kvmlu_mono_ns() + timeout_ns, ns = 0;
+	bool run = false;
+	int sv[2], ret;
 
 	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) < 0)
 		return kvmlu_err(err, errlen, -errno, "socketpair: %s", strerror(errno));
@@ -372,31 +370,63 @@ static int hand_over(struct control_ctx *ctx, const struct upgrade_args *a, bool
 		exec_incoming(sv[1], a->binary);
 	close(sv[1]);
 	sv[1] = -1;
-	ret = peer_gone(send_prepare(sv[0], vm, ctx, a, err, errlen), r->pid, err, errlen);
+	ret = peer_gone(send_prepare(sv[0], vm, ctx, err, errlen), r->pid, err, errlen);
 	if (!ret)
 		ret = wait_for(sv[0], "ready", r->pid, deadline, r, err, errlen);
 	/* The blackout starts here: everything slow is done. */
 	*t_pause = kvmlu_mono_ns();
+	/* Pause and resume from clients are Busy now: this state stays until we say. */
 	if (!ret && vm_get_state(vm) == VM_STATE_RUNNING) {
+		run = true;
 		ret = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &ns, err, errlen);
 		*paused = ret == 0;
 		r->pause_ns = ns;
 	}
 	if (!ret)
-		ret = peer_gone(send_state(sv[0], vm, a, r, err, errlen), r->pid, err, errlen);
+		ret = peer_gone(send_state(sv[0], vm, a, run, r, err, errlen), r->pid, err, errlen);
 	if (!ret)
-		ret = wait_for(sv[0], "resumed", r->pid, deadline, r, err, errlen);
+		ret = wait_for(sv[0], "restored", r->pid, deadline, r, err, errlen);
+	if (!ret && kvmlu_mono_ns() >= deadline)
+		ret = kvmlu_err(err, errlen, -ETIMEDOUT,
+				"new kvmlu-vmm (pid %d) did not say restored in time", r->pid);
+	/*
+	 * The commit point. A commit that cannot be sent never reached the
+	 * new process (its end of the socket is closed): it did not run the
+	 * guest and will not.
+	 */
+	if (!ret)
+		ret = send_commit(sv[0], r->pid, err, errlen);
 	if (ret) {
-		/* Dead before we touch the VM again: the guest never runs twice. */
-		kill(r->pid, SIGKILL);
-		while (waitpid(r->pid, &status, 0) < 0 && errno == EINTR)
-			;
+		/* Dead before we touch the VM again; it never ran the guest. */
+		kill_and_reap(r->pid);
+		goto err_sock;
 	}
+	*committed = true;
+	/* From here on the guest never runs in this process again. */
+	ret = wait_for(sv[0], "resumed", r->pid, kvmlu_mono_ns() + timeout_ns, r, err, errlen);
+	if (ret && ret != -ETIMEDOUT)
+		kill_and_reap(r->pid);
 err_sock:
 	close(sv[0]);
 	if (sv[1] >= 0)
 		close(sv[1]);
 	return ret;
+}
+
+/* The reply once committed: ok, or why the new process cannot say it runs the VM. */
+static int committed_reply(struct vm *vm, int rc, const char *err, const struct upgrade_result *r,
+			   struct json_line_error *e)
+{
+	if (rc == -ETIMEDOUT) {
+		vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM committed to pid %d", r->pid);
+		return json_line_error_set(e, KVMLU_ERR_TIMEOUT,
+					   "upgrade committed: %s; the VM is pid %d's now, not resumed here",
+					   err, r->pid);
+	}
+	vm_request_stop(vm, VM_STOP_VMM_ERROR, "VM lost in upgrade: %s", err);
+	return json_line_error_set(e, KVMLU_ERR_FAILED,
+				   "upgrade committed, then %s; VM lost: not resumed here (its state was handed over)",
+				   err);
 }
 
 static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object **ret,
@@ -408,7 +438,7 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 	enum vm_state st = vm_get_state(vm);
 	uint64_t t0 = 0, t1, ns;
 	char err[512] = "", rerr[256] = "";
-	bool paused = false;
+	bool paused = false, committed = false;
 	int rc;
 
 	if (parse_args(args, &a, e))
@@ -420,9 +450,9 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 	if (live_update_prepared())
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					   "upgrade refused: prepared for a host update (send abort-update)");
-	rc = hand_over(ctx, &a, &paused, &t0, &r, err, sizeof(err));
+	rc = hand_over(ctx, &a, &paused, &committed, &t0, &r, err, sizeof(err));
 	t1 = kvmlu_mono_ns();
-	if (rc) {
+	if (rc && !committed) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
 			return json_line_error_set(e, KVMLU_ERR_FAILED,
 						   "upgrade failed (%s) and resume failed too: %s",
@@ -431,8 +461,10 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 					   "upgrade: %s; VM %s here", err,
 					   vm_get_state(vm) == VM_STATE_RUNNING ? "running" : "still paused");
 	}
-	/* From here the new process runs the guest; this one only winds down. */
+	/* Committed: the new process has the VM (or nobody has); this one only winds down. */
 	ctx->handed_off = true;
+	if (rc)
+		return committed_reply(vm, rc, err, &r, e);
 	vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM handed to pid %d", r.pid);
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, "pid", json_object_new_int64(r.pid));
@@ -448,13 +480,14 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 	json_object_object_add(*ret, "state_bytes", json_line_new_u64(r.state_bytes));
 	json_object_object_add(*ret, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
+	/* Paused before the upgrade: paused in the new process too (resume there). */
+	json_object_object_add(*ret, "state", json_object_new_string(paused ? "running" : "paused"));
 	if (r.checksum[0])
 		json_object_object_add(*ret, "checksum", json_object_new_string(r.checksum));
 	return 0;
 }
 
-static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_ms",
-						"stop_at", "state_file", NULL };
+static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_ms", NULL };
 
 static const struct control_command upgrade_commands[] = {
 	/* No accept while it runs: new clients must reach the new process. */

@@ -6,7 +6,7 @@
  *
  *   old -> new  {"msg":"prepare","name":"vm1","ram_size":N,"nr_vcpus":K,
  *                "backend":"memfd","serial_fd":0,"listen_fd":1,
- *                "control_path":"...","region_fds":[2,...],"stop_at":"...",
+ *                "control_path":"...","region_fds":[2,...],
  *                "disks":[{"fd":3,"path":"/abs","readonly":false,"id":"root",
  *                          "dev":N,"ino":N,"size":N},...],
  *                "nets":[{"fd":4,"tap":"tap0","bridge":"br0","mac":"52:54:..."},...]}
@@ -19,14 +19,24 @@
  *               the frames queued in it stay; the new process checks the
  *               fd is that tap and never reopens the name)
  *   new -> old  {"msg":"ready"}: VM built, waiting for its state
- *   old -> new  {"msg":"state","state_fd":0} + the sealed state memfd
- *               (the VM is paused from now on)
+ *   old -> new  {"msg":"state","state_fd":0,"run":true} + the sealed state
+ *               memfd (the VM is paused from now on; "run": whether it ran
+ *               before the upgrade, i.e. whether to run it after commit)
+ *   new -> old  {"msg":"restored"}: state restored, no vCPU started
+ *   old -> new  {"msg":"commit"}: THE commit point. Only sent in time;
+ *               before it only the old process may run the guest, after
+ *               it only the new one
  *   new -> old  {"msg":"resumed","memory_copied_bytes":N,"prepare_ms":x,
- *                "create_ms":c,"restore_ms":y} once the VM runs in the new process
- *   new -> old  {"msg":"error","desc":"..."} instead, at any step.
+ *                "create_ms":c,"restore_ms":y} once the VM runs (or sits
+ *               parked, "run":false) in the new process
+ *   new -> old  {"msg":"error","desc":"...","lost":false} instead, at any
+ *               step; "lost":true after commit (the VM runs nowhere).
  *
- * Anything else (EOF, a bad message, a timeout) counts as a failure and
- * the old process kills the new one before it resumes the VM itself.
+ * Anything else (EOF, a bad message, a timeout) before commit counts as
+ * a failure: the old process kills the new one (which never ran the
+ * guest) and resumes the VM itself. The new process takes anything but
+ * "commit" (EOF included) as the end: it exits without running a vCPU.
+ * After commit the old process never resumes the VM.
  */
 #ifndef KVMLU_VMM_UPGRADE_WIRE_H
 #define KVMLU_VMM_UPGRADE_WIRE_H

@@ -3,9 +3,10 @@
  * vmm/control/server.c with commands of the test's own: a long command
  * that runs until the test lets it go does not hold up another client's
  * ANYTIME command, everything else is refused with Busy naming it, and
- * its reply reaches its client, also one that has shut down writing.
- * A request with a key twice runs nothing; a line may be 256 KiB long.
- * No VM and no /dev/kvm needed.
+ * its reply reaches its client, also one that has shut down writing;
+ * while a NO_ACCEPT one (upgrade) runs, an ANYTIME command that changes
+ * the run state (pause) is Busy too. A request with a key twice runs
+ * nothing; a line may be 256 KiB long. No VM and no /dev/kvm needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -70,6 +71,8 @@ static const struct control_command test_cmds[] = {
 	{ "quick", cmd_quick, NULL, CONTROL_CMD_ANYTIME },
 	{ "other", cmd_quick, NULL, 0 },
 	{ "stop", cmd_stop, NULL, 0 },
+	{ "exclusive", cmd_slow, NULL, CONTROL_CMD_LONG | CONTROL_CMD_NO_ACCEPT },
+	{ "runstate", cmd_quick, NULL, CONTROL_CMD_ANYTIME | CONTROL_CMD_RUN_STATE },
 };
 
 struct rig {
@@ -267,6 +270,49 @@ static void test_a_line_of_exactly_256_kib_is_a_request(void **state)
 	close(a);
 }
 
+/* Reads the long command's reply on a and checks its id. */
+static void long_reply(int a, int id)
+{
+	struct json_line_reader *r = malloc(sizeof(*r));
+	json_object *o = NULL;
+	char err[128];
+
+	assert_non_null(r);
+	json_line_reader_init(r, a);
+	assert_int_equal(json_line_read(r, 5000, &o, err, sizeof(err)), 0);
+	free(r);
+	assert_int_equal(json_object_get_int(json_object_object_get(o, "id")), id);
+	json_object_put(o);
+}
+
+static void test_run_state_command_busy_only_during_no_accept_one(void **state)
+{
+	struct rig *g = *state;
+	int a = client(g->path), b = client(g->path);
+	json_object *o;
+
+	/* An ordinary long command: the run state may change beside it. */
+	assert_int_equal(write(a, "{\"cmd\":\"slow\",\"id\":1}\n", 22), 22);
+	o = call(b, "{\"cmd\":\"runstate\",\"id\":2}\n");
+	assert_true(json_object_get_boolean(json_object_object_get(o, "ok")));
+	json_object_put(o);
+	assert_int_equal(write(gate_pipe[1], "x", 1), 1);
+	long_reply(a, 1);
+	/* An upgrade: it is Busy, while a plain ANYTIME command is answered. */
+	assert_int_equal(write(a, "{\"cmd\":\"exclusive\",\"id\":3}\n", 27), 27);
+	o = call(b, "{\"cmd\":\"runstate\",\"id\":4}\n");
+	assert_string_equal(error_class(o), KVMLU_ERR_BUSY);
+	assert_non_null(strstr(json_object_to_json_string(o), "exclusive from another request is running"));
+	json_object_put(o);
+	o = call(b, "{\"cmd\":\"quick\",\"id\":5}\n");
+	assert_true(json_object_get_boolean(json_object_object_get(o, "ok")));
+	json_object_put(o);
+	assert_int_equal(write(gate_pipe[1], "x", 1), 1);
+	long_reply(a, 3);
+	close(a);
+	close(b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,6 +323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_a_request_with_cmd_twice_is_refused_and_runs_nothing,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_a_line_of_exactly_256_kib_is_a_request,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_run_state_command_busy_only_during_no_accept_one,
 						setup, teardown),
 	};
 
