@@ -19,7 +19,7 @@
 #     upgrades and a kexec: its disk records, its clock and counter, its TCP
 #     connections), and the native tests in the QEMU host (harness/native_*),
 #     KVMLU_SOAK_ROUNDS (20) rounds.
-# Prints each failure and ends with "N passed, N failed".
+# Prints each failure and ends with "N passed, N failed, N skipped".
 # Bash reads a script while it runs it: the braces make it read this one
 # whole first, so that editing it under a long run cannot change that run.
 {
@@ -29,7 +29,7 @@ rounds=${KVMLU_SOAK_ROUNDS:-20}
 upgrades=${KVMLU_SOAK_UPGRADES:-300}
 boots=${KVMLU_SOAK_BOOTS:-40}
 linux_boots=${KVMLU_SOAK_LINUX_BOOTS:-40}
-pass=0 fail=0
+pass=0 fail=0 skip=0
 logs=build/test-logs/soak
 mkdir -p "$logs" build/harness
 # The Linux guest of the linux_guest_* and native cases, fetched and built
@@ -67,6 +67,12 @@ if [ -c /dev/kvm ]; then
 	else
 		fail=$((fail + 1)); echo "FAIL: soak/upgrade_faults: $(grep -E '^FAIL' "$logs/upgrade_faults.log" | tail -n 1)"
 	fi
+else
+	# Its 1.5 s deadline and fault delays are hardware's; in the one-vCPU
+	# QEMU host every hand-over outlasts them, so the faults would land at
+	# other moments than the ones chosen.
+	skip=$((skip + 1))
+	echo "SKIP: soak/upgrade_faults (no /dev/kvm here: the faulted-upgrade soak runs on a machine with one; its timings are hardware's)"
 fi
 
 # boots_case CASE FILE LINE WHAT: one boot-count case, LINE its count file
@@ -94,7 +100,7 @@ for r in $(seq 1 "$rounds"); do
 	echo "soak: round $r of $rounds: $p cases passed, $f failed"
 	grep -E '^FAIL: ' "$logs/round-$r.log"
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail = 0 ]
 exit
 }
