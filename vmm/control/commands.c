@@ -2,7 +2,7 @@
 /*
  * The control command table and the dispatcher (see commands.h). The
  * table is filled once, before any control server starts, by the owners
- * of the commands (vmm/vm_commands.c, vmm/upgrade/upgrade.c,
+ * of the commands (vmm/main/vm_commands.c, vmm/upgrade/upgrade.c,
  * vmm/live_update/prepare.c), so this folder names nothing above it.
  *
  * Unhappy paths of one request, each answered with a class and nothing

@@ -2,7 +2,7 @@
 /*
  * Control commands: tables from name to handler, one handler per command,
  * each table owned and registered by the code the commands drive (the
- * VM's own in vmm/vm_commands.c, `upgrade` in vmm/upgrade/upgrade.c,
+ * VM's own in vmm/main/vm_commands.c, `upgrade` in vmm/upgrade/upgrade.c,
  * the host-update ones in vmm/live_update/prepare.c). To add a command:
  * write its handler in the file of the concept it drives and add a row
  * to that file's table, naming the args keys it accepts. The dispatcher

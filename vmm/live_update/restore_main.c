@@ -54,7 +54,7 @@
 #include "vmm/live_update/hold.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/vm.h"
-#include "vmm/vmm_process.h"
+#include "vmm/control/vmm_process.h"
 
 #define EXIT_NOT_TAKEN	3
 /* No session of that name in this kernel: nothing taken, nothing to hold. */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Saving a paused VM's state to a file (see save_state.h; the control
- * command `save-state` in vmm/vm_commands.c calls it). Only while paused:
+ * command `save-state` in vmm/main/vm_commands.c calls it). Only while paused:
  * a running vCPU would change the registers between the reads of one
  * capture. Where the file may go and how it is written (complete or not
  * at all, never through a symlink or over anything but a regular file)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Write a paused VM's state FDT to a file, for inspection with dtc and for
- * tests; behind the `save-state` control command (vmm/vm_commands.c):
+ * tests; behind the `save-state` control command (vmm/main/vm_commands.c):
  *   -> {"cmd":"save-state","args":{"path":"vm1.dtb","checksum":true}}
  *   <- {"ok":true,"return":{"path":"/run/kvmlu/vms/vm1.dtb","bytes":10607,"vcpus":1}}
  */

@@ -54,7 +54,7 @@
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
-#include "vmm/vmm_process.h"
+#include "vmm/control/vmm_process.h"
 
 struct handoff {
 	int fds[UPGRADE_WIRE_MAX_FDS];

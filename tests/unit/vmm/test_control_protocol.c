@@ -19,7 +19,7 @@
 
 #include "common/json_line.h"
 #include "vmm/control/commands.h"
-#include "vmm/vm_commands.h"
+#include "vmm/main/vm_commands.h"
 
 static int parse_str(const char *s, struct json_line_request *req, struct json_line_error *e)
 {

@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "vmm/vcpu.h"
-#include "vmm/vmm_process.h"
+#include "vmm/control/vmm_process.h"
 
 static void *vmm_sighup_thread(void *arg)
 {

@@ -35,8 +35,8 @@
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-#include "vmm/vm_commands.h"
-#include "vmm/vmm_process.h"
+#include "vmm/main/vm_commands.h"
+#include "vmm/control/vmm_process.h"
 
 #define EXIT_USAGE 64
 
