@@ -299,6 +299,8 @@ up_fault() { echo "$1" >"$UP_FAULT_FILE"; }
 # their environment.
 up_holders() {
 	local f p
+	# Before up_fault_start nothing of this test carries a fault file.
+	[ -n "${UP_FAULT_FILE:-}" ] || return 0
 	for f in $(grep -lszxF "KVMLU_UPGRADE_FAULT_FILE=$UP_FAULT_FILE" /proc/[0-9]*/environ); do
 		p=${f#/proc/}
 		p=${p%/environ}
