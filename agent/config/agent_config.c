@@ -14,6 +14,7 @@
 #include "agent/config/agent_config.h"
 #include "agent/journal/journal.h"
 #include "common/err.h"
+#include "common/path_name.h"
 #include "common/json_strict.h"
 
 /* The journal and its store keep these paths in sizes of their own. */
@@ -144,21 +145,6 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 	return 0;
 }
 
-/* "." or ".." as a component: a directory rule must be read literally. */
-static bool has_dot_component(const char *p)
-{
-	while (*p) {
-		size_t n;
-
-		p += strspn(p, "/");
-		n = strcspn(p, "/");
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return true;
-		p += n;
-	}
-	return false;
-}
-
 /* kexec_dirs: 1..AGENT_KEXEC_DIRS_MAX absolute directories, trailing '/' dropped. */
 static int get_kexec_dirs(struct json_object *v, struct agent_config *c, char *err, size_t errlen)
 {
@@ -181,7 +167,7 @@ static int get_kexec_dirs(struct json_object *v, struct agent_config *c, char *e
 				 sizeof(c->kexec_dirs[i]), err, errlen);
 		if (ret)
 			return ret;
-		if (has_dot_component(d))
+		if (path_has_dot_component(d))
 			return kvmlu_err(err, errlen, -EINVAL,
 					 "config key \"kexec_dirs\": \"%s\" has . or .. in it", d);
 		len = strlen(d);

@@ -9,6 +9,7 @@
 
 #include "agent/update/kexec_files.h"
 #include "common/err.h"
+#include "common/path_name.h"
 
 /* Not writable by group or others, owned by root: only root can change it. */
 static int root_only(const struct stat *st, const char *what, const char *path,
@@ -22,20 +23,6 @@ static int root_only(const struct stat *st, const char *what, const char *path,
 				 "%s %s: writable by group or others (mode %04o)", what, path,
 				 (unsigned int)(st->st_mode & 07777));
 	return 0;
-}
-
-static bool has_dot_component(const char *p)
-{
-	while (*p) {
-		size_t n;
-
-		p += strspn(p, "/");
-		n = strcspn(p, "/");
-		if ((n == 1 && p[0] == '.') || (n == 2 && p[0] == '.' && p[1] == '.'))
-			return true;
-		p += n;
-	}
-	return false;
 }
 
 /* Lexically: "." and ".." were refused before, so this is where it leads. */
@@ -149,7 +136,7 @@ static int open_one(const struct agent_config *c, bool trusted, const char *what
 					 strerror(errno));
 		return fd;
 	}
-	if (has_dot_component(path))
+	if (path_has_dot_component(path))
 		return kvmlu_err(err, errlen, -EPERM, "%s %s: \".\" or \"..\" in the path", what,
 				 path);
 	for (unsigned int i = 0; i < c->nr_kexec_dirs; i++)

@@ -201,12 +201,13 @@ int virtio_net_adopt(struct virtio_net *n, int fd, const struct virtio_net_spec 
 	return 0;
 }
 
-/* Copy len bytes at offset off of c's readable part into out. */
-static bool chain_copy_out(const struct virtq_chain *c, size_t off, void *out, size_t len)
+/* Copy len bytes at offset off of c's buffers [from, to) into out. */
+static bool chain_copy(const struct virtq_chain *c, unsigned int from, unsigned int to,
+		       size_t off, void *out, size_t len)
 {
 	char *dst = out;
 
-	for (unsigned int i = 0; i < c->nr_readable && len; i++) {
+	for (unsigned int i = from; i < to && len; i++) {
 		const struct virtq_buf *b = &c->bufs[i];
 		size_t k;
 
@@ -221,6 +222,12 @@ static bool chain_copy_out(const struct virtq_chain *c, size_t off, void *out, s
 		off = 0;
 	}
 	return len == 0;
+}
+
+/* Copy len bytes at offset off of c's readable part into out. */
+static bool chain_copy_out(const struct virtq_chain *c, size_t off, void *out, size_t len)
+{
+	return chain_copy(c, 0, c->nr_readable, off, out, len);
 }
 
 /*
@@ -393,23 +400,7 @@ static bool chain_copy_in(const struct virtq_chain *c, size_t off, const void *s
 /* Copy len bytes at offset off of c's writable part into out (the header the tap wrote). */
 static bool chain_copy_written(const struct virtq_chain *c, size_t off, void *out, size_t len)
 {
-	char *dst = out;
-
-	for (unsigned int i = c->nr_readable; i < c->nr && len; i++) {
-		const struct virtq_buf *b = &c->bufs[i];
-		size_t k;
-
-		if (off >= b->len) {
-			off -= b->len;
-			continue;
-		}
-		k = b->len - off < len ? b->len - off : len;
-		memcpy(dst, (char *)b->hva + off, k);
-		dst += k;
-		len -= k;
-		off = 0;
-	}
-	return len == 0;
+	return chain_copy(c, c->nr_readable, c->nr, off, out, len);
 }
 
 /* Room a read may use: a frame, its header and the byte that shows it was too long. */
