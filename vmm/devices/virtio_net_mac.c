@@ -1,0 +1,56 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A NIC's MAC address (virtio_net.h): parsed from an option, shown in
+ * status, or made up when none is given.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "vmm/devices/virtio_net.h"
+
+static int hexval(char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+bool virtio_net_mac_parse(const char *s, uint8_t mac[6])
+{
+	uint8_t m[6];
+
+	if (strlen(s) != 17)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		int hi = hexval(s[3 * i]), lo = hexval(s[3 * i + 1]);
+
+		if (hi < 0 || lo < 0 || (i < 5 && s[3 * i + 2] != ':'))
+			return false;
+		m[i] = (uint8_t)(hi << 4 | lo);
+	}
+	/* A NIC's own address is unicast (I/G bit clear) and not all zeros. */
+	if ((m[0] & 1) || !(m[0] | m[1] | m[2] | m[3] | m[4] | m[5]))
+		return false;
+	memcpy(mac, m, 6);
+	return true;
+}
+
+void virtio_net_mac_format(const uint8_t mac[6], char out[18])
+{
+	snprintf(out, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4],
+		 mac[5]);
+}
+
+int virtio_net_mac_generate(uint8_t mac[6])
+{
+	if (getrandom(mac, 6, 0) != 6)
+		return errno ? -errno : -EIO;
+	mac[0] = (uint8_t)((mac[0] & 0xfc) | 0x02);	/* unicast, locally administered */
+	return 0;
+}
