@@ -29,7 +29,11 @@ kv_init
 n=${KVMLU_SOAK_FAULTS:-500}
 seed=${KVMLU_SOAK_SEED:-$$}
 RANDOM=$seed
-tmo=1500
+# Every time here is hardware's, times KV_WAIT_SCALE (tests/native/lib.sh):
+# in the QEMU host's nested KVM a hand-over takes that much longer, and
+# the faults must still land before and after the deadline alike.
+sc=${KV_WAIT_SCALE:-1}
+tmo=$((1500 * sc))
 points=(send:prepare recv:prepare send:ready recv:ready send:state recv:state
 	send:restored recv:restored send:commit recv:commit send:resumed recv:resumed)
 declare -A count=()
@@ -65,10 +69,10 @@ violations() {
 # vCPU prints a new tick within 30 s.
 running_in() {
 	local i t0 t1 c0 c1
-	KV_REPLY=$("$KV_CTL" -t 10 "$KV_SOCK" '{"cmd":"status"}' 2>/dev/null) || return 1
+	KV_REPLY=$("$KV_CTL" -t $((10 * sc)) "$KV_SOCK" '{"cmd":"status"}' 2>/dev/null) || return 1
 	[ "$(kv_ret pid)" = "$1" ] && [ "$(kv_ret state)" = running ] || return 1
 	t0=$(kv_tick 0) t1=$(kv_tick 1)
-	for i in $(seq 1 300); do
+	for i in $(seq 1 $((300 * sc))); do
 		c0=$(kv_tick 0) c1=$(kv_tick 1)
 		[ "${c0:-0}" -gt "${t0:-0}" ] && [ "${c1:-0}" -gt "${t1:-0}" ] && return 0
 		up_alive "$1" || return 1
@@ -84,22 +88,22 @@ for round in $(seq 1 "$n"); do
 	case $((RANDOM % 3)) in
 	0) act=kill ;;
 	1) act=stop ;;
-	2) act=delay:$((100 + RANDOM % 2900)) ;;
+	2) act=delay:$(((100 + RANDOM % 2900) * sc)) ;;
 	esac
 	spec=$pt:$act
 	old=$KV_PID
 	mark=$(wc -l <"$KV_STDERR")
 	up_fault "$spec"
-	"$KV_CTL" -t 60 "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"timeout_ms\":$tmo}}" \
+	"$KV_CTL" -t $((60 * sc)) "$KV_SOCK" "{\"cmd\":\"upgrade\",\"args\":{\"timeout_ms\":$tmo}}" \
 		>"$KV_DIR/reply" 2>/dev/null &
 	ctl=$!
 	stopped= cont_at=
 	# Continue a stopped process 0.2..3 s after it stopped, reply or not.
-	for i in $(seq 1 600); do
+	for i in $(seq 1 $((600 * sc))); do
 		if [ "$act" = stop ] && [ -z "$stopped" ]; then
 			stopped=$(tail -n +$((mark + 1)) "$KV_STDERR" |
 				sed -n "s/^kvmlu-upgrade-fault: pid \([0-9]*\) $spec\$/\1/p" | head -n 1)
-			[ -n "$stopped" ] && cont_at=$((i + 2 + RANDOM % 28))
+			[ -n "$stopped" ] && cont_at=$((i + (2 + RANDOM % 28) * sc))
 		fi
 		if [ -n "$cont_at" ] && [ "$i" -ge "$cont_at" ]; then
 			kill -CONT "$stopped" 2>/dev/null
@@ -129,7 +133,7 @@ for round in $(seq 1 "$n"); do
 	elif [ -z "$reply" ] && ! up_alive "$old"; then
 		# The new process either got the commit and serves the socket, or
 		# sees the old one gone and exits: wait for one or the other.
-		for i in $(seq 1 100); do
+		for i in $(seq 1 $((100 * sc))); do
 			h=($(holders))
 			[ ${#h[@]} = 0 ] && break
 			[ ${#h[@]} = 1 ] && KV_REPLY=$("$KV_CTL" -t 2 "$KV_SOCK" '{"cmd":"status"}' 2>/dev/null) &&
@@ -148,7 +152,7 @@ for round in $(seq 1 "$n"); do
 	# Settle (30 s at most): a handed-off or failed process exits (ASan's
 	# leak check takes a while on a loaded host), a new one that lost its
 	# old one notices it and exits.
-	for i in $(seq 1 300); do
+	for i in $(seq 1 $((300 * sc))); do
 		[ "$outcome" = mismatches ] && break
 		h=($(holders))
 		where=${h[*]}
