@@ -15,8 +15,13 @@ ag_init users
 users_gid=$(getent group users | cut -d: -f3)
 
 # kexec_dirs must be reached through root-owned, non-writable directories
-# only, which /tmp is not: a directory in the build tree.
-kd=$(mktemp -d "$AG_TOP/build/kexec-test.XXXXXX")
+# only, which /tmp is not, nor need the checkout's path be (a clone in
+# /tmp): a directory of its own under /run.
+for d in / /run; do
+	[ "$(stat -c '%a %U' "$d")" = "755 root" ] ||
+		ag_skip "$d is not 755 root: cannot make a directory that keeps the rules"
+done
+kd=$(mktemp -d /run/kvmlu-kexec-test.XXXXXX)
 trap 'ag_cleanup; rm -rf "$kd"' EXIT
 chmod 755 "$kd"
 jq --arg d "$kd/" '. + {kexec_dirs: [$d]}' "$AG_DIR/agent.json" >"$AG_DIR/agent.json.new" &&
@@ -36,9 +41,6 @@ mkdir -m 0777 "$kd/open"
 chmod 0777 "$kd/open"
 install -m 0644 -o root -g root "$kernel" "$kd/open/vmlinuz"
 install -m 0644 -o root -g root "$kernel" "$AG_DIR/elsewhere"
-if [ "$(stat -c '%a %U' "$AG_TOP/build")" != "755 root" ]; then
-	ag_skip "$AG_TOP/build is not 755 root: cannot make a directory that keeps the rules"
-fi
 
 member() { # member ARGS...: kvmlu as nobody with the agent's group
 	AG_OUT=$(setpriv --reuid=65534 --regid="$users_gid" --clear-groups \
