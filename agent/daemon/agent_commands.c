@@ -330,6 +330,18 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		}
 		j->dry_run = json_object_get_boolean(v);
 	}
+	/*
+	 * The command line chooses what the next kernel runs as root (init=,
+	 * rdinit=, systemd.run=...): only a trusted caller may write it. A
+	 * group member's kernel boots with this one's command line.
+	 */
+	if (arg(rq, "append") && !kexec_files_trusted(peer_uid(fd))) {
+		reply = json_line_reply_error(KVMLU_ERR_PERMISSION,
+					      "host-update: only root may set the next kernel's "
+					      "command line (append): it chooses what runs as root",
+					      rq->id);
+		goto out_free;
+	}
 	/* No --append: the next kernel boots with this one's command line. */
 	if (!arg(rq, "append") &&
 	    host_facts_cmdline("", j->cmdline, sizeof(j->cmdline))) {

@@ -5,8 +5,10 @@
 # same, reached without a symlink or "..": a file outside kexec_dirs, a
 # symlink, a world-writable file, a directory, a file owned by another
 # uid, a file in a world-writable directory, and such an initrd are each
-# refused with PermissionDenied naming the file and the rule; a file that
-# keeps the rules gets as far as preflight. Root may name any file.
+# refused with PermissionDenied naming the file and the rule, and so is a
+# command line of its own (it would choose what runs as root); a file
+# that keeps the rules gets as far as preflight. Root may name any file
+# and command line.
 . "$(dirname "$0")/agent_lib.sh"
 command -v setpriv >/dev/null || ag_skip "setpriv (util-linux) missing"
 [ "$(id -u)" = 0 ] || ag_skip "needs root to switch users and chown"
@@ -74,9 +76,12 @@ refused "directory $kd/open: writable by group or others" "$(args "$kd/open/vmli
 refused '"." or ".." in the path' "$(args "$kd/open/../vmlinuz")"
 refused "initrd $kd/link: a symlink" "$(args "$kd/vmlinuz" "$kd/link")"
 refused "initrd $AG_DIR/elsewhere: not under" "$(args "$kd/vmlinuz" "$AG_DIR/elsewhere")"
+# The command line chooses the next kernel's init: a good kernel with it is refused.
+refused "only root may set the next kernel's command line" \
+	"{\"kernel\":\"$kd/vmlinuz\",\"append\":\"init=/tmp/evil\",\"dry-run\":true}"
 
 ag_log "stage 2: files that keep the rules reach preflight"
-member host-update --kernel "$kd/vmlinuz" --initrd "$kd/initrd" --append "kho=on liveupdate=on" --dry-run
+member host-update --kernel "$kd/vmlinuz" --initrd "$kd/initrd" --dry-run
 grep -q 'PermissionDenied' <<<"$AG_OUT" && ag_fail "a kernel that keeps the rules was refused"
 grep -q 'failed in preflight' <<<"$AG_OUT" || ag_fail "the good kernel did not reach preflight"
 
