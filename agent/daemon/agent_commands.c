@@ -305,6 +305,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	struct journal *j;
 	char err[256];
 	const char *k = unknown_arg(rq, allowed);
+	bool trusted;
 
 	if (k)
 		return bad_request(rq, "host-update: unknown argument \"%s\"", k);
@@ -335,7 +336,8 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	 * rdinit=, systemd.run=...): only a trusted caller may write it. A
 	 * group member's kernel boots with this one's command line.
 	 */
-	if (arg(rq, "append") && !kexec_files_trusted(peer_uid(fd))) {
+	trusted = kexec_files_trusted(peer_uid(fd));
+	if (arg(rq, "append") && !trusted) {
 		reply = json_line_reply_error(KVMLU_ERR_PERMISSION,
 					      "host-update: only root may set the next kernel's "
 					      "command line (append): it chooses what runs as root",
@@ -349,7 +351,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		goto out_free;
 	}
 	/* Who may kexec what; the fds opened here are the files loaded. */
-	rc = kexec_files_open(cfg, kexec_files_trusted(peer_uid(fd)), j->kernel, j->initrd, &files,
+	rc = kexec_files_open(cfg, trusted, j->kernel, j->initrd, &files,
 			      err, sizeof(err));
 	if (rc) {
 		reply = json_line_reply_error(rc == -EPERM ? KVMLU_ERR_PERMISSION : KVMLU_ERR_FAILED,
