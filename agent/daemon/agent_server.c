@@ -12,11 +12,13 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "agent/daemon/agent_commands.h"
 #include "agent/daemon/agent_server.h"
 #include "agent/daemon/peer_auth.h"
+#include "common/accept_spare.h"
 #include "common/err.h"
 #include "common/json_line.h"
 #include "common/sock_path.h"
@@ -215,14 +217,12 @@ out:
 }
 
 /* One line, without waiting: a client that does not read does not get it. */
-static void refuse_busy(int fd, unsigned int max)
+static void refuse_busy(int fd, const char *msg)
 {
-	char msg[96];
 	json_object *o;
 	size_t len;
 	char *text;
 
-	snprintf(msg, sizeof(msg), "too many agent clients (limit %u): try again", max);
 	o = json_line_reply_error(KVMLU_ERR_BUSY, msg, NULL);
 	text = o ? json_line_format(o, &len) : NULL;
 	if (text && send(fd, text, len, MSG_DONTWAIT | MSG_NOSIGNAL) < 0) {
@@ -249,6 +249,7 @@ void agent_server_serve(int fd, const struct agent_config *cfg)
 int agent_server_run(int lfd, const struct agent_config *cfg)
 {
 	static atomic_uint live;
+	struct accept_spare spare;
 	bool have_group;
 	pthread_attr_t attr;
 	gid_t gid = 0;
@@ -257,23 +258,42 @@ int agent_server_run(int lfd, const struct agent_config *cfg)
 	if (!have_group)
 		fprintf(stderr, "kvmlu-agent: group %s does not exist: only root may connect\n",
 			cfg->group);
+	if (accept_spare_init(&spare) < 0)
+		fprintf(stderr, "kvmlu-agent: no spare descriptor: a client arriving when "
+			"the agent is out of descriptors waits until one is free\n");
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	for (;;) {
+		const struct timespec backoff = { .tv_nsec = 100 * 1000 * 1000 };
+		char msg[96];
 		struct conn *c;
+		bool out_of_fds;
 		pthread_t t;
-		int fd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+		int fd = accept_spare_accept(&spare, lfd, SOCK_CLOEXEC, &out_of_fds);
 
+		if (fd == -EMFILE || fd == -ENFILE) {
+			/* still waiting in the backlog: retrying at once would spin */
+			nanosleep(&backoff, NULL);
+			continue;
+		}
 		if (fd < 0) {
-			if (errno == EINTR || errno == ECONNABORTED || errno == EMFILE)
+			if (fd == -EINTR || fd == -ECONNABORTED)
 				continue;
-			fprintf(stderr, "kvmlu-agent: accept: %s\n", strerror(errno));
+			fprintf(stderr, "kvmlu-agent: accept: %s\n", strerror(-fd));
 			pthread_attr_destroy(&attr);
-			return -errno;
+			accept_spare_fini(&spare);
+			return fd;
+		}
+		if (out_of_fds) {
+			refuse_busy(fd, ACCEPT_SPARE_BUSY_MSG);
+			accept_spare_refill(&spare);
+			continue;
 		}
 		/* Only this thread adds: a count below the cap stays below until it adds. */
 		if (atomic_load(&live) >= cfg->max_clients) {
-			refuse_busy(fd, cfg->max_clients);
+			snprintf(msg, sizeof(msg), "too many agent clients (limit %u): try again",
+				 cfg->max_clients);
+			refuse_busy(fd, msg);
 			continue;
 		}
 		c = malloc(sizeof(*c));

@@ -34,6 +34,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "common/accept_spare.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/sock_path.h"
@@ -172,9 +173,24 @@ static bool control_accept_one(struct control_server *s)
 	char msg[128];
 	int fd;
 
-	fd = accept4(s->listen_fd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+	bool out_of_fds;
+
+	fd = accept_spare_accept(&s->spare, s->listen_fd, SOCK_CLOEXEC | SOCK_NONBLOCK,
+				 &out_of_fds);
+	if (fd == -EMFILE || fd == -ENFILE) {
+		/* The client stays in the backlog; polling it again at once would spin. */
+		s->accept_paused_until = kvmlu_mono_ms() + CONTROL_ACCEPT_BACKOFF_MS;
+		return false;
+	}
 	if (fd < 0)
-		return errno == ECONNABORTED || errno == EINTR;
+		return fd == -ECONNABORTED || fd == -EINTR;
+	if (out_of_fds) {
+		control_send_error(fd, KVMLU_ERR_BUSY, ACCEPT_SPARE_BUSY_MSG);
+		s->refused++;
+		close(fd);
+		accept_spare_refill(&s->spare);
+		return true;
+	}
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &clen) < 0) {
 		s->refused++;
 		close(fd);
@@ -428,11 +444,16 @@ static void *control_server_thread(void *arg)
 
 	pthread_setname_np(pthread_self(), "control");
 	for (;;) {
+		int64_t paused = s->accept_paused_until - kvmlu_mono_ms();
+
 		timeout = control_expire(s);
+		if (paused > 0 && (timeout < 0 || paused < timeout))
+			timeout = (int)paused;
 		pfd[0] = (struct pollfd){ .fd = s->wake_fd, .events = POLLIN };
 		pfd[1] = (struct pollfd){ .fd = s->done_fd, .events = POLLIN };
 		/* An upgrade in flight: new clients wait in the backlog for the new process. */
-		pfd[2] = (struct pollfd){ .fd = s->work && (s->work->flags & CONTROL_CMD_NO_ACCEPT) ?
+		pfd[2] = (struct pollfd){ .fd = paused > 0 || (s->work &&
+					  (s->work->flags & CONTROL_CMD_NO_ACCEPT)) ?
 					  -1 : s->listen_fd, .events = POLLIN };
 		n = 3;
 		for (i = 0; i < CONTROL_MAX_CLIENTS; i++) {
@@ -468,6 +489,7 @@ void control_server_init(struct control_server *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->listen_fd = s->wake_fd = s->done_fd = -1;
+	s->spare.fd = -1;
 	s->idle_ms = control_idle_ms;
 }
 
@@ -489,6 +511,7 @@ int control_server_start(struct control_server *s, const char *path,
 		rc = kvmlu_err(err, errlen, -errno, "eventfd: %s", strerror(errno));
 		goto err_unbind;
 	}
+	accept_spare_init(&s->spare);	/* without it, such clients wait for a free fd */
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
 		rc = kvmlu_err(err, errlen, -rc, "control thread: pthread_create: %s", strerror(rc));
@@ -497,6 +520,7 @@ int control_server_start(struct control_server *s, const char *path,
 	s->started = true;
 	return 0;
 err_wake:
+	accept_spare_fini(&s->spare);
 	if (s->wake_fd >= 0)
 		close(s->wake_fd);
 	if (s->done_fd >= 0)
@@ -537,8 +561,10 @@ int control_server_adopt(struct control_server *s, int listen_fd, const char *pa
 		return kvmlu_err(err, errlen, rc, "eventfd: %s", strerror(-rc));
 	}
 	s->listen_fd = listen_fd;
+	accept_spare_init(&s->spare);	/* without it, such clients wait for a free fd */
 	rc = pthread_create(&s->thread, NULL, control_server_thread, s);
 	if (rc) {
+		accept_spare_fini(&s->spare);
 		close(s->wake_fd);
 		close(s->done_fd);
 		s->wake_fd = s->done_fd = -1;
@@ -585,4 +611,5 @@ void control_server_stop(struct control_server *s)
 	if (s->done_fd >= 0)
 		close(s->done_fd);
 	s->wake_fd = s->done_fd = -1;
+	accept_spare_fini(&s->spare);
 }

@@ -20,18 +20,24 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
+#include "common/accept_spare.h"
 #include "kvmlu/control_wire.h"
 #include "vmm/control/commands.h"
 
 #define CONTROL_MAX_CLIENTS 16
+/* Out of fds even with the spare: how long the listener is left unpolled. */
+#define CONTROL_ACCEPT_BACKOFF_MS 100
 
 struct control_client;
 struct control_work;
 
 struct control_server {
 	int listen_fd;
+	struct accept_spare spare;	/* to answer clients when out of fds */
+	int64_t accept_paused_until;	/* ms: out of fds even with the spare */
 	int wake_fd;		/* eventfd: stop the loop */
 	pthread_t thread;
 	bool started;
