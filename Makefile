@@ -10,6 +10,8 @@
 #   build/            -O2, what `make demo`, `make bench` and users run
 #   build/san/        ASan + UBSan, what the tests run
 #   build/fuzz/       clang, libFuzzer-instrumented, for `make fuzz`
+# and build/test/bin, the programs of build/ relinked with the test hooks
+# (common/test_hooks.h) for the QEMU harness: same objects, one more.
 # Each folder's module.mk registers its libraries, programs and tests with
 # the kvmlu_lib / kvmlu_prog helpers below.
 
@@ -55,6 +57,15 @@ LIBDIR_san := $(B)/san/lib
 LIBDIR_fuzz := $(B)/fuzz/lib
 BINDIR_rel := $(B)/bin
 BINDIR_san := $(B)/san/bin
+BINDIR_test := $(B)/test/bin
+
+# The test hooks (common/test_hooks.h). libcommon holds their no-ops
+# (common/test_hooks_noop.c), which is what the release programs get; a
+# test program links tests/hooks/test_hooks.c ahead of the libraries, so
+# the linker never pulls the no-op member from the archive.
+TEST_HOOKS_rel := $(OBJDIR_rel)/tests/hooks/test_hooks.o
+TEST_HOOKS_san := $(OBJDIR_san)/tests/hooks/test_hooks.o
+DEPFILES += $(TEST_HOOKS_rel:.o=.d) $(TEST_HOOKS_san:.o=.d)
 
 # EXTRA_CFLAGS: a folder's own flags, set per target by its module.mk
 # (e.g. libvirt's headers for agent/libvirt/ only).
@@ -91,23 +102,31 @@ endef
 libs_for = $(foreach l,$(LIB_ORDER),$(if $(filter $(l),$(2)),$(LIBDIR_$(1))/lib$(l).a))
 ldlibs_for = $(foreach l,$(LIB_ORDER),$(if $(filter $(l),$(1)),$(LIB_$(l)_LDLIBS)))
 
-# $(call kvmlu_prog,NAME,MAIN_SOURCES,LIBS): build/bin/NAME and build/san/bin/NAME
+# $(call kvmlu_prog,NAME,MAIN_SOURCES,LIBS): build/bin/NAME (no-op test
+# hooks), build/test/bin/NAME (the same objects with the test hooks) and
+# build/san/bin/NAME (test hooks). Only a program linking libcommon has hooks.
+hooks_for = $(if $(filter common,$(2)),$(TEST_HOOKS_$(1)))
 define kvmlu_prog
 PROGS_rel += $(BINDIR_rel)/$(1)
+PROGS_test += $(BINDIR_test)/$(1)
 PROGS_san += $(BINDIR_san)/$(1)
 $(BINDIR_rel)/$(1): $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2)) $$(call libs_for,rel,$(3))
 	@mkdir -p $$(@D)
 	$(CC) $(LDFLAGS_rel) -o $$@ $$^ $$(call ldlibs_for,$(3)) $(LDLIBS) $(4)
-$(BINDIR_san)/$(1): $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2)) $$(call libs_for,san,$(3))
+$(BINDIR_test)/$(1): $$(patsubst %.c,$(OBJDIR_rel)/%.o,$(2)) $$(call hooks_for,rel,$(3)) $$(call libs_for,rel,$(3))
+	@mkdir -p $$(@D)
+	$(CC) $(LDFLAGS_rel) -o $$@ $$^ $$(call ldlibs_for,$(3)) $(LDLIBS) $(4)
+$(BINDIR_san)/$(1): $$(patsubst %.c,$(OBJDIR_san)/%.o,$(2)) $$(call hooks_for,san,$(3)) $$(call libs_for,san,$(3))
 	@mkdir -p $$(@D)
 	$(CC) $(LDFLAGS_san) -o $$@ $$^ $$(call ldlibs_for,$(3)) $(LDLIBS) $(4)
 DEPFILES += $$(foreach b,rel san fuzz,$$(patsubst %.c,$$(OBJDIR_$$(b))/%.d,$(2)))
 endef
 
-# $(call kvmlu_unit_test,SOURCE,LIBS): a cmocka test in the sanitizer build
+# $(call kvmlu_unit_test,SOURCE,LIBS): a cmocka test in the sanitizer
+# build, with the test hooks
 define kvmlu_unit_test
 UNIT_TESTS += $(B)/san/test/$(basename $(notdir $(1)))
-$(B)/san/test/$(basename $(notdir $(1))): $(OBJDIR_san)/$(basename $(1)).o $$(call libs_for,san,$(2))
+$(B)/san/test/$(basename $(notdir $(1))): $(OBJDIR_san)/$(basename $(1)).o $(TEST_HOOKS_san) $$(call libs_for,san,$(2))
 	@mkdir -p $$(@D)
 	$(CC) $(LDFLAGS_san) -o $$@ $$^ $$(call ldlibs_for,$(2)) $(LDLIBS) -lcmocka
 DEPFILES += $(OBJDIR_san)/$(basename $(1)).d
@@ -129,16 +148,16 @@ include $(wildcard kernel/module.mk tests/bench/module.mk tests/caps/module.mk)
 
 all: $(PROGS_rel) $(GUEST_BINS)
 
-# The test binaries: sanitizer builds of the programs, unit tests, payloads,
-# test-only shims.
-tests-build: all $(PROGS_san) $(UNIT_TESTS) $(TEST_SHIMS)
+# The test binaries: the programs with test hooks (build/test/bin for the
+# QEMU harness, sanitizer builds), unit tests, payloads, test-only shims.
+tests-build: all $(PROGS_test) $(PROGS_san) $(UNIT_TESTS) $(TEST_SHIMS)
 
 check: tests-build
 	@tests/run-tests.sh
 
 # The Ansible role's rolling update across two QEMU hosts at once
 # (tests/harness/fleet/); `make check` runs it on one host.
-check-fleet: all
+check-fleet: all $(PROGS_test)
 	@KVMLU_TESTS=harness KVMLU_TEST_FILTER=harness/ansible_rollout KVMLU_FLEET_HOSTS=2 tests/run-tests.sh
 
 GUEST ?= witness

@@ -8,7 +8,7 @@ PKGS="build-essential pkg-config clang libclang-rt-14-dev
 libfdt-dev device-tree-compiler libjson-c-dev libxxhash-dev libcmocka-dev
 qemu-system-x86 kexec-tools busybox-static cpio
 dpkg-dev meson ninja-build libglib2.0-dev libpixman-1-dev libslirp-dev libcapstone-dev
-flex bison bc libelf-dev libssl-dev dwarves python3 xz-utils zstd rsync jq
+flex bison bc libelf-dev libssl-dev dwarves python3 xz-utils zstd rsync jq gdb
 acpica-tools
 libvirt-dev libvirt-daemon-system libxml2-dev
 ansible-core openssh-client openssh-server"

@@ -26,7 +26,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
-#include "common/test_stop.h"
+#include "common/test_hooks.h"
 #include "kvmlu/control_wire.h"
 #include "kvmlu/unix_addr.h"
 
@@ -284,7 +284,7 @@ static void journal_discard_op(void *vctx)
 static int kexec_jump_op(void *ctx, char *err, size_t errlen)
 {
 	(void)ctx;
-	test_stop_at("kvmlu-agent", "kexec");
+	test_hook_stop_at("kvmlu-agent", "kexec");
 	return kexec_image_jump(err, errlen);
 }
 

@@ -143,7 +143,10 @@ initrd=$work/initramfs.cpio
 # KVMLU_NATIVE_FILTER=regex: only those native tests in the harness/native_* cases.
 rm -f "$work/native-filter"
 [ -n "${KVMLU_NATIVE_FILTER:-}" ] && echo "$KVMLU_NATIVE_FILTER" >"$work/native-filter"
-if ! "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" 2>"$logs/harness-initramfs.log"; then
+# The programs of build/test/bin: the release objects with the test hooks
+# (common/test_hooks.h) that cases such as vm_restore_held_at_each_step use.
+if ! KVMLU_INITRAMFS_BIN=build/test/bin "$here/mkinitramfs.sh" "$initrd" "$kdir/bzImage" "$peers" \
+	2>"$logs/harness-initramfs.log"; then
 	cat "$logs/harness-initramfs.log"
 	echo "FAIL: harness/initramfs (mkinitramfs.sh failed, log $logs/harness-initramfs.log)"
 	skip_all "no initramfs"

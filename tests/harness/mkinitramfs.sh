@@ -1,12 +1,19 @@
 #!/bin/bash
 # Builds the harness host's initramfs (an uncompressed newc cpio):
 # busybox-static with its applet links, kexec-tools' kexec, the project's
-# programs from build/bin and build/guest with the shared libraries ldd
-# lists for them, the kernel itself as /boot/bzImage (stage 1 kexecs it),
-# the upstream selftest binaries (PEERS dir, optional), /init, the guest
-# helpers and every case script. Rebuilt on each harness run (~1 s).
+# programs (see KVMLU_INITRAMFS_BIN below) and build/guest with the shared
+# libraries ldd lists for them, the kernel itself as /boot/bzImage (stage
+# 1 kexecs it), the upstream selftest binaries (PEERS dir, optional),
+# /init, the guest helpers and every case script. Rebuilt on each harness
+# run (~1 s).
 #
 # Usage: mkinitramfs.sh OUT.cpio BZIMAGE [PEERS_DIR]
+# /kvmlu/bin holds every program of build/bin, taken from the folder
+# KVMLU_INITRAMFS_BIN (default build/bin, the release: the demo and the
+# benchmarks) where that has it. The harness (check.sh) sets build/test/bin:
+# the same optimized objects linked with the test hooks its cases use
+# (common/test_hooks.h; `make tests-build`). A program with no test build
+# (kvmlu-loadgen) then comes from build/bin.
 # Extra files for a case: tests/harness/cases/NAME.files, lines of
 # "host-path guest-path" (host path relative to the repo top, or absolute
 # for a program of this machine's, which brings its shared libraries; a
@@ -16,6 +23,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../.." && pwd)
 out=$1 kernel=$2 peers=${3:-}
+bins=${KVMLU_INITRAMFS_BIN:-build/bin}
+case $bins in /*) ;; *) bins=$top/$bins ;; esac
 mkdir -p "$(dirname "$out")"
 # A private staging tree and an atomic rename: two harness runs at once
 # (several engineers share the work tree) never see a half-written archive.
@@ -26,6 +35,7 @@ chmod 755 "$root"
 die() { echo "mkinitramfs: $*" >&2; exit 1; }
 [ -f "$kernel" ] || die "kernel $kernel not found"
 [ "$(id -u)" = 0 ] || die "needs root (mknod /dev/console, files owned by root)"
+[ -x "$bins/kvmlu-vmm" ] || die "$bins/kvmlu-vmm not built (make; build/test/bin: make tests-build)"
 
 mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,lib64,proc,sys,dev,tmp,run,boot,cases,harness,carry,kvmlu/bin,kvmlu/guest,peer,etc,root}
 # The kernel opens /dev/console before /init can mount devtmpfs.
@@ -46,7 +56,9 @@ kexec=$(command -v kexec || echo /usr/sbin/kexec)
 add_prog "$kexec" /sbin/kexec
 
 for f in "$top"/build/bin/*; do
-	[ -f "$f" ] && [ -x "$f" ] && add_prog "$f" "/kvmlu/bin/$(basename "$f")"
+	[ -f "$f" ] && [ -x "$f" ] || continue
+	[ -x "$bins/${f##*/}" ] && f=$bins/${f##*/}
+	add_prog "$f" "/kvmlu/bin/${f##*/}"
 done
 for f in "$top"/build/guest/*; do
 	[ -f "$f" ] && cp "$f" "$root/kvmlu/guest/"

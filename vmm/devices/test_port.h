@@ -10,8 +10,8 @@
  * calls test_port_request() while vCPUs run; not part of the saved state
  * (a request in flight during an upgrade is simply answered Timeout).
  */
-#ifndef KVMLU_TEST_PORT_H
-#define KVMLU_TEST_PORT_H
+#ifndef KVMLU_VMM_DEVICES_TEST_PORT_H
+#define KVMLU_VMM_DEVICES_TEST_PORT_H
 
 #include <pthread.h>
 #include <stdbool.h>
@@ -44,4 +44,4 @@ void test_port_abort(struct test_port *tp);
 
 void test_port_destroy(struct test_port *tp);
 
-#endif /* KVMLU_TEST_PORT_H */
+#endif /* KVMLU_VMM_DEVICES_TEST_PORT_H */

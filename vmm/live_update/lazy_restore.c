@@ -39,6 +39,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
+#include "common/test_hooks.h"
 #include "guestmem/folio.h"
 #include "guestmem/lazy_verify.h"
 #include "vmm/live_update/hold.h"
@@ -90,11 +91,11 @@ int live_update_lazy_start(struct vm *vm, const struct state_vm *s, struct live_
 						       .lo = s->chunk_digests[i].lo };
 	cfg.gm = &vm->mem;
 	/*
-	 * Test hook: no background pass, so that only the guest's touches
-	 * verify (harness: the guest, not a background thread, meets the
-	 * changed chunk). Never set by the agent.
+	 * A test can ask for no background pass, so that only the guest's
+	 * touches verify (harness: the guest, not a background thread, meets
+	 * the changed chunk). Never in the release build.
 	 */
-	cfg.fault_only = getenv("KVMLU_TEST_LAZY_FAULT_ONLY") != NULL;
+	cfg.fault_only = test_hook_lazy_fault_only();
 	cfg.expect = d;
 	cfg.nr_expect = n;
 	ret = guestmem_lazy_verify_start(&lu->lv, &cfg, err, errlen);

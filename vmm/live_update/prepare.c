@@ -43,7 +43,7 @@
 
 #include "common/clock.h"
 #include "common/json_line.h"
-#include "common/test_stop.h"
+#include "common/test_hooks.h"
 #include "guestmem/guestmem.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/memory_digest.h"
@@ -320,7 +320,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	close(state_fd);
 	if (rc)
 		goto err_resume;
-	test_stop_at(vm->name, "prepare-preserved");
+	test_hook_stop_at(vm->name, "prepare-preserved");
 
 	pthread_mutex_lock(&prepared_lock);
 	prepared.active = true;

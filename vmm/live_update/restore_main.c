@@ -48,7 +48,7 @@
 #include <unistd.h>
 
 #include "common/clock.h"
-#include "common/test_stop.h"
+#include "common/test_hooks.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
 #include "vmm/live_update/hold.h"
@@ -94,33 +94,13 @@ static int restore_precheck(const char *session, char *err, size_t errlen)
 }
 
 /*
- * Test hook: KVMLU_TEST_RESTORE_FAIL=step[,step...] makes each named step
- * (files, serial, control, build, start) fail once, as its real causes
- * would, so that a test can hold a VM at every step and resume it. Never
- * set by the agent or the units.
+ * A test can make each step (files, serial, control, build, start) fail
+ * once, as its real causes would, to hold a VM at every step and resume
+ * it (common/test_hooks.h; never in the release build).
  */
-static bool restore_fault_at(const char *step, bool consume, char *why, size_t whylen)
-{
-	static char failed[128];
-	const char *want = getenv("KVMLU_TEST_RESTORE_FAIL");
-	char item[40], list[160];
-
-	if (!want)
-		return false;
-	/* Match whole names in ",a,b," forms of the list and of those done. */
-	snprintf(item, sizeof(item), ",%s,", step);
-	snprintf(list, sizeof(list), ",%s,", want);
-	if (!strstr(list, item) || strstr(failed, item))
-		return false;
-	if (consume)
-		snprintf(failed + strlen(failed), sizeof(failed) - strlen(failed), "%s", item);
-	snprintf(why, whylen, "%s: failure injected by KVMLU_TEST_RESTORE_FAIL", step);
-	return true;
-}
-
 static bool restore_fault(const char *step, char *why, size_t whylen)
 {
-	return restore_fault_at(step, true, why, whylen);
+	return test_hook_restore_fail(step, true, why, whylen);
 }
 
 /*
@@ -135,7 +115,7 @@ static int restore_listen(struct restore_run *r, char *err, size_t errlen)
 
 	if (r->control) {
 		/* Injected here and again at the first attempt, as a path in the way would. */
-		rc = restore_fault_at("control", false, msg, sizeof(msg)) ? -EIO :
+		rc = test_hook_restore_fail("control", false, msg, sizeof(msg)) ? -EIO :
 		     control_server_start(&r->server, r->control, &r->ctx, msg, sizeof(msg));
 		if (!rc) {
 			r->ctx.listen_fd = r->server.listen_fd;
@@ -387,7 +367,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 		status = rc == -ENOENT ? EXIT_NO_SESSION : 1;
 		goto out_servers;
 	}
-	test_stop_at(r.hold.vm_name, "restore-taken");
+	test_hook_stop_at(r.hold.vm_name, "restore-taken");
 
 	if (!restore_until_running(&r, sig_fd, &status))
 		goto out_vm;

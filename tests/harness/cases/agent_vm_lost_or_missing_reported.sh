@@ -1,7 +1,7 @@
 # Harness case: a VM whose VMM dies in the middle of a host update, or
 # whose session is not there after the kexec, is reported for what it is,
 # and the other VMs survive. Each VMM and the agent are stopped at a known
-# point by the KVMLU_TEST_STOP_AT hook (common/test_stop.h) and SIGKILLed
+# point by the KVMLU_TEST_STOP_AT hook (common/test_hooks.h) and SIGKILLed
 # there, so nothing depends on timing.
 # Stage 1, four witness VMs and the agent:
 #  - update 1: vm-pkill's VMM is killed in the middle of prepare-update
