@@ -417,6 +417,14 @@ static int decide(const struct cmdline *c, struct qemu_argv_plan *plan, int *ram
 						 type);
 		} else if (!strcmp(o->name, "mem-path")) {
 			return kvmlu_err(err, errlen, -EINVAL, "-mem-path beside pc.ram");
+		} else if (!strcmp(o->name, "readconfig") || !strcmp(o->name, "set")) {
+			/* Objects or their options from where this reading cannot see. */
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "-%s beside pc.ram: options kvmlu-qemu cannot check", o->name);
+		} else if (!strcmp(o->name, "global") && strstr(o->val, "memory-backend")) {
+			/* -global reaches objects too (compat props): share=off, say. */
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "-global '%s' would change pc.ram's backend", shown(o->val, s));
 		}
 	}
 	if (!machine_uses_ram)

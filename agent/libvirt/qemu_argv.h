@@ -14,9 +14,10 @@
  *            second QMP socket, kvmlu's, is appended;
  *   refuse   (-EINVAL) a command line kvmlu cannot keep in place and will
  *            not run as if it could: hugetlb, share false, a second
- *            memory backend, dimm or virtio-mem devices, -mem-path, a
- *            machine that does not use pc.ram, a bad -uuid, or a command
- *            line that does not read as QEMU's option syntax.
+ *            memory backend, dimm or virtio-mem devices, -mem-path,
+ *            -readconfig, -set, a -global on a memory backend, a machine
+ *            that does not use pc.ram, a bad -uuid, or a command line
+ *            that does not read as QEMU's option syntax.
  */
 #ifndef KVMLU_LIBVIRT_QEMU_ARGV_H
 #define KVMLU_LIBVIRT_QEMU_ARGV_H

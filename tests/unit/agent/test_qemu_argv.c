@@ -304,6 +304,23 @@ static void test_qemu_argv_refuses_what_cannot_stay_in_place(void **state)
 	cmd_load(&c, "start-memfd-shared");
 	cmd_set(&c, find(&c, "-msg"), "-mem-path");
 	assert_refused(&c, "-mem-path");
+	/* What could change pc.ram out of this reading's sight. */
+	cmd_load(&c, "start-memfd-shared");
+	cmd_set(&c, find(&c, "-msg"), "-readconfig");
+	assert_refused(&c, "-readconfig beside pc.ram");
+	cmd_load(&c, "start-memfd-shared");
+	cmd_set(&c, find(&c, "-msg"), "-set");
+	cmd_set(&c, find(&c, "timestamp=on"), "object.pc.ram.share=off");
+	assert_refused(&c, "-set beside pc.ram");
+	cmd_load(&c, "start-memfd-shared");
+	cmd_set(&c, find(&c, "-msg"), "-global");
+	cmd_set(&c, find(&c, "timestamp=on"), "memory-backend-file.share=off");
+	assert_refused(&c, "-global 'memory-backend-file.share=off'");
+	/* A -global on a device is not about pc.ram. */
+	cmd_load(&c, "start-memfd-shared");
+	cmd_set(&c, find(&c, "-msg"), "-global");
+	cmd_set(&c, find(&c, "timestamp=on"), "PIIX4_PM.disable_s3=1");
+	assert_rewritten(&c, FILE_OBJECT, false);
 
 	/* The machine must run on pc.ram; ",," is a comma inside the value. */
 	cmd_load(&c, "start-memfd-shared");
