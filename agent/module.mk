@@ -4,9 +4,11 @@
 #   libagent_libvirt  libvirt/ (all but its main): the only objects built
 #                     with libvirt's and libxml2's flags
 # Programs: kvmlu-agent (the daemon) and kvmlu-libvirt-hook use libvirt;
-# the CLI kvmlu does not, and does not link it.
+# the CLI kvmlu does not, and does not link it. Nor does kvmlu-qemu, the
+# domains' <emulator> wrapper: it is built from its own three sources
+# (also in libagent_libvirt, for the tests) and libcommon.
 AGENT_MAINS := agent/daemon/agent_main.c agent/cli/kvmlu_main.c \
-	agent/libvirt/kvmlu_libvirt_hook.c
+	agent/libvirt/kvmlu_libvirt_hook.c agent/libvirt/qemu_wrapper.c
 AGENT_SRCS := $(wildcard $(addprefix agent/,$(addsuffix /*.c,daemon update config journal cli)))
 $(eval $(call kvmlu_lib,agent,$(filter-out $(AGENT_MAINS),$(AGENT_SRCS))))
 LIB_agent_LDLIBS := -lxxhash
@@ -19,3 +21,5 @@ LIB_agent_libvirt_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS))
 $(eval $(call kvmlu_prog,kvmlu-agent,agent/daemon/agent_main.c,agent_libvirt agent common))
 $(eval $(call kvmlu_prog,kvmlu,agent/cli/kvmlu_main.c,agent common))
 $(eval $(call kvmlu_prog,kvmlu-libvirt-hook,agent/libvirt/kvmlu_libvirt_hook.c,agent_libvirt agent common))
+$(eval $(call kvmlu_prog,kvmlu-qemu,agent/libvirt/qemu_wrapper.c agent/libvirt/qemu_argv.c \
+	agent/libvirt/qemu_wrapper_config.c,common))
