@@ -31,7 +31,7 @@
 # "Capability x-ignore-shared is off", into one of 256 MiB with
 # "Size mismatch". Blackout: the host-side stamps of "lvram: stop" and
 # "lvram: running" (and the bare kexec: "kexec -e" to "userspace stage 3").
-HARNESS_MEM=3G
+HARNESS_MEM=4G
 HARNESS_TIMEOUT=2400
 HARNESS_DISK=192M
 HARNESS_ARCHIVE=tests/harness/qemu_archive.sh
@@ -42,7 +42,10 @@ QEMU=/usr/bin/qemu-system-x86_64
 SPIKE=/kvmlu/bin/lvram-spike
 QMP=/kvmlu/bin/qmp-call
 LV_SESSION=kvmlu/vm/lv-spike
-LV_RAM=512M
+# kvmlu.lv_ram=SIZE on the command line (KVMLU_HARNESS_APPEND; the bench
+# runs 512M and 2G): the guest's RAM.
+LV_RAM=$(sed -n 's/.*kvmlu\.lv_ram=\([0-9]*[MG]\).*/\1/p' /proc/cmdline)
+LV_RAM=${LV_RAM:-512M}
 LV_FD=100
 LV_DISK_MIB=64		# the guest's disk: the first MiBs of /dev/vda
 LV_FS=60M		# its ext4; the stop mark in the last 4 KiB
@@ -259,6 +262,8 @@ stage3() {
 	harness_log "lvram: running"
 	echo "KVMLU-BENCH lvram_boot_to_running_s=$(cut -d' ' -f1 /proc/uptime)"
 	sed 's/^/give| /' /tmp/q2.log
+	# What QEMU's RAM fd looks like now: LUO's retrieved memfd has no name.
+	harness_log "QEMU's fd $LV_FD after RETRIEVE: $(readlink "/proc/$(cat /tmp/q2.pid)/fd/$LV_FD")"
 
 	got=$(sed -n 's/.*retrieved: sum=\([0-9a-f]*\).*/\1/p' /tmp/q2.log)
 	[ -n "$got" ] && [ "$got" = "$sum" ] || lv_fail q2 "memfd sum after RETRIEVE $got, before the kexec $sum"
