@@ -17,7 +17,7 @@
 # whole first, so that editing it under a long run cannot change that run.
 {
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+cd "$(dirname "$0")/../.." || exit 1
 logs=build/test-logs
 case_log=$logs/harness-lvram_qemu_spike.log
 
