@@ -144,7 +144,7 @@ endef
 # Each folder registers what it builds.
 include $(wildcard common/module.mk guestmem/module.mk vmm/module.mk agent/module.mk)
 include $(wildcard tests/guest/module.mk tests/unit/module.mk tests/fuzz/module.mk tests/native/module.mk)
-include $(wildcard kernel/module.mk tests/bench/module.mk tests/caps/module.mk)
+include $(wildcard kernel/module.mk tests/bench/module.mk tests/caps/module.mk tests/harness/tools/module.mk)
 
 all: $(PROGS_rel) $(GUEST_BINS)
 

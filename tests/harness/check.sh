@@ -235,7 +235,25 @@ for c in $(by_length); do
 		ran+=("$n")
 		continue
 	fi
-	start_job "$n" "$here/run-case.sh" "$(basename "$c" .sh)" "$kdir/bzImage" "$initrd" "$logs"
+	# HARNESS_ARCHIVE=SCRIPT (e.g. tests/harness/qemu_archive.sh): opt-in,
+	# run only when KVMLU_TEST_FILTER names the case; SCRIPT OUT writes an
+	# archive appended to the initramfs for this case alone.
+	cinit=$initrd b=$(basename "$c" .sh)
+	arch=$(sed -n 's/^HARNESS_ARCHIVE=//p' "$c" | tail -n 1)
+	if [ -n "$arch" ]; then
+		if [[ $filter != *"$b"* ]]; then
+			filtered+=("$n")
+			continue
+		fi
+		cinit=$work/initramfs-$b.cpio
+		if ! "$top/$arch" "$cinit.extra" >"$logs/harness-$b.archive.log" 2>&1; then
+			echo "FAIL: $n ($arch failed: $(tail -n 1 "$logs/harness-$b.archive.log"))"
+			ran+=("$n")
+			continue
+		fi
+		cat "$initrd" "$cinit.extra" >"$cinit"
+	fi
+	start_job "$n" "$here/run-case.sh" "$b" "$kdir/bzImage" "$cinit" "$logs"
 done
 while [ ${#running[@]} -gt 0 ]; do finish_one; done
 echo "harness: ran ${#ran[@]} QEMU cases: ${ran[*]:-none}"
