@@ -130,6 +130,19 @@ static bool list_has(const uint32_t *l, uint32_t n, uint32_t msr)
 	return false;
 }
 
+/* Add msr to out[*n] unless it is there already; -E2BIG past max. */
+static int msr_list_add(uint32_t *out, uint32_t *n, uint32_t max, uint32_t msr,
+			char *err, size_t errlen)
+{
+	if (list_has(out, *n, msr))
+		return 0;
+	if (*n == max)
+		return kvmlu_err(err, errlen, -E2BIG, "more than %u MSRs to save (at 0x%x)",
+				 max, msr);
+	out[(*n)++] = msr;
+	return 0;
+}
+
 int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 			  uint32_t nr_cpuid, uint32_t *out, uint32_t max,
 			  uint32_t *nr, char *err, size_t errlen)
@@ -157,28 +170,21 @@ int cpu_state_msr_indices(int kvm_fd, const struct kvm_cpuid_entry2 *cpuid,
 	for (uint32_t i = 0; i < list->nmsrs; i++) {
 		uint32_t msr = list->indices[i];
 
-		if (!msr_wanted(msr, cpuid, nr_cpuid) || list_has(out, n, msr))
+		if (!msr_wanted(msr, cpuid, nr_cpuid))
 			continue;
-		if (n == max) {
-			ret = kvmlu_err(err, errlen, -E2BIG,
-					   "more than %u MSRs to save (at 0x%x)", max, msr);
+		ret = msr_list_add(out, &n, max, msr, err, errlen);
+		if (ret)
 			goto err_free;
-		}
-		out[n++] = msr;
 	}
 	/* PV MSRs the CPUID promises but this host's list left out. */
 	for (size_t i = 0; i < sizeof(msr_features) / sizeof(msr_features[0]); i++) {
 		uint32_t msr = msr_features[i].msr;
 
-		if (!msr_is_kvm_pv(msr) || list_has(out, n, msr) ||
-		    !msr_wanted(msr, cpuid, nr_cpuid))
+		if (!msr_is_kvm_pv(msr) || !msr_wanted(msr, cpuid, nr_cpuid))
 			continue;
-		if (n == max) {
-			ret = kvmlu_err(err, errlen, -E2BIG,
-					   "more than %u MSRs to save (at 0x%x)", max, msr);
+		ret = msr_list_add(out, &n, max, msr, err, errlen);
+		if (ret)
 			goto err_free;
-		}
-		out[n++] = msr;
 	}
 	*nr = n;
 	free(list);
