@@ -163,7 +163,8 @@ json_object *json_line_reply_error(const char *class, const char *desc, json_obj
 		json_object_put(e);
 		return NULL;
 	}
-	json_object_object_add(e, KVMLU_WIRE_CLASS, json_object_new_string(class ? class : KVMLU_ERR_FAILED));
+	json_object_object_add(e, KVMLU_WIRE_CLASS,
+			       json_object_new_string(class ? class : KVMLU_ERR_FAILED));
 	json_object_object_add(e, KVMLU_WIRE_DESC, json_object_new_string(desc ? desc : ""));
 	json_object_object_add(o, KVMLU_WIRE_OK, json_object_new_boolean(0));
 	json_object_object_add(o, KVMLU_WIRE_ERROR, e);

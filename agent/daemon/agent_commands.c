@@ -374,7 +374,8 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	finish_update(cfg, j);
 
 	r = json_object_new_object();
-	json_object_object_add(r, KVMLU_KEY_OUTCOME, json_object_new_string(update_outcome_name(j->outcome)));
+	json_object_object_add(r, KVMLU_KEY_OUTCOME,
+			       json_object_new_string(update_outcome_name(j->outcome)));
 	json_object_object_add(r, KVMLU_KEY_REPORT, journal_to_json(j));
 	reply = json_line_reply_ok(r, rq->id);
 

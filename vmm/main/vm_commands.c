@@ -40,7 +40,8 @@ static json_object *status_virtio(unsigned int slot, const struct vm_virtio_slot
 	json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at->base));
 	json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at->gsi));
 	json_object_object_add(j, KVMLU_KEY_DRIVER_STATUS, json_object_new_int64((int)driver_status));
-	json_object_object_add(j, KVMLU_KEY_DEVICE_ERROR, device_error ? json_object_new_string(error) : NULL);
+	json_object_object_add(j, KVMLU_KEY_DEVICE_ERROR,
+			       device_error ? json_object_new_string(error) : NULL);
 	return j;
 }
 
@@ -428,7 +429,8 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 }
 
 static const char *const vm_guest_verify_args[] = { KVMLU_ARG_TIMEOUT_MS, NULL };
-static const char *const vm_checksum_args[] = { KVMLU_ARG_INCREMENTAL, MEMORY_DIGEST_RUNNING_MS_ARG, NULL };
+static const char *const vm_checksum_args[] = { KVMLU_ARG_INCREMENTAL, MEMORY_DIGEST_RUNNING_MS_ARG,
+						  NULL };
 static const char *const vm_save_state_args[] = { KVMLU_ARG_PATH, KVMLU_ARG_CHECKSUM,
 						     KVMLU_ARG_OVERWRITE, NULL };
 
