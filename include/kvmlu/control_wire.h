@@ -5,8 +5,12 @@
  *   -> {"cmd":"pause","id":7,"args":{...}}     id and args optional
  *   <- {"ok":true,"return":{...},"id":7}
  *   <- {"ok":false,"error":{"class":"...","desc":"..."},"id":7}
- * the error classes clients match on (never on desc), and the reply keys
- * one side reads from the other. Parsing and writing: common/json_line.h.
+ * the error classes clients match on (never on desc), the protocol's
+ * version, and every key a request or a reply has on either socket: code
+ * that speaks the wire names a key only through these. (The live-upgrade
+ * handshake between two VMMs has its own messages, vmm/upgrade/upgrade_wire.h;
+ * the agent's journal is a file format, agent/journal/journal_json.c.)
+ * Parsing and writing: common/json_line.h.
  */
 #ifndef KVMLU_CONTROL_WIRE_H
 #define KVMLU_CONTROL_WIRE_H
