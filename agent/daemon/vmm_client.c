@@ -85,7 +85,8 @@ int vmm_client_check_protocol(struct json_object *status, char *err, size_t errl
 		return 0;
 	return kvmlu_err(err, errlen, -EPROTO,
 			 "its kvmlu-vmm %s speaks control protocol %lld, this agent %s speaks %d: "
-			 "live-upgrade the VM to this release's kvmlu-vmm first (upgrade)",
+			 "live-upgrade the VM onto this release's kvmlu-vmm first "
+			 "(upgrade with args.binary)",
 			 version ? version : "(no version)", protocol, KVMLU_VERSION,
 			 KVMLU_WIRE_PROTOCOL);
 }
