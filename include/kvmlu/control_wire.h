@@ -91,7 +91,7 @@
 #define KVMLU_KEY_FOLIO		"memory_folio"	/* status: "2M" or "4K", memfd RAM only */
 #define KVMLU_KEY_SHMEM_ENABLED	"shmem_enabled"	/* status: the host's THP setting for shmem */
 #define KVMLU_KEY_MEMORY_HUGE	"memory_huge"	/* status: bytes mapped with 2 MiB entries */
-#define KVMLU_KEY_UPTIME	"uptime_ns"	/* status: since the VM was created */
+#define KVMLU_KEY_UPTIME_NS	"uptime_ns"	/* status: since the VM was created */
 #define KVMLU_KEY_SERIAL_BYTES	"serial_bytes"
 #define KVMLU_KEY_UNHANDLED_IO	"unhandled_io"	/* status: counts of accesses nothing took */
 #define KVMLU_KEY_PIO_READS	"pio_reads"
@@ -129,7 +129,7 @@
 
 /* pause, resume, shutdown; a held VM's status, resume and shutdown. */
 #define KVMLU_KEY_CHANGED	"changed"	/* the run state changed */
-#define KVMLU_KEY_LATENCY	"latency_ns"	/* the vCPUs stopped or started */
+#define KVMLU_KEY_LATENCY_NS	"latency_ns"	/* the vCPUs stopped or started */
 #define KVMLU_KEY_RESUMABLE	"resumable"
 #define KVMLU_KEY_CONTROL	"control"	/* the socket a held VM answers on */
 #define KVMLU_KEY_RELEASED	"released"
@@ -140,14 +140,14 @@
 #define KVMLU_KEY_EQUAL		"equal"
 #define KVMLU_KEY_ALGORITHM	"algorithm"
 #define KVMLU_KEY_BYTES		"bytes"
-#define KVMLU_KEY_CHECKSUM_TIME	"checksum_ns"	/* checksum; update-status: verifying */
-#define KVMLU_KEY_FULL_CHECKSUM_TIME "full_checksum_ns"
+#define KVMLU_KEY_CHECKSUM_NS	"checksum_ns"	/* checksum; update-status: verifying */
+#define KVMLU_KEY_FULL_CHECKSUM_NS "full_checksum_ns"
 #define KVMLU_KEY_GBPS		"gbps"		/* a rate (GB/s), three decimals */
 #define KVMLU_KEY_THREADS	"threads"
 #define KVMLU_KEY_VERIFIED_GUEST "verified"	/* guest-verify */
 #define KVMLU_KEY_RESULT	"result"
 #define KVMLU_KEY_RESULT_CODE	"result_code"
-#define KVMLU_KEY_VERIFY_TIME	"verify_ns"	/* guest-verify: request to answer */
+#define KVMLU_KEY_VERIFY_NS	"verify_ns"	/* guest-verify: request to answer */
 #define KVMLU_KEY_UUID		"uuid"
 /* The memory checksum of prepare-update and checksum {"incremental":true}. */
 #define KVMLU_KEY_SUM_INCREMENTAL	"checksum_incremental"

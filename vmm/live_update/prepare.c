@@ -442,7 +442,7 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 				       json_line_new_u64(r->started_wall_ns));
 		json_object_object_add(o, KVMLU_KEY_RESUMED_AT, json_line_new_u64(r->resumed_wall_ns));
 		json_object_object_add(o, KVMLU_KEY_RETRIEVE_NS, json_line_new_u64(r->retrieve_ns));
-		json_object_object_add(o, KVMLU_KEY_CHECKSUM_TIME, json_line_new_u64(r->checksum_ns));
+		json_object_object_add(o, KVMLU_KEY_CHECKSUM_NS, json_line_new_u64(r->checksum_ns));
 		/* restore_ns's parts: the VM built, verification started, state restored. */
 		json_object_object_add(o, KVMLU_KEY_VM_CREATE_NS, json_line_new_u64(r->vm_create_ns));
 		json_object_object_add(o, KVMLU_KEY_VERIFY_START_NS,

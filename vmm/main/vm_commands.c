@@ -116,7 +116,7 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(o, KVMLU_KEY_MEMORY, json_line_new_u64(vm->ram_size));
 	json_object_object_add(o, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(o, KVMLU_KEY_UPTIME, json_line_new_u64(vm_uptime_ns(vm)));
+	json_object_object_add(o, KVMLU_KEY_UPTIME_NS, json_line_new_u64(vm_uptime_ns(vm)));
 	/*
 	 * Guest RAM in host memory now. Preserving the RAM for a kexec
 	 * allocates the rest (holes included), so the agent's preflight counts
@@ -194,7 +194,7 @@ static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object 
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("paused"));
 	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, KVMLU_KEY_LATENCY, json_line_new_u64(ns));
+	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
 	return 0;
 }
 
@@ -216,7 +216,7 @@ static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object
 	*ret = json_object_new_object();
 	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("running"));
 	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, KVMLU_KEY_LATENCY, json_line_new_u64(ns));
+	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
 	return 0;
 }
 
@@ -269,7 +269,7 @@ static int vm_cmd_checksum_incremental(struct control_ctx *ctx, json_object *arg
 	json_object_object_add(*ret, KVMLU_KEY_FULL_DIGEST, json_object_new_string(full_hex));
 	json_object_object_add(*ret, KVMLU_KEY_EQUAL, json_object_new_boolean(inc.hi == full.hi &&
 								      inc.lo == full.lo));
-	json_object_object_add(*ret, KVMLU_KEY_FULL_CHECKSUM_TIME, json_line_new_u64(full.nsec));
+	json_object_object_add(*ret, KVMLU_KEY_FULL_CHECKSUM_NS, json_line_new_u64(full.nsec));
 	json_object_object_add(*ret, KVMLU_KEY_BYTES, json_line_new_u64(full.bytes));
 	memory_digest_report(&md, *ret);
 	memory_digest_release(&md);
@@ -306,7 +306,7 @@ static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_obje
 	json_object_object_add(*ret, KVMLU_KEY_DIGEST, json_object_new_string(hex));
 	json_object_object_add(*ret, KVMLU_KEY_ALGORITHM, json_object_new_string("xxh3-128"));
 	json_object_object_add(*ret, KVMLU_KEY_BYTES, json_line_new_u64(c.bytes));
-	json_object_object_add(*ret, KVMLU_KEY_CHECKSUM_TIME, json_line_new_u64(c.nsec));
+	json_object_object_add(*ret, KVMLU_KEY_CHECKSUM_NS, json_line_new_u64(c.nsec));
 	/* A rate, not a duration, in the same rounded form. */
 	json_object_object_add(*ret, KVMLU_KEY_GBPS,
 			       json_line_new_ms(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
@@ -370,7 +370,7 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 						      result == KVMLU_RESULT_VERIFY_FAILED ? "failed" :
 						      "unknown"));
 	json_object_object_add(*ret, KVMLU_KEY_RESULT_CODE, json_object_new_int64((int)result));
-	json_object_object_add(*ret, KVMLU_KEY_VERIFY_TIME, json_line_new_u64(t1 - t0));
+	json_object_object_add(*ret, KVMLU_KEY_VERIFY_NS, json_line_new_u64(t1 - t0));
 	return 0;
 }
 
