@@ -98,7 +98,7 @@ int json_line_request_parse(const char *line, size_t len, struct json_line_reque
 	if (rc)
 		return rc;
 	/* The id first, so that every later error can echo it. */
-	if (json_object_object_get_ex(req->root, "id", &v)) {
+	if (json_object_object_get_ex(req->root, KVMLU_WIRE_ID, &v)) {
 		if (check_id(v, e))
 			return -EINVAL;
 		req->id = v;
@@ -106,13 +106,13 @@ int json_line_request_parse(const char *line, size_t len, struct json_line_reque
 	json_object_object_foreach(req->root, key, val) {
 		char shown[68];
 
-		if (strcmp(key, "cmd") && strcmp(key, "id") && strcmp(key, "args"))
+		if (strcmp(key, KVMLU_WIRE_CMD) && strcmp(key, KVMLU_WIRE_ID) && strcmp(key, KVMLU_WIRE_ARGS))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "unknown key \"%s\" (arguments go under \"args\")",
 						   json_strict_shorten(key, 64, shown));
 		(void)val;
 	}
-	if (!json_object_object_get_ex(req->root, "cmd", &v))
+	if (!json_object_object_get_ex(req->root, KVMLU_WIRE_CMD, &v))
 		return json_line_error_set(e, KVMLU_ERR_INVALID, "missing \"cmd\"");
 	if (!json_object_is_type(v, json_type_string))
 		return json_line_error_set(e, KVMLU_ERR_INVALID, "\"cmd\" must be a string, not %s",
@@ -123,7 +123,7 @@ int json_line_request_parse(const char *line, size_t len, struct json_line_reque
 					   "\"cmd\" must be 1..%d characters without NUL",
 					   KVMLU_WIRE_CMD_MAX);
 	req->cmd = json_object_get_string(v);
-	if (json_object_object_get_ex(req->root, "args", &v)) {
+	if (json_object_object_get_ex(req->root, KVMLU_WIRE_ARGS, &v)) {
 		if (!json_object_is_type(v, json_type_object))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "\"args\" must be an object, not %s",
@@ -147,10 +147,10 @@ json_object *json_line_reply_ok(json_object *ret, json_object *id)
 		json_object_put(ret);
 		return NULL;
 	}
-	json_object_object_add(o, "ok", json_object_new_boolean(1));
-	json_object_object_add(o, "return", ret ? ret : json_object_new_object());
+	json_object_object_add(o, KVMLU_WIRE_OK, json_object_new_boolean(1));
+	json_object_object_add(o, KVMLU_WIRE_RETURN, ret ? ret : json_object_new_object());
 	if (id)
-		json_object_object_add(o, "id", json_object_get(id));
+		json_object_object_add(o, KVMLU_WIRE_ID, json_object_get(id));
 	return o;
 }
 
@@ -163,12 +163,13 @@ json_object *json_line_reply_error(const char *class, const char *desc, json_obj
 		json_object_put(e);
 		return NULL;
 	}
-	json_object_object_add(e, "class", json_object_new_string(class ? class : KVMLU_ERR_FAILED));
-	json_object_object_add(e, "desc", json_object_new_string(desc ? desc : ""));
-	json_object_object_add(o, "ok", json_object_new_boolean(0));
-	json_object_object_add(o, "error", e);
+	json_object_object_add(e, KVMLU_WIRE_CLASS,
+			       json_object_new_string(class ? class : KVMLU_ERR_FAILED));
+	json_object_object_add(e, KVMLU_WIRE_DESC, json_object_new_string(desc ? desc : ""));
+	json_object_object_add(o, KVMLU_WIRE_OK, json_object_new_boolean(0));
+	json_object_object_add(o, KVMLU_WIRE_ERROR, e);
 	if (id)
-		json_object_object_add(o, "id", json_object_get(id));
+		json_object_object_add(o, KVMLU_WIRE_ID, json_object_get(id));
 	return o;
 }
 
@@ -398,10 +399,10 @@ static int reply_error(json_object *reply, const char *cmd, char *err, size_t er
 {
 	json_object *e, *cls, *desc = NULL;
 
-	if (json_object_object_get_ex(reply, "error", &e) &&
-	    json_object_object_get_ex(e, "class", &cls) &&
+	if (json_object_object_get_ex(reply, KVMLU_WIRE_ERROR, &e) &&
+	    json_object_object_get_ex(e, KVMLU_WIRE_CLASS, &cls) &&
 	    json_object_is_type(cls, json_type_string)) {
-		json_object_object_get_ex(e, "desc", &desc);
+		json_object_object_get_ex(e, KVMLU_WIRE_DESC, &desc);
 		return kvmlu_err(err, errlen, -EREMOTEIO, "%s: %s", json_object_get_string(cls),
 				 desc && json_object_is_type(desc, json_type_string) ?
 				 json_object_get_string(desc) : "(no description)");
@@ -424,10 +425,10 @@ int json_line_call(int fd, struct json_line_reader *r, const char *cmd, json_obj
 		json_object_put(args);
 		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
 	}
-	json_object_object_add(req, "cmd", json_object_new_string(cmd));
-	json_object_object_add(req, "id", json_object_new_int(id));
+	json_object_object_add(req, KVMLU_WIRE_CMD, json_object_new_string(cmd));
+	json_object_object_add(req, KVMLU_WIRE_ID, json_object_new_int(id));
 	if (args)
-		json_object_object_add(req, "args", args);
+		json_object_object_add(req, KVMLU_WIRE_ARGS, args);
 	rc = json_line_write(fd, req);
 	json_object_put(req);
 	if (rc) {
@@ -443,14 +444,14 @@ int json_line_call(int fd, struct json_line_reader *r, const char *cmd, json_obj
 		rc = json_line_read(r, timeout_ms, &reply, err, errlen);
 		if (rc)
 			return rc;
-		if (json_object_object_get_ex(reply, "event", NULL)) {
+		if (json_object_object_get_ex(reply, KVMLU_KEY_EVENT, NULL)) {
 			if (on_event)
 				on_event(arg, reply);
 			json_object_put(reply);
 			continue;
 		}
 		/* A reply to an earlier request that timed out: not ours. */
-		if (json_object_object_get_ex(reply, "id", &v) &&
+		if (json_object_object_get_ex(reply, KVMLU_WIRE_ID, &v) &&
 		    json_object_is_type(v, json_type_int) && json_object_get_int(v) != id) {
 			json_object_put(reply);
 			continue;
@@ -458,11 +459,11 @@ int json_line_call(int fd, struct json_line_reader *r, const char *cmd, json_obj
 		break;
 	}
 have_reply:
-	if (!json_object_object_get_ex(reply, "ok", &v) ||
+	if (!json_object_object_get_ex(reply, KVMLU_WIRE_OK, &v) ||
 	    !json_object_is_type(v, json_type_boolean)) {
 		rc = kvmlu_err(err, errlen, -EBADMSG, "%s: reply without \"ok\"", cmd);
 	} else if (json_object_get_boolean(v)) {
-		if (ret && json_object_object_get_ex(reply, "return", &v))
+		if (ret && json_object_object_get_ex(reply, KVMLU_WIRE_RETURN, &v))
 			*ret = json_object_get(v);
 		rc = 0;
 	} else {

@@ -9,9 +9,10 @@
  * UTF-8, at most KVMLU_WIRE_DEPTH levels, exactly one JSON object and
  * nothing after it but blanks, no NUL byte, no key twice in one object,
  * at most KVMLU_WIRE_LINE_MAX bytes without the newline.
- * Writing has one form: no slash escaping, integers as integers,
- * durations rounded (json_line_new_ms), never json-c's 17-digit doubles,
- * and only valid UTF-8 (any other byte goes out as U+FFFD).
+ * Writing has one form: no slash escaping, integers as integers (every
+ * duration and time on the control sockets is integer ns), a decimal
+ * rounded (json_line_new_ms), never json-c's 17-digit doubles, and only
+ * valid UTF-8 (any other byte goes out as U+FFFD).
  */
 #ifndef KVMLU_COMMON_JSON_LINE_H
 #define KVMLU_COMMON_JSON_LINE_H
@@ -71,7 +72,12 @@ char *json_line_format(json_object *obj, size_t *len);
 /* Write obj as one line: all of it or -errno (-EPIPE when the peer left). */
 int json_line_write(int fd, json_object *obj);
 
-/* Numbers in the one form. A duration in ms, rounded to the microsecond. */
+/*
+ * Numbers in the one form. A decimal with three places (ms to the
+ * microsecond): a rate on the control sockets, ms on the live-upgrade
+ * handshake and in a journal written for a person; never a duration on
+ * the control sockets, which is integer ns (json_line_new_u64).
+ */
 json_object *json_line_new_ms(double ms);
 /* Unsigned values past INT64_MAX are clamped (never negative on the wire). */
 json_object *json_line_new_u64(uint64_t v);

@@ -380,7 +380,7 @@ demo_prepare() { # prepare-update the VM "demo"; the reply in $r
 	# prepare-update hashes and preserves RAM while the guest runs, then
 	# pauses: the pause is this long before the reply.
 	echo "DEMO-MARK prepared"
-	echo "DEMO-MARK paused_ms $(echo "$r" | json_num prepare_paused_ms)"
+	echo "DEMO-MARK paused_ms $(echo "$r" | json_ms prepare_paused_ns)"
 }
 demo_host_setup() { # what the README's install does to the host: configs/kvmlu-thp.conf
 	harness_tmpfiles /harness/shipped/kvmlu-thp.conf
@@ -413,7 +413,7 @@ demo_verified() { # update-status of "demo" once its RAM is verified (lazily or 
 }
 demo_verify_how() { # demo_verify_how STATUS: how the RAM after the kexec was verified
 	if [ "$(echo "$1" | json_str verify_mode)" = lazy ]; then
-		echo "the guest ran first; each 2 MiB chunk was verified before its first touch, all $(echo "$1" | json_num verified_ms) ms after the restore began"
+		echo "the guest ran first; each 2 MiB chunk was verified before its first touch, all $(echo "$1" | json_ms to_verified_ns) ms after the restore began"
 	else
 		echo "verified before the guest ran again"
 	fi

@@ -158,18 +158,16 @@ void memory_digest_report(const struct memory_digest *md, json_object *o)
 {
 	bool incremental = md->running_chunks > 0 && !md->why_full[0];
 
-	json_object_object_add(o, "checksum_incremental", json_object_new_boolean(incremental));
+	json_object_object_add(o, KVMLU_KEY_SUM_INCREMENTAL, json_object_new_boolean(incremental));
 	if (!incremental)
-		json_object_object_add(o, "checksum_full_reason", json_object_new_string(
+		json_object_object_add(o, KVMLU_KEY_SUM_FULL_REASON, json_object_new_string(
 			md->why_full[0] ? md->why_full : "the VM was not running"));
-	json_object_object_add(o, "checksum_paused_ms",
-			       json_line_new_ms((double)md->paused_ns / 1e6));
-	json_object_object_add(o, "checksum_paused_chunks", json_line_new_u64(md->paused_chunks));
-	json_object_object_add(o, "checksum_dirty_pages", json_line_new_u64(md->paused_dirty_pages));
-	json_object_object_add(o, "checksum_running_ms",
-			       json_line_new_ms((double)md->running_ns / 1e6));
-	json_object_object_add(o, "checksum_running_chunks", json_line_new_u64(md->running_chunks));
-	json_object_object_add(o, "checksum_rounds", json_object_new_int64((int64_t)md->rounds));
-	json_object_object_add(o, "checksum_running_budget_ms",
+	json_object_object_add(o, KVMLU_KEY_SUM_PAUSED_NS, json_line_new_u64(md->paused_ns));
+	json_object_object_add(o, KVMLU_KEY_SUM_PAUSED_CHUNKS, json_line_new_u64(md->paused_chunks));
+	json_object_object_add(o, KVMLU_KEY_SUM_DIRTY_PAGES, json_line_new_u64(md->paused_dirty_pages));
+	json_object_object_add(o, KVMLU_KEY_SUM_RUNNING_NS, json_line_new_u64(md->running_ns));
+	json_object_object_add(o, KVMLU_KEY_SUM_RUNNING_CHUNKS, json_line_new_u64(md->running_chunks));
+	json_object_object_add(o, KVMLU_KEY_SUM_ROUNDS, json_object_new_int64((int64_t)md->rounds));
+	json_object_object_add(o, KVMLU_KEY_SUM_RUNNING_BUDGET_MS,
 			       json_object_new_int64((int64_t)md->running_budget_ms));
 }

@@ -477,9 +477,9 @@ const char *vm_stop_reason_name(enum vm_stop_reason r)
 	return "unknown";
 }
 
-double vm_uptime(const struct vm *vm)
+uint64_t vm_uptime_ns(const struct vm *vm)
 {
-	return (double)(kvmlu_mono_ns() - vm->created_ns) / 1e9;
+	return kvmlu_mono_ns() - vm->created_ns;
 }
 
 /* Pause and resume: see the top of this file. */

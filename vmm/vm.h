@@ -173,8 +173,8 @@ int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen);
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state s);
 const char *vm_stop_reason_name(enum vm_stop_reason r);
-/* Seconds since vm_create(). */
-double vm_uptime(const struct vm *vm);
+/* ns since vm_create(). */
+uint64_t vm_uptime_ns(const struct vm *vm);
 
 /* Wake every vCPU out of KVM_RUN so it rereads vm->kick. */
 void vm_kick_vcpus(struct vm *vm);

@@ -21,6 +21,7 @@
 #include "agent/cli/progress.h"
 #include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
+#include "kvmlu/control_wire.h"
 
 static void on_event(void *arg, struct json_object *ev)
 {
@@ -49,13 +50,14 @@ int cmd_host_update(const struct cli_args *a)
 	int rc, status = 3;
 
 	req = json_object_new_object();
-	if (add_path(req, "kernel", a->kernel) || (a->initrd && add_path(req, "initrd", a->initrd))) {
+	if (add_path(req, KVMLU_ARG_KERNEL, a->kernel) ||
+	    (a->initrd && add_path(req, KVMLU_ARG_INITRD, a->initrd))) {
 		json_object_put(req);
 		return 1;
 	}
 	if (a->append)
-		json_object_object_add(req, "append", json_object_new_string(a->append));
-	json_object_object_add(req, "dry-run", json_object_new_boolean(a->dry_run));
+		json_object_object_add(req, KVMLU_ARG_APPEND, json_object_new_string(a->append));
+	json_object_object_add(req, KVMLU_ARG_DRY_RUN, json_object_new_boolean(a->dry_run));
 	if (cli_conn_open(&c, a->socket)) {
 		json_object_put(req);
 		return 3;
@@ -80,7 +82,7 @@ int cmd_host_update(const struct cli_args *a)
 		goto out;
 	}
 	j = calloc(1, sizeof(*j));
-	if (!j || !json_object_object_get_ex(ret, "report", &rep) ||
+	if (!j || !json_object_object_get_ex(ret, KVMLU_KEY_REPORT, &rep) ||
 	    journal_from_json(rep, j, err, sizeof(err))) {
 		fprintf(stderr, "kvmlu: host-update: the agent's report does not parse: %s\n",
 			j ? err : "out of memory");

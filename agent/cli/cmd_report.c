@@ -13,6 +13,7 @@
 #include "agent/cli/cli_json.h"
 #include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
+#include "kvmlu/control_wire.h"
 
 int cmd_report(const struct cli_args *a)
 {
@@ -25,7 +26,7 @@ int cmd_report(const struct cli_args *a)
 
 	if (a->last) {
 		extra = json_object_new_object();
-		json_object_object_add(extra, "last", json_object_new_int((int)a->last));
+		json_object_object_add(extra, KVMLU_ARG_LAST, json_object_new_int((int)a->last));
 	}
 	if (cli_conn_open(&c, a->socket)) {
 		json_object_put(extra);
@@ -36,7 +37,7 @@ int cmd_report(const struct cli_args *a)
 	json_object_put(extra);
 	if (rc)
 		return rc == -EREMOTEIO ? 1 : 3;
-	list = json_object_object_get(ret, "updates");
+	list = json_object_object_get(ret, KVMLU_KEY_UPDATES);
 	if (!json_object_is_type(list, json_type_array)) {
 		fprintf(stderr, "kvmlu: report: the agent's answer has no \"updates\" list\n");
 		json_object_put(ret);

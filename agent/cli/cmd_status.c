@@ -5,6 +5,7 @@
 #include <stdio.h>
 
 #include "agent/cli/cli_commands.h"
+#include "kvmlu/control_wire.h"
 
 static const char *s(struct json_object *o, const char *k)
 {
@@ -28,17 +29,17 @@ int cmd_status(const struct cli_args *a)
 	if (a->json) {
 		printf("%s\n", json_object_to_json_string_ext(ret, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
 	} else {
-		printf("kvmlu-agent %s (pid %s) on %s\n", s(ret, "version"), s(ret, "pid"),
-		       s(ret, "socket"));
-		printf("  VMs: %s in %s\n", s(ret, "vms"), s(ret, "run_dir"));
+		printf("kvmlu-agent %s (pid %s) on %s\n", s(ret, KVMLU_KEY_VERSION), s(ret, KVMLU_KEY_PID),
+		       s(ret, KVMLU_KEY_SOCKET));
+		printf("  VMs: %s in %s\n", s(ret, KVMLU_KEY_VMS), s(ret, KVMLU_KEY_RUN_DIR));
 		printf("  libvirt domains: %s reported by the hook, %s not stopped\n",
-		       s(ret, "libvirt_domains"), s(ret, "libvirt_domains_active"));
+		       s(ret, KVMLU_KEY_LIBVIRT_DOMAINS), s(ret, KVMLU_KEY_LIBVIRT_ACTIVE));
 		printf("  /dev/liveupdate: %s   kexec allowed: %s\n",
-		       json_object_get_boolean(json_object_object_get(ret, "liveupdate")) ? "yes" : "no",
-		       json_object_get_boolean(json_object_object_get(ret, "allow_kexec")) ? "yes" : "no");
-		u = json_object_object_get(ret, "update");
+		       json_object_get_boolean(json_object_object_get(ret, KVMLU_KEY_LIVEUPDATE)) ? "yes" : "no",
+		       json_object_get_boolean(json_object_object_get(ret, KVMLU_KEY_ALLOW_KEXEC)) ? "yes" : "no");
+		u = json_object_object_get(ret, KVMLU_KEY_UPDATE);
 		if (u)
-			printf("  update %s running, phase %s\n", s(u, "update_id"), s(u, "phase"));
+			printf("  update %s running, phase %s\n", s(u, KVMLU_KEY_UPDATE_ID), s(u, KVMLU_KEY_PHASE));
 		else
 			printf("  no update running\n");
 	}

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "agent/cli/cli_commands.h"
+#include "kvmlu/control_wire.h"
 
 int cmd_vms(const struct cli_args *a)
 {
@@ -28,22 +29,22 @@ int cmd_vms(const struct cli_args *a)
 		json_object_put(ret);
 		return 0;
 	}
-	list = json_object_object_get(ret, "vms");
+	list = json_object_object_get(ret, KVMLU_KEY_VMS);
 	printf("%-20s %-10s %-12s %10s %5s %-12s %s\n", "NAME", "KIND", "STATE", "MEMORY", "CPUS",
 	       "BACKEND", "CONTROL/UUID");
 	for (size_t i = 0; i < json_object_array_length(list); i++) {
 		struct json_object *vm = json_object_array_get_idx(list, i);
-		long long mem = json_object_get_int64(json_object_object_get(vm, "memory_bytes"));
-		long long cpus = json_object_get_int64(json_object_object_get(vm, "cpus"));
-		struct json_object *e = json_object_object_get(vm, "error");
-		const char *kind = json_object_get_string(json_object_object_get(vm, "kind"));
+		long long mem = json_object_get_int64(json_object_object_get(vm, KVMLU_KEY_MEMORY_BYTES));
+		long long cpus = json_object_get_int64(json_object_object_get(vm, KVMLU_KEY_CPUS));
+		struct json_object *e = json_object_object_get(vm, KVMLU_KEY_ERROR);
+		const char *kind = json_object_get_string(json_object_object_get(vm, KVMLU_KEY_KIND));
 		char m[32] = "-", cp[24] = "-";
 
 		if (kind && !strcmp(kind, "libvirt")) {
 			printf("%-20s %-10s %-12s %10s %5s %-12s %s\n",
-			       json_object_get_string(json_object_object_get(vm, "name")), kind,
-			       json_object_get_string(json_object_object_get(vm, "state")), "-", "-",
-			       "-", json_object_get_string(json_object_object_get(vm, "uuid")));
+			       json_object_get_string(json_object_object_get(vm, KVMLU_KEY_NAME)), kind,
+			       json_object_get_string(json_object_object_get(vm, KVMLU_KEY_STATE)), "-", "-",
+			       "-", json_object_get_string(json_object_object_get(vm, KVMLU_KEY_UUID)));
 			continue;
 		}
 		if (mem > 0)
@@ -51,10 +52,10 @@ int cmd_vms(const struct cli_args *a)
 		if (cpus > 0)
 			snprintf(cp, sizeof(cp), "%lld", cpus);
 		printf("%-20s %-10s %-12s %10s %5s %-12s %s\n",
-		       json_object_get_string(json_object_object_get(vm, "name")), "kvmlu-vmm",
-		       json_object_get_string(json_object_object_get(vm, "state")), m, cp,
-		       e ? "-" : json_object_get_string(json_object_object_get(vm, "backend")),
-		       json_object_get_string(json_object_object_get(vm, "control")));
+		       json_object_get_string(json_object_object_get(vm, KVMLU_KEY_NAME)), "kvmlu-vmm",
+		       json_object_get_string(json_object_object_get(vm, KVMLU_KEY_STATE)), m, cp,
+		       e ? "-" : json_object_get_string(json_object_object_get(vm, KVMLU_KEY_BACKEND)),
+		       json_object_get_string(json_object_object_get(vm, KVMLU_KEY_CONTROL)));
 		if (e)
 			printf("  %s\n", json_object_get_string(e));
 	}

@@ -31,10 +31,6 @@
 #include "kvmlu/version.h"
 
 #define REPORT_DEFAULT_LAST 10
-/* The VMM's status key for its vCPU count (not in kvmlu/control_wire.h yet). */
-#ifndef KVMLU_KEY_VCPUS
-#define KVMLU_KEY_VCPUS "vcpus"
-#endif
 
 static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER;
 /* The running update, for `status` (guarded by status_lock). */
@@ -96,28 +92,29 @@ static struct json_object *cmd_status(const struct agent_config *cfg, const stru
 	unsigned int lv_total = 0, lv_active = 0;
 
 	if (j && !vm_discovery_scan(cfg->run_dir, j, err, sizeof(err)))
-		json_object_object_add(r, "vms", json_object_new_int((int)j->nr_vms));
+		json_object_object_add(r, KVMLU_KEY_VMS, json_object_new_int((int)j->nr_vms));
 	free(j);
 	if (domains)
 		domains->count(&lv_total, &lv_active);
-	json_object_object_add(r, "libvirt_domains", json_object_new_int((int)lv_total));
-	json_object_object_add(r, "libvirt_domains_active", json_object_new_int((int)lv_active));
-	json_object_object_add(r, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(r, "pid", json_object_new_int((int)getpid()));
-	json_object_object_add(r, "socket", json_object_new_string(cfg->socket_path));
-	json_object_object_add(r, "run_dir", json_object_new_string(cfg->run_dir));
-	json_object_object_add(r, "history_dir", json_object_new_string(cfg->history_dir));
-	json_object_object_add(r, "liveupdate",
+	json_object_object_add(r, KVMLU_KEY_LIBVIRT_DOMAINS, json_object_new_int((int)lv_total));
+	json_object_object_add(r, KVMLU_KEY_LIBVIRT_ACTIVE, json_object_new_int((int)lv_active));
+	json_object_object_add(r, KVMLU_KEY_VERSION, json_object_new_string(KVMLU_VERSION));
+	json_object_object_add(r, KVMLU_KEY_PROTOCOL, json_object_new_int(KVMLU_WIRE_PROTOCOL));
+	json_object_object_add(r, KVMLU_KEY_PID, json_object_new_int((int)getpid()));
+	json_object_object_add(r, KVMLU_KEY_SOCKET, json_object_new_string(cfg->socket_path));
+	json_object_object_add(r, KVMLU_KEY_RUN_DIR, json_object_new_string(cfg->run_dir));
+	json_object_object_add(r, KVMLU_KEY_HISTORY_DIR, json_object_new_string(cfg->history_dir));
+	json_object_object_add(r, KVMLU_KEY_LIVEUPDATE,
 			       json_object_new_boolean(access("/dev/liveupdate", F_OK) == 0));
-	json_object_object_add(r, "allow_kexec", json_object_new_boolean(cfg->allow_kexec));
+	json_object_object_add(r, KVMLU_KEY_ALLOW_KEXEC, json_object_new_boolean(cfg->allow_kexec));
 	pthread_mutex_lock(&status_lock);
 	if (running_id[0]) {
 		u = json_object_new_object();
-		json_object_object_add(u, "update_id", json_object_new_string(running_id));
-		json_object_object_add(u, "phase", json_object_new_string(running_phase));
+		json_object_object_add(u, KVMLU_KEY_UPDATE_ID, json_object_new_string(running_id));
+		json_object_object_add(u, KVMLU_KEY_PHASE, json_object_new_string(running_phase));
 	}
 	pthread_mutex_unlock(&status_lock);
-	json_object_object_add(r, "update", u);
+	json_object_object_add(r, KVMLU_KEY_UPDATE, u);
 	return json_line_reply_ok(r, rq->id);
 }
 
@@ -139,24 +136,24 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, const struct 
 		char why[256];
 		const char *s;
 
-		json_object_object_add(o, "kind", json_object_new_string("kvmlu-vmm"));
-		json_object_object_add(o, "name", json_object_new_string(j->vms[i].name));
-		json_object_object_add(o, "control", json_object_new_string(j->vms[i].control));
+		json_object_object_add(o, KVMLU_KEY_KIND, json_object_new_string("kvmlu-vmm"));
+		json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(j->vms[i].name));
+		json_object_object_add(o, KVMLU_KEY_CONTROL, json_object_new_string(j->vms[i].control));
 		if (vmm_client_call(j->vms[i].control, "status", (int)cfg->vmm_timeout_ms, &ret,
 				    why, sizeof(why))) {
-			json_object_object_add(o, "answered", json_object_new_boolean(0));
-			json_object_object_add(o, "state", json_object_new_string("unreachable"));
-			json_object_object_add(o, "error", json_object_new_string(why));
+			json_object_object_add(o, KVMLU_KEY_ANSWERED, json_object_new_boolean(0));
+			json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string("unreachable"));
+			json_object_object_add(o, KVMLU_KEY_ERROR, json_object_new_string(why));
 		} else {
-			json_object_object_add(o, "answered", json_object_new_boolean(1));
+			json_object_object_add(o, KVMLU_KEY_ANSWERED, json_object_new_boolean(1));
 			s = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
-			json_object_object_add(o, "state", json_object_new_string(s ? s : "unknown"));
-			json_object_object_add(o, "memory_bytes",
+			json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(s ? s : "unknown"));
+			json_object_object_add(o, KVMLU_KEY_MEMORY_BYTES,
 					       json_object_new_int64(vmm_client_reply_int(ret, KVMLU_KEY_MEMORY)));
-			json_object_object_add(o, "cpus",
+			json_object_object_add(o, KVMLU_KEY_CPUS,
 					       json_object_new_int64(vmm_client_reply_int(ret, KVMLU_KEY_VCPUS)));
 			s = vmm_client_reply_str(ret, KVMLU_KEY_BACKEND);
-			json_object_object_add(o, "backend", json_object_new_string(s ? s : "memfd"));
+			json_object_object_add(o, KVMLU_KEY_BACKEND, json_object_new_string(s ? s : "memfd"));
 			json_object_put(ret);
 		}
 		json_object_array_add(list, o);
@@ -166,12 +163,12 @@ static struct json_object *cmd_vms(const struct agent_config *cfg, const struct 
 	for (size_t i = 0; dom && i < json_object_array_length(dom); i++) {
 		struct json_object *o = json_object_get(json_object_array_get_idx(dom, i));
 
-		json_object_object_add(o, "kind", json_object_new_string("libvirt"));
+		json_object_object_add(o, KVMLU_KEY_KIND, json_object_new_string("libvirt"));
 		json_object_array_add(list, o);
 	}
 	json_object_put(dom);
 	r = json_object_new_object();
-	json_object_object_add(r, "vms", list);
+	json_object_object_add(r, KVMLU_KEY_VMS, list);
 	return json_line_reply_ok(r, rq->id);
 }
 
@@ -190,7 +187,7 @@ static struct json_object *cmd_libvirt_event(const struct json_line_request *rq)
 
 static struct json_object *cmd_report(const struct agent_config *cfg, const struct json_line_request *rq)
 {
-	static const char *const allowed[] = { "last", NULL };
+	static const char *const allowed[] = { KVMLU_ARG_LAST, NULL };
 	struct json_object *v, *list, *r;
 	unsigned int last = REPORT_DEFAULT_LAST, n, bad;
 	struct journal *js;
@@ -198,7 +195,7 @@ static struct json_object *cmd_report(const struct agent_config *cfg, const stru
 
 	if (k)
 		return bad_request(rq, "report: unknown argument \"%s\"", k);
-	v = arg(rq, "last");
+	v = arg(rq, KVMLU_ARG_LAST);
 	if (v) {
 		if (!json_object_is_type(v, json_type_int) || json_object_get_int(v) < 1 ||
 		    json_object_get_int(v) > 100)
@@ -217,8 +214,8 @@ static struct json_object *cmd_report(const struct agent_config *cfg, const stru
 		json_object_array_add(list, journal_to_json(&js[i]));
 	free(js);
 	r = json_object_new_object();
-	json_object_object_add(r, "updates", list);
-	json_object_object_add(r, "unreadable", json_object_new_int((int)bad));
+	json_object_object_add(r, KVMLU_KEY_UPDATES, list);
+	json_object_object_add(r, KVMLU_KEY_UNREADABLE, json_object_new_int((int)bad));
 	return json_line_reply_ok(r, rq->id);
 }
 
@@ -232,8 +229,8 @@ static void emit_to_client(void *arg, struct json_object *ev)
 	struct emit_target *t = arg;
 	struct json_object *phase, *state;
 
-	if (json_object_object_get_ex(ev, "phase", &phase) &&
-	    json_object_object_get_ex(ev, "state", &state)) {
+	if (json_object_object_get_ex(ev, KVMLU_KEY_PHASE, &phase) &&
+	    json_object_object_get_ex(ev, KVMLU_KEY_STATE, &state)) {
 		pthread_mutex_lock(&status_lock);
 		snprintf(running_phase, sizeof(running_phase), "%s",
 			 json_object_get_string(phase));
@@ -295,7 +292,8 @@ static uid_t peer_uid(int fd)
 static struct json_object *cmd_host_update(const struct agent_config *cfg, int fd,
 					   const struct json_line_request *rq)
 {
-	static const char *const allowed[] = { "kernel", "initrd", "append", "dry-run", NULL };
+	static const char *const allowed[] = { KVMLU_ARG_KERNEL, KVMLU_ARG_INITRD, KVMLU_ARG_APPEND,
+						KVMLU_ARG_DRY_RUN, NULL };
 	struct emit_target target = { .fd = fd };
 	struct json_object *v, *r, *reply;
 	struct kexec_files files = KEXEC_FILES_NONE;
@@ -317,13 +315,13 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		goto out_unlock;
 	}
 	journal_init(j, (int64_t)kvmlu_wall_ns());
-	if (get_path(rq, "kernel", j->kernel, sizeof(j->kernel), true, err, sizeof(err)) ||
-	    get_path(rq, "initrd", j->initrd, sizeof(j->initrd), false, err, sizeof(err)) ||
-	    get_path(rq, "append", j->cmdline, sizeof(j->cmdline), false, err, sizeof(err))) {
+	if (get_path(rq, KVMLU_ARG_KERNEL, j->kernel, sizeof(j->kernel), true, err, sizeof(err)) ||
+	    get_path(rq, KVMLU_ARG_INITRD, j->initrd, sizeof(j->initrd), false, err, sizeof(err)) ||
+	    get_path(rq, KVMLU_ARG_APPEND, j->cmdline, sizeof(j->cmdline), false, err, sizeof(err))) {
 		reply = json_line_reply_error(KVMLU_ERR_INVALID, err, rq->id);
 		goto out_free;
 	}
-	v = arg(rq, "dry-run");
+	v = arg(rq, KVMLU_ARG_DRY_RUN);
 	if (v) {
 		if (!json_object_is_type(v, json_type_boolean)) {
 			reply = bad_request(rq, "host-update: \"dry-run\" is not true/false");
@@ -337,7 +335,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	 * group member's kernel boots with this one's command line.
 	 */
 	trusted = kexec_files_trusted(peer_uid(fd));
-	if (arg(rq, "append") && !trusted) {
+	if (arg(rq, KVMLU_ARG_APPEND) && !trusted) {
 		reply = json_line_reply_error(KVMLU_ERR_PERMISSION,
 					      "host-update: only root may set the next kernel's "
 					      "command line (append): it chooses what runs as root",
@@ -345,7 +343,7 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 		goto out_free;
 	}
 	/* No --append: the next kernel boots with this one's command line. */
-	if (!arg(rq, "append") &&
+	if (!arg(rq, KVMLU_ARG_APPEND) &&
 	    host_facts_cmdline("", j->cmdline, sizeof(j->cmdline))) {
 		reply = json_line_reply_error(KVMLU_ERR_FAILED, "cannot read /proc/cmdline", rq->id);
 		goto out_free;
@@ -376,8 +374,9 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 	finish_update(cfg, j);
 
 	r = json_object_new_object();
-	json_object_object_add(r, "outcome", json_object_new_string(update_outcome_name(j->outcome)));
-	json_object_object_add(r, "report", journal_to_json(j));
+	json_object_object_add(r, KVMLU_KEY_OUTCOME,
+			       json_object_new_string(update_outcome_name(j->outcome)));
+	json_object_object_add(r, KVMLU_KEY_REPORT, journal_to_json(j));
 	reply = json_line_reply_ok(r, rq->id);
 
 	pthread_mutex_lock(&status_lock);

@@ -2,7 +2,6 @@
 /* Requests to a VMM control socket (see vmm_client.h). */
 #include <errno.h>
 #include <json-c/json.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -10,6 +9,8 @@
 #include "agent/daemon/vmm_client.h"
 #include "common/err.h"
 #include "common/json_line.h"
+#include "kvmlu/control_wire.h"
+#include "kvmlu/version.h"
 
 int vmm_client_call(const char *path, const char *cmd, int timeout_ms,
 		    struct json_object **ret, char *err, size_t errlen)
@@ -65,83 +66,27 @@ long long vmm_client_reply_int(struct json_object *ret, const char *key)
 	return -1;
 }
 
-/* Durations of 1e9 ms (11 days) or more are nonsense from a VMM. */
-#define NS_LIMIT 1000000000000000LL
-
-int vmm_client_ms_text_to_ns(const char *text, int64_t *ns)
+int64_t vmm_client_reply_ns(struct json_object *ret, const char *key)
 {
-	/* ns = digits * 10^exp10: ms are 10^6 ns, each fraction digit takes one off. */
-	int64_t digits = 0;
-	int exp10 = 6, nr = 0, e = 0, esign = 1;
-	const char *p = text;
-	bool frac = false, any = false;
+	long long ns = vmm_client_reply_int(ret, key);
 
-	for (; *p && *p != 'e' && *p != 'E'; p++) {
-		if (*p == '.' && !frac) {
-			frac = true;
-			continue;
-		}
-		if (*p < '0' || *p > '9')
-			return -EINVAL;
-		any = true;
-		/* Leading zeros cost nothing; past 18 digits the rest cannot matter. */
-		if ((digits || *p != '0') && nr >= 18) {
-			if (!frac)
-				exp10++;
-			continue;
-		}
-		if (digits || *p != '0')
-			nr++;
-		digits = digits * 10 + (*p - '0');
-		if (frac)
-			exp10--;
-	}
-	if (!any)
-		return -EINVAL;
-	if (*p) {
-		p++;
-		if (*p == '+' || *p == '-')
-			esign = *p++ == '-' ? -1 : 1;
-		if (!*p)
-			return -EINVAL;
-		for (; *p; p++) {
-			if (*p < '0' || *p > '9' || e > 100)
-				return -EINVAL;
-			e = e * 10 + (*p - '0');
-		}
-		exp10 += esign * e;
-	}
-	for (; exp10 < 0 && digits; exp10++)
-		digits /= 10;	/* below a nanosecond */
-	if (!digits) {
-		*ns = 0;
-		return 0;
-	}
-	for (; exp10 > 0; exp10--) {
-		if (digits >= NS_LIMIT)
-			return -ERANGE;
-		digits *= 10;
-	}
-	if (digits >= NS_LIMIT)
-		return -ERANGE;
-	*ns = digits;
-	return 0;
+	return ns > 0 ? (int64_t)ns : 0;
 }
 
-int64_t vmm_client_reply_ns(struct json_object *ret, const char *ns_key, const char *ms_key)
+int vmm_client_check_protocol(struct json_object *status, char *err, size_t errlen)
 {
-	struct json_object *v;
-	int64_t ns;
+	const char *version = vmm_client_reply_str(status, KVMLU_KEY_VERSION);
+	long long protocol = vmm_client_reply_int(status, KVMLU_KEY_PROTOCOL);
 
-	if (!ret)
+	/* Protocol 1 had no key: its durations were float ms. */
+	if (protocol < 0)
+		protocol = 1;
+	if (protocol == KVMLU_WIRE_PROTOCOL)
 		return 0;
-	if (ns_key && json_object_object_get_ex(ret, ns_key, &v) &&
-	    json_object_is_type(v, json_type_int))
-		return json_object_get_int64(v) > 0 ? json_object_get_int64(v) : 0;
-	/* json-c keeps a parsed number's text: that text is what the VMM meant. */
-	if (!json_object_object_get_ex(ret, ms_key, &v) ||
-	    !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)) ||
-	    vmm_client_ms_text_to_ns(json_object_get_string(v), &ns))
-		return 0;
-	return ns;
+	return kvmlu_err(err, errlen, -EPROTO,
+			 "its kvmlu-vmm %s speaks control protocol %lld, this agent %s speaks %d: "
+			 "live-upgrade the VM onto this release's kvmlu-vmm first "
+			 "(upgrade with args.binary)",
+			 version ? version : "(no version)", protocol, KVMLU_VERSION,
+			 KVMLU_WIRE_PROTOCOL);
 }

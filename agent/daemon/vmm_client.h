@@ -8,6 +8,7 @@
 #define KVMLU_VMM_CLIENT_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 struct json_object;
 
@@ -30,16 +31,14 @@ const char *vmm_client_reply_str(struct json_object *ret, const char *key);
 /* A non-negative integer; -1 if absent or not one. */
 long long vmm_client_reply_int(struct json_object *ret, const char *key);
 
-/*
- * A duration in ns: the integer under ns_key if the VMM sends one (NULL:
- * not looked for), else the number of milliseconds under ms_key, taken
- * from its decimal text and never through a double (1.000001 ms is
- * exactly 1000001 ns; digits below a nanosecond are dropped). 0 if
- * neither is there, negative, or 1e9 ms or more.
- */
-int64_t vmm_client_reply_ns(struct json_object *ret, const char *ns_key, const char *ms_key);
+/* A duration in ns (the integer under key); 0 if absent, not one or negative. */
+int64_t vmm_client_reply_ns(struct json_object *ret, const char *key);
 
-/* Decimal text of a millisecond count ("12", "0.25", "1.5e3") as ns; -EINVAL if not one. */
-int vmm_client_ms_text_to_ns(const char *text, int64_t *ns);
+/*
+ * 0 if a VMM's status reply says it speaks this agent's protocol
+ * (KVMLU_WIRE_PROTOCOL); else -EPROTO with both versions in err. A VMM
+ * without the key speaks protocol 1.
+ */
+int vmm_client_check_protocol(struct json_object *status, char *err, size_t errlen);
 
 #endif /* KVMLU_VMM_CLIENT_H */

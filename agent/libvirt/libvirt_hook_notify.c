@@ -15,11 +15,11 @@ struct json_object *libvirt_hook_notify_json(const struct libvirt_hook_event *ev
 
 	if (!o)
 		return NULL;
-	json_object_object_add(o, "domain", json_object_new_string(ev->domain));
-	json_object_object_add(o, "uuid", json_object_new_string(ev->uuid));
-	json_object_object_add(o, "op", json_object_new_string(libvirt_hook_op_name(ev->op)));
-	json_object_object_add(o, "sub", json_object_new_string(ev->sub));
-	json_object_object_add(o, "extra", json_object_new_string(ev->extra));
+	json_object_object_add(o, KVMLU_ARG_DOMAIN, json_object_new_string(ev->domain));
+	json_object_object_add(o, KVMLU_KEY_UUID, json_object_new_string(ev->uuid));
+	json_object_object_add(o, KVMLU_ARG_OP, json_object_new_string(libvirt_hook_op_name(ev->op)));
+	json_object_object_add(o, KVMLU_ARG_SUB, json_object_new_string(ev->sub));
+	json_object_object_add(o, KVMLU_ARG_EXTRA, json_object_new_string(ev->extra));
 	return o;
 }
 

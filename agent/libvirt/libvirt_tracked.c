@@ -13,6 +13,7 @@
 
 #include "agent/libvirt/libvirt_tracked.h"
 #include "common/err.h"
+#include "kvmlu/control_wire.h"
 
 struct tracked_domain {
 	char name[LIBVIRT_HOOK_NAME_MAX];
@@ -27,7 +28,9 @@ static pthread_mutex_t tracked_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned int nr_tracked;
 static struct tracked_domain tracked[LIBVIRT_TRACKED_MAX];
 
-static const char *const event_keys[] = { "domain", "uuid", "op", "sub", "extra" };
+static const char *const event_keys[] = {
+	KVMLU_ARG_DOMAIN, KVMLU_KEY_UUID, KVMLU_ARG_OP, KVMLU_ARG_SUB, KVMLU_ARG_EXTRA
+};
 #define NR_EVENT_KEYS (sizeof(event_keys) / sizeof(event_keys[0]))
 
 int libvirt_tracked_parse(struct json_object *args, struct libvirt_hook_event *ev,
@@ -160,14 +163,14 @@ struct json_object *libvirt_tracked_to_json(void)
 
 		if (!o)
 			break;
-		json_object_object_add(o, "name", json_object_new_string(d->name));
-		json_object_object_add(o, "uuid", json_object_new_string(d->uuid));
-		json_object_object_add(o, "state",
+		json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(d->name));
+		json_object_object_add(o, KVMLU_KEY_UUID, json_object_new_string(d->uuid));
+		json_object_object_add(o, KVMLU_KEY_STATE,
 				       json_object_new_string(libvirt_tracked_state_for(d->op)));
-		json_object_object_add(o, "op", json_object_new_string(libvirt_hook_op_name(d->op)));
-		json_object_object_add(o, "sub", json_object_new_string(d->sub));
-		json_object_object_add(o, "extra", json_object_new_string(d->extra));
-		json_object_object_add(o, "updated_ns", json_object_new_int64(d->updated_ns));
+		json_object_object_add(o, KVMLU_ARG_OP, json_object_new_string(libvirt_hook_op_name(d->op)));
+		json_object_object_add(o, KVMLU_ARG_SUB, json_object_new_string(d->sub));
+		json_object_object_add(o, KVMLU_ARG_EXTRA, json_object_new_string(d->extra));
+		json_object_object_add(o, KVMLU_KEY_UPDATED_NS, json_object_new_int64(d->updated_ns));
 		json_object_array_add(arr, o);
 	}
 	pthread_mutex_unlock(&tracked_lock);

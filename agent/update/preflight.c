@@ -128,6 +128,10 @@ int preflight_evaluate(const struct host_facts *h, const struct vm_facts *vf,
 			       j->vms[i].name, j->vms[i].control, v->why);
 			continue;
 		}
+		if (v->protocol_why[0]) {
+			refuse(&r, "VM %s: %s", j->vms[i].name, v->protocol_why);
+			continue;
+		}
 		j->vms[i].memory_bytes = v->memory_bytes;
 		preserved += v->memory_bytes;
 		/*

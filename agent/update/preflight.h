@@ -46,6 +46,8 @@ struct vm_facts {
 	char why[JOURNAL_TEXT_MAX];	/* why not answered / not preservable */
 	/* Why a disk could not be found again after the kexec (vm_disks.h); "" if fine. */
 	char disk_why[JOURNAL_TEXT_MAX];
+	/* Its VMM speaks another control protocol (vmm_client.h); "" if the same. */
+	char protocol_why[JOURNAL_TEXT_MAX];
 };
 
 /* What preflight estimates the next kernel needs from KHO scratch memory. */

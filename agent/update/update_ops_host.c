@@ -30,15 +30,6 @@
 #include "kvmlu/control_wire.h"
 #include "kvmlu/unix_addr.h"
 
-/*
- * A VMM that sends its durations as integer ns (the exact form) is read
- * first; one that sends ms numbers is read from their decimal text.
- */
-#ifndef KVMLU_KEY_PREPARE_NS
-#define KVMLU_KEY_PREPARE_NS	"prepare_ns"
-#define KVMLU_KEY_RESTORE_NS	"restore_ns"
-#endif
-
 #define RESTORE_POLL_US 50000
 /* kvmlu-vmm restore's exit status when the kernel has no session of that name. */
 #define RESTORE_EXIT_NO_SESSION 4
@@ -67,6 +58,8 @@ static void vm_facts_op(void *vctx, const struct journal_vm *vm, struct vm_facts
 			    vf->why, sizeof(vf->why)))
 		return;
 	vf->answered = true;
+	/* Its replies would be read wrong: no update of a VM we cannot follow. */
+	(void)vmm_client_check_protocol(ret, vf->protocol_why, sizeof(vf->protocol_why));
 	s = vmm_client_reply_str(ret, KVMLU_KEY_STATE);
 	snprintf(vf->state, sizeof(vf->state), "%s", s ? s : "unknown");
 	mem = vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
@@ -166,11 +159,10 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 			vm->paused_ns = (int64_t)vmm_client_reply_int(ret, KVMLU_KEY_PAUSED_AT);
 		if (vmm_client_reply_int(ret, KVMLU_KEY_MEMORY) > 0)
 			vm->memory_bytes = (uint64_t)vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
-		vm->vmm_prepare_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_NS, KVMLU_KEY_PREPARE_MS);
-		vm->steps.prepare_paused_ns =
-			vmm_client_reply_ns(ret, NULL, KVMLU_KEY_PREPARE_PAUSED_MS);
-		vm->steps.capture_ns = vmm_client_reply_ns(ret, NULL, KVMLU_KEY_CAPTURE_MS);
-		vm->steps.preserve_ram_ns = vmm_client_reply_ns(ret, NULL, KVMLU_KEY_PRESERVE_RAM_MS);
+		vm->vmm_prepare_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_NS);
+		vm->steps.prepare_paused_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_PAUSED_NS);
+		vm->steps.capture_ns = vmm_client_reply_ns(ret, KVMLU_KEY_CAPTURE_NS);
+		vm->steps.preserve_ram_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PRESERVE_RAM_NS);
 	}
 	json_object_put(ret);
 	return rc;
@@ -329,11 +321,11 @@ static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *v
 		memcpy(vm->checksum_after, sum, JOURNAL_CHECKSUM_LEN + 1);
 	if (vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT) > 0)
 		vm->resumed_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT);
-	vm->vmm_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RESTORE_NS, KVMLU_KEY_RESTORE_MS);
-	vm->steps.retrieve_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_RETRIEVE_MS);
-	vm->steps.vm_create_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_VM_CREATE_MS);
-	vm->steps.verify_start_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_VERIFY_START_MS);
-	vm->steps.state_restore_ns = vmm_client_reply_ns(lu, NULL, KVMLU_KEY_STATE_RESTORE_MS);
+	vm->vmm_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RESTORE_NS);
+	vm->steps.retrieve_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RETRIEVE_NS);
+	vm->steps.vm_create_ns = vmm_client_reply_ns(lu, KVMLU_KEY_VM_CREATE_NS);
+	vm->steps.verify_start_ns = vmm_client_reply_ns(lu, KVMLU_KEY_VERIFY_START_NS);
+	vm->steps.state_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_STATE_RESTORE_NS);
 	phase = vmm_client_reply_str(lu, KVMLU_KEY_PHASE);
 	if ((json_object_object_get_ex(lu, KVMLU_KEY_VERIFIED, &v) &&
 	     json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) ||
@@ -565,23 +557,23 @@ struct json_object *update_event_json(const struct journal *j, enum update_event
 	struct json_object *o = json_object_new_object();
 	const struct journal_phase_time *t = &j->phases[phase];
 
-	json_object_object_add(o, "event", json_object_new_string(vm ? "vm" : "phase"));
-	json_object_object_add(o, "update_id", json_object_new_string(j->update_id));
-	json_object_object_add(o, "phase", json_object_new_string(update_phase_name(phase)));
+	json_object_object_add(o, KVMLU_KEY_EVENT, json_object_new_string(vm ? "vm" : "phase"));
+	json_object_object_add(o, KVMLU_KEY_UPDATE_ID, json_object_new_string(j->update_id));
+	json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(update_phase_name(phase)));
 	if (vm) {
-		json_object_object_add(o, "vm", json_object_new_string(vm->name));
-		json_object_object_add(o, "state",
+		json_object_object_add(o, KVMLU_KEY_VM, json_object_new_string(vm->name));
+		json_object_object_add(o, KVMLU_KEY_STATE,
 				       json_object_new_string(journal_vm_state_name(vm->state)));
-		json_object_object_add(o, "error", json_object_new_string(vm->error));
-		json_object_object_add(o, "done", json_object_new_int((int)done));
-		json_object_object_add(o, "total", json_object_new_int((int)j->nr_vms));
+		json_object_object_add(o, KVMLU_KEY_ERROR, json_object_new_string(vm->error));
+		json_object_object_add(o, KVMLU_KEY_DONE, json_object_new_int((int)done));
+		json_object_object_add(o, KVMLU_KEY_TOTAL, json_object_new_int((int)j->nr_vms));
 		return o;
 	}
-	json_object_object_add(o, "state", json_object_new_string(
+	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(
 		ev == UPDATE_EV_PHASE_START ? "start" : ev == UPDATE_EV_PHASE_END ? "end" : "failed"));
 	if (ev != UPDATE_EV_PHASE_START)
-		json_object_object_add(o, "ns", json_object_new_int64(t->end_ns - t->start_ns));
-	json_object_object_add(o, "total", json_object_new_int((int)j->nr_vms));
+		json_object_object_add(o, KVMLU_KEY_PHASE_NS, json_object_new_int64(t->end_ns - t->start_ns));
+	json_object_object_add(o, KVMLU_KEY_TOTAL, json_object_new_int((int)j->nr_vms));
 	return o;
 }
 

@@ -16,6 +16,7 @@
 
 #include "agent/update/vm_disks.h"
 #include "common/err.h"
+#include "kvmlu/control_wire.h"
 
 static int get_u64(json_object *o, const char *key, uint64_t *out)
 {
@@ -37,14 +38,14 @@ static int check_one(json_object *d, size_t i, char *why, size_t whylen)
 	json_object *v;
 
 	if (!json_object_is_type(d, json_type_object) ||
-	    !json_object_object_get_ex(d, "path", &v) || !json_object_is_type(v, json_type_string) ||
-	    (path = json_object_get_string(v))[0] != '/' || get_u64(d, "dev", &dev) ||
-	    get_u64(d, "ino", &ino))
+	    !json_object_object_get_ex(d, KVMLU_KEY_PATH, &v) || !json_object_is_type(v, json_type_string) ||
+	    (path = json_object_get_string(v))[0] != '/' || get_u64(d, KVMLU_KEY_DEV, &dev) ||
+	    get_u64(d, KVMLU_KEY_INO, &ino))
 		return kvmlu_err(why, whylen, -EPROTO,
 				 "disk %zu cannot be identified: its VMM does not report its path, "
 				 "device and inode (a kvmlu-vmm too old to report its disks?)", i);
 	/* The VMM's own word that the open file is not what the guest was told. */
-	if (json_object_object_get_ex(d, "problem", &v) && json_object_is_type(v, json_type_string))
+	if (json_object_object_get_ex(d, KVMLU_KEY_PROBLEM, &v) && json_object_is_type(v, json_type_string))
 		return kvmlu_err(why, whylen, -ESTALE,
 				 "disk %s: %s (the restore after the kexec would hold the VM)", path,
 				 json_object_get_string(v));
@@ -87,7 +88,7 @@ int vm_disks_check(json_object *status_return, char *why, size_t whylen)
 	json_object *disks;
 	size_t n;
 
-	if (!json_object_object_get_ex(status_return, "disks", &disks))
+	if (!json_object_object_get_ex(status_return, KVMLU_KEY_DISKS, &disks))
 		return 0;
 	if (!json_object_is_type(disks, json_type_array))
 		return kvmlu_err(why, whylen, -EPROTO, "status \"disks\" is not a list");

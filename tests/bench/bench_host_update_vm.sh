@@ -229,6 +229,9 @@ kexec_phases() { awk -f "$top/tests/bench/kexec_phases.awk" "$1"; } # see there
 num_of() { # num_of TEXT KEY
 	sed -n "s/.*\"$2\":\\([-0-9.]*\\).*/\\1/p" <<<"$1" | head -n 1
 }
+ms_of() { # ms_of TEXT KEY: the integer ns under KEY (the replies' durations) in ms
+	num_of "$1" "$2" | awk '/^[0-9]+$/ { printf "%.3f\n", $1 / 1e6 }'
+}
 
 printf '%-6s %5s %8s %3s %10s %11s %7s %6s %7s %10s %10s %7s %10s %11s %10s %10s %11s %11s %11s %11s %5s %12s %12s %12s %12s %12s %7s %9s %7s\n' guest folio huge_MiB n blackout_s bo_range \
 	bare_s ratio ratio_k kexec_s rest_s own_ms full_ck_ms pause_ck_ms capture_ms preserve_ms pres_ram/GiB retrieve_ms \
@@ -300,26 +303,26 @@ for folio in $folios; do
 	prep=$(grep -a 'bench prepared' "$log" | sed -n "${mu}p")
 	st=$(grep -a 'bench status' "$log" | sed -n "${mu}p")
 	sst=$(grep -a 'benchs status' "$log" | sed -n "${mu}p")
-	cap=$(num_of "$prep" capture_ms)
-	pres=$(num_of "$prep" preserve_ms)
-	presram=$(num_of "$prep" preserve_ram_ms)
-	pck=$(num_of "$prep" checksum_paused_ms)
-	ppaused=$(num_of "$prep" prepare_paused_ms)
-	fck=$(num_of "$(grep -a -m 1 'bench full checksum' "$log")" ms)
-	retr=$(num_of "$st" retrieve_ms)
-	ver=$(num_of "$st" checksum_ms)
+	cap=$(ms_of "$prep" capture_ns)
+	pres=$(ms_of "$prep" preserve_ns)
+	presram=$(ms_of "$prep" preserve_ram_ns)
+	pck=$(ms_of "$prep" checksum_paused_ns)
+	ppaused=$(ms_of "$prep" prepare_paused_ns)
+	fck=$(ms_of "$(grep -a -m 1 'bench full checksum' "$log")" checksum_ns)
+	retr=$(ms_of "$st" retrieve_ns)
+	ver=$(ms_of "$st" checksum_ns)
 	mode=$(sed -n 's/.*"verify_mode":"\([a-z]*\)".*/\1/p' <<<"$st" | head -n 1)
-	first=$(num_of "$st" restore_ms)
-	verif=$(num_of "$st" verified_ms)
+	first=$(ms_of "$st" restore_ns)
+	verif=$(ms_of "$st" to_verified_ns)
 	hugek=$(grep -a -m 1 'bench shmem:' "$log" | sed -n 's/.*ShmemHugePages \([0-9]*\) kB.*/\1/p')
 	# kvmlu's own part, step by step: the paused part of prepare-update
 	# and the restore up to the first guest instruction.
-	steps+="$size $folio $ppaused $(num_of "$prep" capture_vm_ms) $pck"
-	steps+=" $pres $first $retr $(num_of "$st" vm_create_ms) $(num_of "$st" verify_start_ms)"
-	steps+=" $(num_of "$st" state_restore_ms)"$'\n'
+	steps+="$size $folio $ppaused $(ms_of "$prep" capture_vm_ns) $pck"
+	steps+=" $pres $first $retr $(ms_of "$st" vm_create_ns) $(ms_of "$st" verify_start_ns)"
+	steps+=" $(ms_of "$st" state_restore_ns)"$'\n'
 	updlines+=$(awk -v s="$size" -v f="$folio" -v b="${bare:-0}" -v bu="${bare_unpack:--1}" 'NF { printf "%-6s %5s %3d %10.2f %8.2f %8.3f %9.3f %11.3f %7.3f %8.3f\n", s, f, $1, $2, $3, $4, $5, bu, (b > 0 ? $2 / b : 0), ($3 > 0 ? $2 / $3 : 0) }' <<<"$per")$'\n'
-	sfirst=$(num_of "$sst" restore_ms)
-	sverif=$(num_of "$sst" verified_ms)
+	sfirst=$(ms_of "$sst" restore_ns)
+	sverif=$(ms_of "$sst" to_verified_ns)
 	read -r _ bo kx jump _ <<<"$med"
 	awk -v s="$size" -v fo="$folio" -v hk="${hugek:-0}" -v m="$m" -v bo="$bo" -v kx="$kx" -v c="$cap" \
 		-v pr="$pres" -v prr="$presram" -v rt="$retr" -v v="$ver" -v n="$updates" -v bor="$bo_range" \

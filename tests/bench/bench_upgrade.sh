@@ -240,8 +240,9 @@ run_case() { # backend size
 		r=$("$CTL" -t 60 "$sock" '{"cmd":"upgrade"}') || { echo "  no reply to upgrade $i"; stop_vm; return 1; }
 		ok=$(jq -r .ok <<<"$r")
 		[ "$ok" = true ] || { echo "  upgrade $i failed: $r"; stop_vm; return 1; }
-		jq -r .return.blackout_ms <<<"$r" >>"$work/blackout"
-		jq -r .return.create_ms <<<"$r" >>"$work/create"
+		# ns in the reply; ms here
+		jq -r '.return.blackout_ns / 1e6' <<<"$r" >>"$work/blackout"
+		jq -r '.return.create_ns / 1e6' <<<"$r" >>"$work/create"
 		jq -r .return.memory_copied_bytes <<<"$r" >>"$work/copied"
 		pid=$(jq -r .return.pid <<<"$r")
 		sleep 0.3

@@ -21,7 +21,7 @@
 #   randread   4 KiB O_DIRECT reads at random offsets, queue depth 1
 #   tcp        one stream, QEMU host (bridge br-bench) -> guest sink, timed
 #              by the sender until the guest closed (all bytes received)
-#   upgrade    kvmlu-ctl upgrade's blackout_ms (pause -> running in the
+#   upgrade    kvmlu-ctl upgrade's blackout_ns in ms (pause -> running in the
 #              new process), idle (the guest only polls a 4 KiB block every
 #              200 ms) and busy (the writer and a TCP stream running)
 #   host update  prepare-update, kexec of the QEMU host, kvmlu-vmm restore

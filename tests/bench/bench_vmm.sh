@@ -2,7 +2,7 @@
 # `make bench` part for kvmlu-vmm: for a 256 MiB and a 2 GiB witness guest
 # (2 vCPUs, release build), the pause and resume latency as measured by
 # the VMM around the operation (median, min and max of 10 cycles, from
-# the replies' latency_us), and the checksum figures from the `checksum`
+# the replies' latency_ns, shown in us), and the checksum figures from the `checksum`
 # reply (median of 3: ms, GB/s, threads). Prints a table; no thresholds
 # (the machines are shared and noisy).
 set -u
@@ -44,11 +44,12 @@ for mem in 256M 2G; do
 	grep -q 'cpu=1 tick=' "$dir/serial" || { echo "bench_vmm: $mem guest never ticked"; exit 1; }
 	: >"$dir/pause"; : >"$dir/resume"; : >"$dir/sum"
 	for i in $(seq 1 "$CYCLES"); do
-		ctl '{"cmd":"pause"}' | jq -r .return.latency_us >>"$dir/pause"
+		# ns in the replies; us here
+		ctl '{"cmd":"pause"}' | jq -r '.return.latency_ns / 1000' >>"$dir/pause"
 		if [ "$i" -le 3 ]; then
-			ctl '{"cmd":"checksum"}' | jq -r '.return | "\(.ms) \(.gbps) \(.threads)"' >>"$dir/sum"
+			ctl '{"cmd":"checksum"}' | jq -r '.return | "\(.checksum_ns / 1e6) \(.gbps) \(.threads)"' >>"$dir/sum"
 		fi
-		ctl '{"cmd":"resume"}' | jq -r .return.latency_us >>"$dir/resume"
+		ctl '{"cmd":"resume"}' | jq -r '.return.latency_ns / 1000' >>"$dir/resume"
 		sleep 0.3
 	done
 	p=$(stats <"$dir/pause"); r=$(stats <"$dir/resume")

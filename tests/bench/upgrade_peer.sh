@@ -119,7 +119,8 @@ kvmlu_side() {
 			return 1
 		}
 		_pid=$(echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
-		_bo=$(echo "$_r" | sed -n 's/.*"blackout_ms": *\([0-9.]*\).*/\1/p')
+		_bo=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' |
+			awk '{ printf "%.3f", $1 / 1e6 }')	# ns in the reply; ms here
 		echo "$_bo" >>"$W/kvmlu.ms"
 		info "kvmlu $1: upgrade $_k blackout $_bo ms, new pid $_pid"
 		# The guest goes on (a status line after each upgrade).

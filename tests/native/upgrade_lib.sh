@@ -20,8 +20,11 @@ up_upgrade() {
 		args=$(jq -c --argjson t "$tmo" '. + {timeout_ms: $t}' <<<"$args")
 	fi
 	kv_ok "{\"cmd\":\"upgrade\",\"args\":$args}" $(( ${tmo:-10000} / 1000 + 20 ))
+	UP_REPLY=$KV_REPLY
 	UP_NEW_PID=$(kv_ret pid)
-	UP_BLACKOUT=$(kv_ret blackout_ms)
+	UP_BLACKOUT_NS=$(kv_ret blackout_ns)
+	[[ $UP_BLACKOUT_NS =~ ^[0-9]+$ ]] || kv_fail "upgrade reply: blackout_ns $UP_BLACKOUT_NS is not an integer"
+	UP_BLACKOUT=$(awk -v ns="$UP_BLACKOUT_NS" 'BEGIN { printf "%.3f", ns / 1e6 }')	# ms, for the log
 	UP_COPIED=$(kv_ret memory_copied_bytes)
 	UP_MEMORY=$(kv_ret memory)
 	UP_CHECKSUM=$(kv_ret checksum)

@@ -139,16 +139,17 @@ static json_object *hold_status(struct live_update_hold *h)
 {
 	json_object *o = json_object_new_object();
 
-	json_object_object_add(o, "name", json_object_new_string(h->vm_name));
+	json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(h->vm_name));
 	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(
 		!strcmp(h->state, "restoring") ? "restoring" : "held"));
 	json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(h->state));
 	json_object_object_add(o, KVMLU_KEY_REASON, json_object_new_string(h->reason));
-	json_object_object_add(o, "resumable", json_object_new_boolean(h->resumable));
+	json_object_object_add(o, KVMLU_KEY_RESUMABLE, json_object_new_boolean(h->resumable));
 	json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(h->session));
-	json_object_object_add(o, "control", json_object_new_string(h->reachable));
-	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int64((int)getpid()));
+	json_object_object_add(o, KVMLU_KEY_CONTROL, json_object_new_string(h->reachable));
+	json_object_object_add(o, KVMLU_KEY_VERSION, json_object_new_string(KVMLU_VERSION));
+	json_object_object_add(o, KVMLU_KEY_PROTOCOL, json_object_new_int(KVMLU_WIRE_PROTOCOL));
+	json_object_object_add(o, KVMLU_KEY_PID, json_object_new_int64((int)getpid()));
 	return o;
 }
 
@@ -177,9 +178,9 @@ static int hold_resume(struct live_update_hold *h, json_object **ret, struct jso
 		return CONTROL_GATE_REFUSED;
 	}
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("running"));
-	json_object_object_add(*ret, "changed", json_object_new_boolean(true));
-	json_object_object_add(*ret, "control", json_object_new_string(h->reachable));
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("running"));
+	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(true));
+	json_object_object_add(*ret, KVMLU_KEY_CONTROL, json_object_new_string(h->reachable));
 	return CONTROL_GATE_ANSWERED;
 }
 
@@ -212,8 +213,8 @@ int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object 
 		pthread_cond_broadcast(&h->cond);
 		hold_kick(h);
 		*ret = json_object_new_object();
-		json_object_object_add(*ret, "state", json_object_new_string("stopping"));
-		json_object_object_add(*ret, "released", json_object_new_boolean(true));
+		json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("stopping"));
+		json_object_object_add(*ret, KVMLU_KEY_RELEASED, json_object_new_boolean(true));
 		rc = CONTROL_GATE_ANSWERED;
 	} else {
 		json_line_error_set(e, KVMLU_ERR_HELD,

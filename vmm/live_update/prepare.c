@@ -335,26 +335,23 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("prepared"));
 	json_object_object_add(*ret, KVMLU_KEY_SESSION, json_object_new_string(s.name));
 	json_object_object_add(*ret, KVMLU_KEY_CHECKSUM, json_object_new_string(sum));
-	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
+	json_object_object_add(*ret, KVMLU_KEY_ALGORITHM, json_object_new_string("xxh3-128"));
 	json_object_object_add(*ret, KVMLU_KEY_MEMORY, json_line_new_u64(vm->mem.total));
 	json_object_object_add(*ret, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	json_object_object_add(*ret, "files", json_object_new_int64((int)prepared.nr_files));
-	json_object_object_add(*ret, "state_bytes", json_line_new_u64(bytes));
+	json_object_object_add(*ret, KVMLU_KEY_FILES, json_object_new_int64((int)prepared.nr_files));
+	json_object_object_add(*ret, KVMLU_KEY_STATE_BYTES, json_line_new_u64(bytes));
 	json_object_object_add(*ret, KVMLU_KEY_PAUSED_AT, json_line_new_u64(prepared.paused_wall_ns));
-	json_object_object_add(*ret, "pause_us", json_line_new_ms((double)pause_ns / 1e3));
-	json_object_object_add(*ret, KVMLU_KEY_CAPTURE_MS, json_line_new_ms((double)capture_ns[0] / 1e6));
-	json_object_object_add(*ret, "capture_vm_ms", json_line_new_ms((double)capture_ns[1] / 1e6));
-	json_object_object_add(*ret, "preserve_ms",
-			       json_line_new_ms((double)preserve_ns / 1e6));
-	json_object_object_add(*ret, KVMLU_KEY_PRESERVE_RAM_MS,
-			       json_line_new_ms((double)preserve_ram_ns / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_PAUSE_NS, json_line_new_u64(pause_ns));
+	json_object_object_add(*ret, KVMLU_KEY_CAPTURE_NS, json_line_new_u64(capture_ns[0]));
+	json_object_object_add(*ret, KVMLU_KEY_CAPTURE_VM_NS, json_line_new_u64(capture_ns[1]));
+	json_object_object_add(*ret, KVMLU_KEY_PRESERVE_NS, json_line_new_u64(preserve_ns));
+	json_object_object_add(*ret, KVMLU_KEY_PRESERVE_RAM_NS, json_line_new_u64(preserve_ram_ns));
 	memory_digest_report(&md, *ret);
-	json_object_object_add(*ret, KVMLU_KEY_PREPARE_MS,
-			       json_line_new_ms((double)(kvmlu_mono_ns() - t0) / 1e6));
-	/* The part of prepare_ms with the vCPUs paused: its share of the blackout. */
-	json_object_object_add(*ret, KVMLU_KEY_PREPARE_PAUSED_MS,
-			       json_line_new_ms((double)(kvmlu_mono_ns() - t_pause) / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_PREPARE_NS, json_line_new_u64(kvmlu_mono_ns() - t0));
+	/* The part of prepare_ns with the vCPUs paused: its share of the blackout. */
+	json_object_object_add(*ret, KVMLU_KEY_PREPARE_PAUSED_NS,
+			       json_line_new_u64(kvmlu_mono_ns() - t_pause));
 	memory_digest_take_log(&md, &prepared.log);
 	memory_digest_release(&md);
 	return 0;
@@ -399,10 +396,9 @@ static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, jso
 	json_object_object_add(*ret, KVMLU_KEY_STATE,
 			       json_object_new_string(prepared.was_running ? "running" : "paused"));
 	json_object_object_add(*ret, KVMLU_KEY_SESSION, json_object_new_string(session));
-	json_object_object_add(*ret, "resume_us", json_line_new_ms((double)ns / 1e3));
-	json_object_object_add(*ret, "paused_ms",
-			       json_line_new_ms((double)(kvmlu_wall_ns() -
-							       prepared.paused_wall_ns) / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_RESUME_NS, json_line_new_u64(ns));
+	json_object_object_add(*ret, KVMLU_KEY_PAUSED_NS,
+			       json_line_new_u64(kvmlu_wall_ns() - prepared.paused_wall_ns));
 	prepared.was_running = false;
 	return 0;
 }
@@ -420,10 +416,10 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("prepared"));
 		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(prepared.session.name));
 		json_object_object_add(o, KVMLU_KEY_CHECKSUM, json_object_new_string(prepared.checksum));
-		json_object_object_add(o, "state_bytes", json_line_new_u64(prepared.state_bytes));
+		json_object_object_add(o, KVMLU_KEY_STATE_BYTES, json_line_new_u64(prepared.state_bytes));
 		json_object_object_add(o, KVMLU_KEY_PAUSED_AT,
 				       json_line_new_u64(prepared.paused_wall_ns));
-		json_object_object_add(o, "prepared_at_ns",
+		json_object_object_add(o, KVMLU_KEY_PREPARED_AT,
 				       json_line_new_u64(prepared.prepared_wall_ns));
 		pthread_mutex_unlock(&prepared_lock);
 	} else if (restored_valid) {
@@ -436,52 +432,49 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, KVMLU_KEY_REASON, json_object_new_string(r->reason));
 		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(r->session.name));
 		json_object_object_add(o, KVMLU_KEY_VERIFIED, json_object_new_boolean(r->memory_verified));
-		json_object_object_add(o, "checksum_recorded",
+		json_object_object_add(o, KVMLU_KEY_SUM_RECORDED,
 				       json_object_new_string(r->checksum_recorded));
 		json_object_object_add(o, KVMLU_KEY_SUM_NOW, json_object_new_string(r->checksum_now));
-		json_object_object_add(o, "session_finished",
+		json_object_object_add(o, KVMLU_KEY_SESSION_FINISHED,
 				       json_object_new_boolean(r->session.finished));
 		json_object_object_add(o, KVMLU_KEY_PAUSED_AT, json_line_new_u64(r->paused_wall_ns));
-		json_object_object_add(o, "restore_started_at_ns",
+		json_object_object_add(o, KVMLU_KEY_RESTORE_STARTED_AT,
 				       json_line_new_u64(r->started_wall_ns));
 		json_object_object_add(o, KVMLU_KEY_RESUMED_AT, json_line_new_u64(r->resumed_wall_ns));
-		json_object_object_add(o, KVMLU_KEY_RETRIEVE_MS,
-				       json_line_new_ms((double)r->retrieve_ns / 1e6));
-		json_object_object_add(o, "checksum_ms",
-				       json_line_new_ms((double)r->checksum_ns / 1e6));
-		/* restore_ms's parts: the VM built, verification started, state restored. */
-		json_object_object_add(o, KVMLU_KEY_VM_CREATE_MS,
-				       json_line_new_ms((double)r->vm_create_ns / 1e6));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_START_MS,
-				       json_line_new_ms((double)r->verify_start_ns / 1e6));
-		json_object_object_add(o, KVMLU_KEY_STATE_RESTORE_MS,
-				       json_line_new_ms((double)r->state_restore_ns / 1e6));
-		json_object_object_add(o, KVMLU_KEY_RESTORE_MS, json_line_new_ms(
+		json_object_object_add(o, KVMLU_KEY_RETRIEVE_NS, json_line_new_u64(r->retrieve_ns));
+		json_object_object_add(o, KVMLU_KEY_CHECKSUM_NS, json_line_new_u64(r->checksum_ns));
+		/* restore_ns's parts: the VM built, verification started, state restored. */
+		json_object_object_add(o, KVMLU_KEY_VM_CREATE_NS, json_line_new_u64(r->vm_create_ns));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_START_NS,
+				       json_line_new_u64(r->verify_start_ns));
+		json_object_object_add(o, KVMLU_KEY_STATE_RESTORE_NS,
+				       json_line_new_u64(r->state_restore_ns));
+		json_object_object_add(o, KVMLU_KEY_RESTORE_NS, json_line_new_u64(
 			r->resumed_wall_ns > r->started_wall_ns ?
-			(double)(r->resumed_wall_ns - r->started_wall_ns) / 1e6 : 0));
-		json_object_object_add(o, "tsc_adjusted", json_object_new_boolean(r->tsc_adjusted));
-		json_object_object_add(o, "tsc_shift", json_object_new_int64(r->tsc_shift));
-		json_object_object_add(o, "tsc_khz_saved", json_object_new_int64(r->tsc_khz_saved));
-		json_object_object_add(o, "tsc_khz_now", json_object_new_int64(r->tsc_khz_now));
-		json_object_object_add(o, "state_bytes", json_line_new_u64(r->state_bytes));
+			r->resumed_wall_ns - r->started_wall_ns : 0));
+		json_object_object_add(o, KVMLU_KEY_TSC_ADJUSTED, json_object_new_boolean(r->tsc_adjusted));
+		json_object_object_add(o, KVMLU_KEY_TSC_SHIFT, json_object_new_int64(r->tsc_shift));
+		json_object_object_add(o, KVMLU_KEY_TSC_KHZ_SAVED, json_object_new_int64(r->tsc_khz_saved));
+		json_object_object_add(o, KVMLU_KEY_TSC_KHZ_NOW, json_object_new_int64(r->tsc_khz_now));
+		json_object_object_add(o, KVMLU_KEY_STATE_BYTES, json_line_new_u64(r->state_bytes));
 		/*
 		 * Lazy verification: the guest runs from resumed_at_ns, every
 		 * chunk is verified by verified_at_ns (sync: before resuming).
 		 */
 		json_object_object_add(o, KVMLU_KEY_VERIFY_MODE, json_object_new_string(r->verify_mode));
-		json_object_object_add(o, "verify_fallback", json_object_new_string(r->verify_fallback));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_FALLBACK, json_object_new_string(r->verify_fallback));
 		json_object_object_add(o, KVMLU_KEY_VERIFICATION,
 				       json_object_new_string(r->verification[0] ? r->verification : "none"));
 		json_object_object_add(o, KVMLU_KEY_VERIFIED_AT, json_line_new_u64(r->verified_wall_ns));
-		json_object_object_add(o, "verified_ms", json_line_new_ms(
+		json_object_object_add(o, KVMLU_KEY_TO_VERIFIED_NS, json_line_new_u64(
 			r->verified_wall_ns > r->started_wall_ns ?
-			(double)(r->verified_wall_ns - r->started_wall_ns) / 1e6 : 0));
-		json_object_object_add(o, "verify_chunks", json_line_new_u64(r->nr_chunks));
-		json_object_object_add(o, "verify_chunks_done", json_line_new_u64(
+			r->verified_wall_ns - r->started_wall_ns : 0));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_CHUNKS, json_line_new_u64(r->nr_chunks));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_CHUNKS_DONE, json_line_new_u64(
 			r->lazy ? r->verify_chunks_done : r->verified_wall_ns ? r->nr_chunks : 0));
-		json_object_object_add(o, "verify_faults", json_line_new_u64(r->verify_faults));
-		json_object_object_add(o, "verify_fault_chunks", json_line_new_u64(r->verify_fault_chunks));
-		json_object_object_add(o, "verify_threads", json_object_new_int64(r->verify_threads));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_FAULTS, json_line_new_u64(r->verify_faults));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_FAULT_CHUNKS, json_line_new_u64(r->verify_fault_chunks));
+		json_object_object_add(o, KVMLU_KEY_VERIFY_THREADS, json_object_new_int64(r->verify_threads));
 		pthread_mutex_unlock(&restored_lock);
 	} else {
 		pthread_mutex_unlock(&prepared_lock);

@@ -36,11 +36,12 @@ static json_object *status_virtio(unsigned int slot, const struct vm_virtio_slot
 {
 	json_object *j = json_object_new_object();
 
-	json_object_object_add(j, "slot", json_object_new_int64((int)slot));
-	json_object_object_add(j, "mmio_base", json_line_new_u64(at->base));
-	json_object_object_add(j, "gsi", json_object_new_int64((int)at->gsi));
-	json_object_object_add(j, "driver_status", json_object_new_int64((int)driver_status));
-	json_object_object_add(j, "device_error", device_error ? json_object_new_string(error) : NULL);
+	json_object_object_add(j, KVMLU_KEY_SLOT, json_object_new_int64((int)slot));
+	json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at->base));
+	json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at->gsi));
+	json_object_object_add(j, KVMLU_KEY_DRIVER_STATUS, json_object_new_int64((int)driver_status));
+	json_object_object_add(j, KVMLU_KEY_DEVICE_ERROR,
+			       device_error ? json_object_new_string(error) : NULL);
 	return j;
 }
 
@@ -54,20 +55,20 @@ static json_object *status_disks(struct vm *vm)
 
 		vm_virtio_disk_info(vm, i, &d);
 		j = status_virtio(i, &d.slot, d.status, d.device_error, d.error);
-		json_object_object_add(j, "id", json_object_new_string(d.id));
-		json_object_object_add(j, "path", json_object_new_string(d.path));
+		json_object_object_add(j, KVMLU_KEY_ID, json_object_new_string(d.id));
+		json_object_object_add(j, KVMLU_KEY_PATH, json_object_new_string(d.path));
 		/* The agent's preflight checks the path still names this file. */
-		json_object_object_add(j, "dev", json_line_new_u64(d.dev));
-		json_object_object_add(j, "ino", json_line_new_u64(d.ino));
-		json_object_object_add(j, "size", json_line_new_u64(d.size));
+		json_object_object_add(j, KVMLU_KEY_DEV, json_line_new_u64(d.dev));
+		json_object_object_add(j, KVMLU_KEY_INO, json_line_new_u64(d.ino));
+		json_object_object_add(j, KVMLU_KEY_SIZE, json_line_new_u64(d.size));
 		/* Read from the open file now: truncated, grown or deleted under the VM. */
-		json_object_object_add(j, "size_now", d.now.known ? json_line_new_u64(d.now.size) : NULL);
-		json_object_object_add(j, "deleted", json_object_new_boolean(d.now.deleted));
-		json_object_object_add(j, "problem", d.now.problem[0] ?
+		json_object_object_add(j, KVMLU_KEY_SIZE_NOW, d.now.known ? json_line_new_u64(d.now.size) : NULL);
+		json_object_object_add(j, KVMLU_KEY_DELETED, json_object_new_boolean(d.now.deleted));
+		json_object_object_add(j, KVMLU_KEY_PROBLEM, d.now.problem[0] ?
 				       json_object_new_string(d.now.problem) : NULL);
-		json_object_object_add(j, "readonly", json_object_new_boolean(d.readonly));
-		json_object_object_add(j, "requests", json_line_new_u64(d.requests));
-		json_object_object_add(j, "io_errors", json_line_new_u64(d.io_errors));
+		json_object_object_add(j, KVMLU_KEY_READONLY, json_object_new_boolean(d.readonly));
+		json_object_object_add(j, KVMLU_KEY_REQUESTS, json_line_new_u64(d.requests));
+		json_object_object_add(j, KVMLU_KEY_IO_ERRORS, json_line_new_u64(d.io_errors));
 		json_object_array_add(disks, j);
 	}
 	return disks;
@@ -83,15 +84,15 @@ static json_object *status_nets(struct vm *vm)
 
 		vm_virtio_net_info(vm, i, &d);
 		j = status_virtio(vm->nr_disks + i, &d.slot, d.status, d.device_error, d.error);
-		json_object_object_add(j, "tap", json_object_new_string(d.tap));
-		json_object_object_add(j, "bridge", d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
-		json_object_object_add(j, "mac", json_object_new_string(d.mac));
-		json_object_object_add(j, "rx_packets", json_line_new_u64(d.rx_packets));
-		json_object_object_add(j, "rx_bytes", json_line_new_u64(d.rx_bytes));
-		json_object_object_add(j, "rx_dropped", json_line_new_u64(d.rx_dropped));
-		json_object_object_add(j, "tx_packets", json_line_new_u64(d.tx_packets));
-		json_object_object_add(j, "tx_bytes", json_line_new_u64(d.tx_bytes));
-		json_object_object_add(j, "tx_dropped", json_line_new_u64(d.tx_dropped));
+		json_object_object_add(j, KVMLU_KEY_TAP, json_object_new_string(d.tap));
+		json_object_object_add(j, KVMLU_KEY_BRIDGE, d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
+		json_object_object_add(j, KVMLU_KEY_MAC, json_object_new_string(d.mac));
+		json_object_object_add(j, KVMLU_KEY_RX_PACKETS, json_line_new_u64(d.rx_packets));
+		json_object_object_add(j, KVMLU_KEY_RX_BYTES, json_line_new_u64(d.rx_bytes));
+		json_object_object_add(j, KVMLU_KEY_RX_DROPPED, json_line_new_u64(d.rx_dropped));
+		json_object_object_add(j, KVMLU_KEY_TX_PACKETS, json_line_new_u64(d.tx_packets));
+		json_object_object_add(j, KVMLU_KEY_TX_BYTES, json_line_new_u64(d.tx_bytes));
+		json_object_object_add(j, KVMLU_KEY_TX_DROPPED, json_line_new_u64(d.tx_dropped));
 		json_object_array_add(nets, j);
 	}
 	return nets;
@@ -109,14 +110,13 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	pthread_mutex_lock(&vm->uart.lock);
 	tx = vm->uart.tx_bytes;
 	pthread_mutex_unlock(&vm->uart.lock);
-	json_object_object_add(o, "name", json_object_new_string(vm->name));
+	json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(vm->name));
 	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(vm_state_name(vm_get_state(vm))));
-	json_object_object_add(o, "vcpus", json_object_new_int64((int)vm->nr_vcpus));
+	json_object_object_add(o, KVMLU_KEY_VCPUS, json_object_new_int64((int)vm->nr_vcpus));
 	json_object_object_add(o, KVMLU_KEY_MEMORY, json_line_new_u64(vm->ram_size));
 	json_object_object_add(o, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
-	/* Seconds, to the millisecond: the one number form (json_line_new_ms). */
-	json_object_object_add(o, "uptime", json_line_new_ms(vm_uptime(vm)));
+	json_object_object_add(o, KVMLU_KEY_UPTIME_NS, json_line_new_u64(vm_uptime_ns(vm)));
 	/*
 	 * Guest RAM in host memory now. Preserving the RAM for a kexec
 	 * allocates the rest (holes included), so the agent's preflight counts
@@ -135,10 +135,10 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	if (vm->mem.backend == GUESTMEM_MEMFD) {
 		json_object_object_add(o, KVMLU_KEY_FOLIO,
 				       json_object_new_string(guestmem_folio_name(&vm->mem)));
-		json_object_object_add(o, "shmem_enabled", json_object_new_string(
+		json_object_object_add(o, KVMLU_KEY_SHMEM_ENABLED, json_object_new_string(
 			guestmem_shmem_thp_name(vm->mem.shmem_thp)));
 		if (vm->mem.huge_advised && !guestmem_folio_huge_bytes(&vm->mem, &huge))
-			json_object_object_add(o, "memory_huge", json_line_new_u64(huge));
+			json_object_object_add(o, KVMLU_KEY_MEMORY_HUGE, json_line_new_u64(huge));
 	}
 	/*
 	 * Whether prepare-update can hand this VM's RAM to the next kernel:
@@ -150,22 +150,23 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(o, KVMLU_KEY_PRESERVABLE, json_object_new_boolean(
 		vm->mem.backend == GUESTMEM_MEMFD ||
 		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
-	json_object_object_add(o, "version", json_object_new_string(KVMLU_VERSION));
-	json_object_object_add(o, "pid", json_object_new_int64((int)getpid()));
-	json_object_object_add(o, "serial_bytes", json_line_new_u64(tx));
-	json_object_object_add(io, "pio_reads",
+	json_object_object_add(o, KVMLU_KEY_VERSION, json_object_new_string(KVMLU_VERSION));
+	json_object_object_add(o, KVMLU_KEY_PROTOCOL, json_object_new_int(KVMLU_WIRE_PROTOCOL));
+	json_object_object_add(o, KVMLU_KEY_PID, json_object_new_int64((int)getpid()));
+	json_object_object_add(o, KVMLU_KEY_SERIAL_BYTES, json_line_new_u64(tx));
+	json_object_object_add(io, KVMLU_KEY_PIO_READS,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, false)));
-	json_object_object_add(io, "pio_writes",
+	json_object_object_add(io, KVMLU_KEY_PIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_PIO, true)));
-	json_object_object_add(io, "mmio_reads",
+	json_object_object_add(io, KVMLU_KEY_MMIO_READS,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, false)));
-	json_object_object_add(io, "mmio_writes",
+	json_object_object_add(io, KVMLU_KEY_MMIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
-	json_object_object_add(o, "unhandled_io", io);
+	json_object_object_add(o, KVMLU_KEY_UNHANDLED_IO, io);
 	if (vm->nr_disks)
-		json_object_object_add(o, "disks", status_disks(vm));
+		json_object_object_add(o, KVMLU_KEY_DISKS, status_disks(vm));
 	if (vm->nr_nets)
-		json_object_object_add(o, "nets", status_nets(vm));
+		json_object_object_add(o, KVMLU_KEY_NETS, status_nets(vm));
 	*ret = o;
 	return 0;
 }
@@ -191,9 +192,9 @@ static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object 
 	if (rc)
 		return vm_run_error(rc, "pause", msg, e);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("paused"));
-	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("paused"));
+	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
+	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
 	return 0;
 }
 
@@ -213,9 +214,9 @@ static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object
 	if (rc)
 		return vm_run_error(rc, "resume", msg, e);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("running"));
-	json_object_object_add(*ret, "changed", json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, "latency_us", json_line_new_ms((double)ns / 1e3));
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("running"));
+	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
+	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
 	return 0;
 }
 
@@ -263,13 +264,13 @@ static int vm_cmd_checksum_incremental(struct control_ctx *ctx, json_object *arg
 	guestmem_checksum_format(&inc, hex);
 	guestmem_checksum_format(&full, full_hex);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("paused"));
-	json_object_object_add(*ret, "digest", json_object_new_string(hex));
-	json_object_object_add(*ret, "full_digest", json_object_new_string(full_hex));
-	json_object_object_add(*ret, "equal", json_object_new_boolean(inc.hi == full.hi &&
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("paused"));
+	json_object_object_add(*ret, KVMLU_KEY_DIGEST, json_object_new_string(hex));
+	json_object_object_add(*ret, KVMLU_KEY_FULL_DIGEST, json_object_new_string(full_hex));
+	json_object_object_add(*ret, KVMLU_KEY_EQUAL, json_object_new_boolean(inc.hi == full.hi &&
 								      inc.lo == full.lo));
-	json_object_object_add(*ret, "full_ms", json_line_new_ms((double)full.nsec / 1e6));
-	json_object_object_add(*ret, "bytes", json_line_new_u64(full.bytes));
+	json_object_object_add(*ret, KVMLU_KEY_FULL_CHECKSUM_NS, json_line_new_u64(full.nsec));
+	json_object_object_add(*ret, KVMLU_KEY_BYTES, json_line_new_u64(full.bytes));
 	memory_digest_report(&md, *ret);
 	memory_digest_release(&md);
 	return 0;
@@ -282,10 +283,9 @@ static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_obje
 	enum vm_state s = vm_get_state(ctx->vm);
 	json_object *jinc = NULL;
 	char hex[33];
-	double ms;
 	int rc;
 
-	if (args && json_object_object_get_ex(args, "incremental", &jinc)) {
+	if (args && json_object_object_get_ex(args, KVMLU_ARG_INCREMENTAL, &jinc)) {
 		if (!json_object_is_type(jinc, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "checksum: args.incremental must be true or false");
@@ -302,16 +302,15 @@ static int vm_cmd_checksum(struct control_ctx *ctx, json_object *args, json_obje
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "guestmem_checksum: %s",
 					   strerror(-rc));
 	guestmem_checksum_format(&c, hex);
-	ms = (double)c.nsec / 1e6;
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "digest", json_object_new_string(hex));
-	json_object_object_add(*ret, "algorithm", json_object_new_string("xxh3-128"));
-	json_object_object_add(*ret, "bytes", json_line_new_u64(c.bytes));
-	json_object_object_add(*ret, "ms", json_line_new_ms(ms));
+	json_object_object_add(*ret, KVMLU_KEY_DIGEST, json_object_new_string(hex));
+	json_object_object_add(*ret, KVMLU_KEY_ALGORITHM, json_object_new_string("xxh3-128"));
+	json_object_object_add(*ret, KVMLU_KEY_BYTES, json_line_new_u64(c.bytes));
+	json_object_object_add(*ret, KVMLU_KEY_CHECKSUM_NS, json_line_new_u64(c.nsec));
 	/* A rate, not a duration, in the same rounded form. */
-	json_object_object_add(*ret, "gbps",
+	json_object_object_add(*ret, KVMLU_KEY_GBPS,
 			       json_line_new_ms(c.nsec ? (double)c.bytes / (double)c.nsec : 0));
-	json_object_object_add(*ret, "threads", json_object_new_int64((int)c.threads));
+	json_object_object_add(*ret, KVMLU_KEY_THREADS, json_object_new_int64((int)c.threads));
 	return 0;
 }
 
@@ -322,7 +321,7 @@ static int vm_cmd_shutdown(struct control_ctx *ctx, json_object *args, json_obje
 	(void)e;
 	vm_request_stop(ctx->vm, VM_STOP_REQUESTED, "shutdown requested on the control socket");
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "state", json_object_new_string("stopping"));
+	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("stopping"));
 	return 0;
 }
 
@@ -338,7 +337,7 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 	int rc;
 
 	/* A big guest verifies for longer than the default 10 s. */
-	if (args && json_object_object_get_ex(args, "timeout_ms", &v)) {
+	if (args && json_object_object_get_ex(args, KVMLU_ARG_TIMEOUT_MS, &v)) {
 		t = json_object_get_int64(v);
 		if (!json_object_is_type(v, json_type_int) || t < 1 || t > 600000)
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
@@ -364,15 +363,14 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "verify request: %s", strerror(-rc));
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "verified",
+	json_object_object_add(*ret, KVMLU_KEY_VERIFIED_GUEST,
 			       json_object_new_boolean(result == KVMLU_RESULT_VERIFY_OK));
-	json_object_object_add(*ret, "result",
+	json_object_object_add(*ret, KVMLU_KEY_RESULT,
 			       json_object_new_string(result == KVMLU_RESULT_VERIFY_OK ? "ok" :
 						      result == KVMLU_RESULT_VERIFY_FAILED ? "failed" :
 						      "unknown"));
-	json_object_object_add(*ret, "result_code", json_object_new_int64((int)result));
-	json_object_object_add(*ret, "ms",
-			       json_line_new_ms((double)(t1 - t0) / 1e6));
+	json_object_object_add(*ret, KVMLU_KEY_RESULT_CODE, json_object_new_int64((int)result));
+	json_object_object_add(*ret, KVMLU_KEY_VERIFY_NS, json_line_new_u64(t1 - t0));
 	return 0;
 }
 
@@ -388,18 +386,18 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 	char err[512], full[PATH_MAX + NAME_MAX + 2];
 	int rc;
 
-	if (!args || !json_object_object_get_ex(args, "path", &jpath) ||
+	if (!args || !json_object_object_get_ex(args, KVMLU_ARG_PATH, &jpath) ||
 	    !json_object_is_type(jpath, json_type_string))
 		return json_line_error_set(e, KVMLU_ERR_INVALID,
 					   "save-state: args.path (a string) is required");
 	path = json_object_get_string(jpath);
-	if (json_object_object_get_ex(args, "checksum", &v)) {
+	if (json_object_object_get_ex(args, KVMLU_ARG_CHECKSUM, &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "save-state: args.checksum must be true or false");
 		with_sum = json_object_get_boolean(v);
 	}
-	if (json_object_object_get_ex(args, "overwrite", &v)) {
+	if (json_object_object_get_ex(args, KVMLU_ARG_OVERWRITE, &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "save-state: args.overwrite must be true or false");
@@ -423,16 +421,18 @@ static int vm_cmd_save_state(struct control_ctx *ctx, json_object *args, json_ob
 					   KVMLU_ERR_FAILED, "save-state: in %s: %s", t.dir, err);
 	snprintf(full, sizeof(full), "%s/%s", strcmp(t.dir, "/") ? t.dir : "", t.name);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "path", json_object_new_string(full));
-	json_object_object_add(*ret, "bytes", json_line_new_u64(r.bytes));
-	json_object_object_add(*ret, "vcpus", json_object_new_int64(r.nr_vcpus));
-	json_object_object_add(*ret, "uuid", json_object_new_string(r.uuid));
+	json_object_object_add(*ret, KVMLU_KEY_PATH, json_object_new_string(full));
+	json_object_object_add(*ret, KVMLU_KEY_BYTES, json_line_new_u64(r.bytes));
+	json_object_object_add(*ret, KVMLU_KEY_VCPUS, json_object_new_int64(r.nr_vcpus));
+	json_object_object_add(*ret, KVMLU_KEY_UUID, json_object_new_string(r.uuid));
 	return 0;
 }
 
-static const char *const vm_guest_verify_args[] = { "timeout_ms", NULL };
-static const char *const vm_checksum_args[] = { "incremental", MEMORY_DIGEST_RUNNING_MS_ARG, NULL };
-static const char *const vm_save_state_args[] = { "path", "checksum", "overwrite", NULL };
+static const char *const vm_guest_verify_args[] = { KVMLU_ARG_TIMEOUT_MS, NULL };
+static const char *const vm_checksum_args[] = { KVMLU_ARG_INCREMENTAL, MEMORY_DIGEST_RUNNING_MS_ARG,
+						  NULL };
+static const char *const vm_save_state_args[] = { KVMLU_ARG_PATH, KVMLU_ARG_CHECKSUM,
+						     KVMLU_ARG_OVERWRITE, NULL };
 
 static const struct control_command vm_commands[] = {
 	{ "status", vm_cmd_status, NULL, CONTROL_CMD_ANYTIME },

@@ -4,7 +4,7 @@
  * process (the same binary, or args.binary) without the guest noticing.
  *
  *   -> {"cmd":"upgrade","args":{"binary":"/usr/bin/kvmlu-vmm","checksum":true}}
- *   <- {"ok":true,"return":{"pid":1234,"blackout_ms":4.1,"memory_copied_bytes":0,...}}
+ *   <- {"ok":true,"return":{"pid":1234,"blackout_ns":4100123,"memory_copied_bytes":0,...}}
  * args: binary (default: this one), checksum (take one at pause and have
  * the new process compare; costs time with RAM, so off by default),
  * timeout_ms (default 10000).
@@ -47,6 +47,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -87,12 +88,19 @@ struct upgrade_result {
 	uint64_t copied;
 	char memory[16];	/* "shared", "linked" or "copied", as the new process says */
 	uint64_t pause_ns;
+	/* The new process's own figures, ms to the us on the upgrade wire. */
 	double prepare_ms;	/* new process: start-up and VM creation, guest running */
 	double restore_ms;	/* new process: state to resumed, guest paused */
 	double create_ms;	/* new process: vm_create() alone */
 	size_t state_bytes;
 	char checksum[33];
 };
+
+/* A figure of the upgrade wire (ms, rounded to the us) as the reply's ns. */
+static uint64_t ms_to_ns(double ms)
+{
+	return ms > 0 && ms < 1e12 ? (uint64_t)llround(ms * 1e6) : 0;
+}
 
 static int parse_args(json_object *args, struct upgrade_args *a, struct json_line_error *e)
 {
@@ -102,20 +110,20 @@ static int parse_args(json_object *args, struct upgrade_args *a, struct json_lin
 				    .timeout_ms = UPGRADE_DEFAULT_TIMEOUT_MS };
 	if (!args)
 		return 0;
-	if (json_object_object_get_ex(args, "binary", &v)) {
+	if (json_object_object_get_ex(args, KVMLU_ARG_BINARY, &v)) {
 		if (!json_object_is_type(v, json_type_string) ||
 		    json_object_get_string(v)[0] != '/')
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "upgrade: args.binary must be an absolute path");
 		a->binary = json_object_get_string(v);
 	}
-	if (json_object_object_get_ex(args, "checksum", &v)) {
+	if (json_object_object_get_ex(args, KVMLU_ARG_CHECKSUM, &v)) {
 		if (!json_object_is_type(v, json_type_boolean))
 			return json_line_error_set(e, KVMLU_ERR_INVALID,
 						   "upgrade: args.checksum must be true or false");
 		a->checksum = json_object_get_boolean(v);
 	}
-	if (json_object_object_get_ex(args, "timeout_ms", &v)) {
+	if (json_object_object_get_ex(args, KVMLU_ARG_TIMEOUT_MS, &v)) {
 		int64_t t = json_object_get_int64(v);
 
 		if (!json_object_is_type(v, json_type_int) || t < 100 || t > 600000)
@@ -467,27 +475,29 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 		return committed_reply(vm, rc, err, &r, e);
 	vm_request_stop(vm, VM_STOP_REQUESTED, "upgraded: VM handed to pid %d", r.pid);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, "pid", json_object_new_int64(r.pid));
+	json_object_object_add(*ret, KVMLU_KEY_PID, json_object_new_int64(r.pid));
 	/* Pause to "resumed": what the guest lost, including our own pause. */
-	json_object_object_add(*ret, "blackout_ms", json_line_new_ms((double)(t1 - t0) / 1e6));
-	json_object_object_add(*ret, "pause_ms", json_line_new_ms((double)r.pause_ns / 1e6));
-	json_object_object_add(*ret, "prepare_ms", json_line_new_ms(r.prepare_ms));
-	json_object_object_add(*ret, "restore_ms", json_line_new_ms(r.restore_ms));
-	json_object_object_add(*ret, "create_ms", json_line_new_ms(r.create_ms));
-	json_object_object_add(*ret, "memory_copied_bytes", json_line_new_u64(r.copied));
+	json_object_object_add(*ret, KVMLU_KEY_BLACKOUT_NS, json_line_new_u64(t1 - t0));
+	json_object_object_add(*ret, KVMLU_KEY_PAUSE_NS, json_line_new_u64(r.pause_ns));
+	json_object_object_add(*ret, KVMLU_KEY_PREPARE_NS, json_line_new_u64(ms_to_ns(r.prepare_ms)));
+	json_object_object_add(*ret, KVMLU_KEY_RESTORE_NS, json_line_new_u64(ms_to_ns(r.restore_ms)));
+	json_object_object_add(*ret, KVMLU_KEY_CREATE_NS, json_line_new_u64(ms_to_ns(r.create_ms)));
+	json_object_object_add(*ret, KVMLU_KEY_COPIED_BYTES, json_line_new_u64(r.copied));
 	if (r.memory[0])
-		json_object_object_add(*ret, "memory", json_object_new_string(r.memory));
-	json_object_object_add(*ret, "state_bytes", json_line_new_u64(r.state_bytes));
-	json_object_object_add(*ret, "backend",
+		json_object_object_add(*ret, KVMLU_KEY_MEMORY, json_object_new_string(r.memory));
+	json_object_object_add(*ret, KVMLU_KEY_STATE_BYTES, json_line_new_u64(r.state_bytes));
+	json_object_object_add(*ret, KVMLU_KEY_BACKEND,
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	/* Paused before the upgrade: paused in the new process too (resume there). */
-	json_object_object_add(*ret, "state", json_object_new_string(paused ? "running" : "paused"));
+	json_object_object_add(*ret, KVMLU_KEY_STATE,
+			       json_object_new_string(paused ? "running" : "paused"));
 	if (r.checksum[0])
-		json_object_object_add(*ret, "checksum", json_object_new_string(r.checksum));
+		json_object_object_add(*ret, KVMLU_KEY_CHECKSUM, json_object_new_string(r.checksum));
 	return 0;
 }
 
-static const char *const upgrade_cmd_args[] = { "binary", "checksum", "timeout_ms", NULL };
+static const char *const upgrade_cmd_args[] = { KVMLU_ARG_BINARY, KVMLU_ARG_CHECKSUM,
+						  KVMLU_ARG_TIMEOUT_MS, NULL };
 
 static const struct control_command upgrade_commands[] = {
 	/* No accept while it runs: new clients must reach the new process. */

@@ -84,7 +84,7 @@ ld_upgrade() { # ld_upgrade I
 	_r=$($VM_CTL -t 180 "/run/$LD.sock" '{"cmd":"upgrade","args":{"timeout_ms":90000}}')
 	echo "$_r" | grep -q '"ok": *true' || ld_fail "$_what refused: $_r"
 	echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' >"/tmp/$LD.pid"
-	_bo=$(echo "$_r" | sed -n 's/.*"blackout_ms": *\([0-9]*\).*/\1/p')
+	_bo=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' | ns_ms)
 	ld_wait_ack $((_before + LD_MORE)) 300 "$_what"
 	ld_check_sequence 1 "$_what"
 	ld_status_disk "$_what"

@@ -165,7 +165,7 @@ lx_upgrade() { # lx_upgrade I CHECKSUM: live upgrade number I, checked
 		fail "$_what refused: $_r"
 	}
 	echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' >"/tmp/$LX.pid"
-	_bo=$(echo "$_r" | sed -n 's/.*"blackout_ms": *\([0-9]*\).*/\1/p')
+	_bo=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' | ns_ms)
 	harness_log "$_what: new VMM pid $(cat /tmp/$LX.pid), blackout ${_bo} ms, checksum $2"
 	lx_sample_after "$_what"
 	_h=$(awk -v a="$b_hup" -v b="$S_HUP" 'BEGIN { printf "%.2f", b - a }')

@@ -130,7 +130,7 @@ tc_upgrade() { # tc_upgrade NAME: a live upgrade of that VM; its blackout (ms) i
 	echo "$_r" | grep -q '"ok": *true' || tc_fail "live upgrade of $1 refused: $_r"
 	_p=$(echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p')
 	[ -n "$_p" ] && echo "$_p" >"/tmp/$1.pid"
-	bo=$(echo "$_r" | sed -n 's/.*"blackout_ms": *\([0-9.]*\).*/\1/p')
+	bo=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' | ns_ms)
 }
 
 # tc_same_conn SERIAL PEER LPORT CONN ACCEPTED WHAT: still the one connection

@@ -107,7 +107,7 @@ report_throughput() {
 		"$1_tcp_MBps=$(kv "$3" 'KVMLU-LOADGEN tcp-send' MBps) $1_tcp_sink_MBps=$(kv "$2" 'KVMLU-LOADGEN tcp-sink' MBps)"
 }
 
-# upgrades WHAT SERIAL: UPGRADES live upgrades, their blackout_ms as a list;
+# upgrades WHAT SERIAL: UPGRADES live upgrades, their blackouts (ms) as a list;
 # when busy, the writer must go on after each one before the next.
 upgrades() {
 	_list=
@@ -121,7 +121,7 @@ upgrades() {
 			fail "$1 upgrade $_k refused: $_r"
 		}
 		echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' >"/tmp/$NAME.pid"
-		_b=$(echo "$_r" | sed -n 's/.*"blackout_ms": *\([0-9.]*\).*/\1/p')
+		_b=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' | ns_ms)
 		harness_log "$1 upgrade $_k: blackout $_b ms, new pid $(cat "/tmp/$NAME.pid")"
 		_list=$_list${_list:+,}$_b
 		[ "$1" = busy ] && wait_for "$2" seqwrite-progress 300 "$(cat "/tmp/$NAME.pid")" \
@@ -263,7 +263,7 @@ kvmlu_stop() { # the stop mark: the writer ends, the guest reboots
 # host_update idle|busy: the next stage's kernel and initramfs loaded
 # first (as the agent's preflight does: not in the blackout), then
 # prepare-update with host-side stamps around it for the bench (the
-# blackout starts prepare_ms - prepare_paused_ms after the "pausing"
+# blackout starts prepare_ns - prepare_paused_ns after the "pausing"
 # line), then kexec -e.
 host_update() {
 	_next=$((HARNESS_STAGE + 1))
@@ -280,8 +280,8 @@ host_update() {
 	harness_log "hostupdate $1 pausing"
 	_r=$(vm_ctl $NAME prepare-update)
 	echo "$_r" | grep -q '"ok":true' || { tail -n 5 "/tmp/$NAME.vmm"; fail "$1 host update: prepare-update refused: $_r"; }
-	_run=$(awk -v a="$(echo "$_r" | json_num prepare_ms)" -v b="$(echo "$_r" | json_num prepare_paused_ms)" \
-		'BEGIN { printf "%.3f", a - b }')
+	_run=$(awk -v a="$(echo "$_r" | json_num prepare_ns)" -v b="$(echo "$_r" | json_num prepare_paused_ns)" \
+		'BEGIN { printf "%.3f", (a - b) / 1e6 }')
 	harness_log "hostupdate $1 prepared: $_r"
 	bench "hostupdate_$1_running_ms=$_run"
 	sync
@@ -298,7 +298,7 @@ host_update_restore() {
 	harness_log "hostupdate $1 resumed"
 	_st=$(vm_ctl $NAME update-status)
 	harness_log "hostupdate $1 status: $_st"
-	bench "hostupdate_$1_restore_ms=$(echo "$_st" | json_num restore_ms)"
+	bench "hostupdate_$1_restore_ms=$(echo "$_st" | json_ms restore_ns)"
 }
 
 setup() {

@@ -12,6 +12,7 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_peer_auth.c,agent comm
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_report.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_update_machine.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_vm_disks.c,agent common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_vmm_wire.c,agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_domains.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_hook.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_tracked.c,agent_libvirt agent common))

@@ -193,7 +193,7 @@ static void test_agent_commands_refuse_arguments_at_the_top_level(void **state)
 static void test_agent_commands_take_arguments_under_args(void **state)
 {
 	struct agent *a = *state;
-	json_object *reply, *ret, *updates;
+	json_object *reply, *ret, *updates, *protocol;
 
 	reply = ask(a, "{\"cmd\":\"report\",\"id\":9,\"args\":{\"last\":5}}");
 	if (!reply_ok(reply))
@@ -220,6 +220,11 @@ static void test_agent_commands_take_arguments_under_args(void **state)
 	reply = ask(a, "{\"cmd\":\"status\",\"id\":13}");
 	if (!reply_ok(reply))
 		fail_msg("status refused: %s", error_desc(reply));
+	/* The control protocol's version, an integer, as every status says it. */
+	assert_true(json_object_object_get_ex(reply, "return", &ret));
+	assert_true(json_object_object_get_ex(ret, KVMLU_KEY_PROTOCOL, &protocol));
+	assert_true(json_object_is_type(protocol, json_type_int));
+	assert_int_equal(json_object_get_int(protocol), KVMLU_WIRE_PROTOCOL);
 	json_object_put(reply);
 }
 

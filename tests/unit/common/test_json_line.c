@@ -157,14 +157,14 @@ static void test_writer_has_one_number_form_and_no_slash_escapes(void **state)
 	char *s;
 
 	(void)state;
-	json_object_object_add(o, "latency_us", json_line_new_ms(217.59200000000001));
-	json_object_object_add(o, "ms", json_line_new_ms(3.0));
+	json_object_object_add(o, "gbps", json_line_new_ms(217.59200000000001));
+	json_object_object_add(o, "downtime_ms", json_line_new_ms(3.0));
 	json_object_object_add(o, "tiny", json_line_new_ms(0.0004));
 	json_object_object_add(o, "big", json_line_new_u64(UINT64_MAX));
 	json_object_object_add(o, "path", json_object_new_string("/run/kvmlu/vms/a.sock"));
 	s = json_line_format(o, &len);
 	assert_non_null(s);
-	assert_string_equal(s, "{\"latency_us\":217.592,\"ms\":3.0,\"tiny\":0.0,"
+	assert_string_equal(s, "{\"gbps\":217.592,\"downtime_ms\":3.0,\"tiny\":0.0,"
 			       "\"big\":9223372036854775807,\"path\":\"/run/kvmlu/vms/a.sock\"}\n");
 	assert_int_equal(len, strlen(s));
 	free(s);

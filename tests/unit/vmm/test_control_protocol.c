@@ -4,8 +4,9 @@
  * builders of common/json_line.c as the VMM uses them, and the dispatcher
  * in vmm/control/commands.c): request lines are untrusted socket input.
  * Checks the parsed fields, the id echo, the error classes for each kind
- * of bad input, and the exact shape of replies. No VM is needed: every
- * case here is refused before a handler runs.
+ * of bad input, the exact shape of replies, and the memory checksum's
+ * report (integer ns). No VM is needed: every request here is refused
+ * before a handler runs.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -20,6 +21,7 @@
 #include "common/json_line.h"
 #include "vmm/control/commands.h"
 #include "vmm/main/vm_commands.h"
+#include "vmm/memory_digest.h"
 
 static int parse_str(const char *s, struct json_line_request *req, struct json_line_error *e)
 {
@@ -299,6 +301,51 @@ static void test_command_table_has_the_basic_commands(void **state)
 	assert_null(control_command_find(""));
 }
 
+/* The integer under key in o, failing the test if it is anything else (a double: protocol 1). */
+static int64_t reply_int(json_object *o, const char *key)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
+		fail_msg("%s is not an integer in %s", key, json_object_to_json_string(o));
+	return json_object_get_int64(v);
+}
+
+/*
+ * The memory checksum's part of prepare-update's and checksum's replies:
+ * its times are integer ns, exact to the nanosecond, under _ns keys; the
+ * budget it was given stays the integer ms of the request.
+ */
+static void test_checksum_report_durations_are_integer_ns(void **state)
+{
+	struct memory_digest md = { .log = { .vm_fd = -1 } };
+	json_object *o = json_object_new_object();
+	char *line;
+	size_t len;
+
+	(void)state;
+	md.running_ns = 97300415;
+	md.running_chunks = 131;
+	md.paused_ns = 1400123;
+	md.paused_chunks = 2;
+	md.rounds = 1;
+	md.running_budget_ms = 10000;
+	memory_digest_report(&md, o);
+	assert_int_equal(reply_int(o, KVMLU_KEY_SUM_RUNNING_NS), 97300415);
+	assert_int_equal(reply_int(o, KVMLU_KEY_SUM_PAUSED_NS), 1400123);
+	assert_int_equal(reply_int(o, KVMLU_KEY_SUM_RUNNING_BUDGET_MS), 10000);
+	assert_false(json_object_object_get_ex(o, "checksum_running_ms", NULL));
+	assert_false(json_object_object_get_ex(o, "checksum_paused_ms", NULL));
+	/* On the wire: digits only, no fraction. */
+	line = json_line_format(o, &len);
+	assert_non_null(line);
+	assert_non_null(strstr(line, "\"checksum_running_ns\":97300415,"));
+	assert_non_null(strstr(line, "\"checksum_paused_ns\":1400123,"));
+	assert_null(strchr(line, '.'));
+	free(line);
+	json_object_put(o);
+}
+
 /* The VM's own commands, as main() registers them. */
 static int register_commands(void **state)
 {
@@ -321,6 +368,7 @@ int main(void)
 		cmocka_unit_test(test_reply_error_shape),
 		cmocka_unit_test(test_dispatch_error_classes_and_id_echo),
 		cmocka_unit_test(test_command_table_has_the_basic_commands),
+		cmocka_unit_test(test_checksum_report_durations_are_integer_ns),
 	};
 
 	return cmocka_run_group_tests(tests, register_commands, NULL);
