@@ -128,11 +128,6 @@ void vm_destroy(struct vm *vm);
 /* KVM_IRQ_LINE on the in-kernel irqchip; ctx is the struct vm. */
 int vm_irq_line(void *ctx, unsigned int irq, int level);
 
-/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
-int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
-		 char *err, size_t errlen);
-/* KVM_IRQFD: a write to fd is an edge on gsi of the in-kernel irqchip. */
-int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen);
 
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state s);

@@ -6,8 +6,10 @@
  */
 #include <errno.h>
 #include <string.h>
+#include <sys/ioctl.h>
 
 #include "common/err.h"
+#include "kvmlu/kvm_uapi.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
@@ -44,6 +46,33 @@ unsigned int vm_virtio_count(const struct vm *vm, const struct vm_device_type *t
 	for (unsigned int k = 0; k < vm->nr_devs; k++)
 		n += vm->devs[k]->type == t;
 	return n;
+}
+
+/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
+static int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+			char *err, size_t errlen)
+{
+	struct kvm_ioeventfd io = {
+		.datamatch = datamatch, .addr = addr, .len = len, .fd = fd,
+		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
+	};
+
+	if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0)
+		return kvmlu_err(err, errlen, -errno, "KVM_IOEVENTFD at 0x%llx (value %llu): %s",
+				 (unsigned long long)addr, (unsigned long long)datamatch,
+				 strerror(errno));
+	return 0;
+}
+
+/* KVM_IRQFD: a write to fd is an edge on gsi of the in-kernel irqchip. */
+static int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen)
+{
+	struct kvm_irqfd irq = { .fd = (__u32)fd, .gsi = gsi };
+
+	if (ioctl(vm->vm_fd, KVM_IRQFD, &irq) < 0)
+		return kvmlu_err(err, errlen, -errno, "KVM_IRQFD on GSI %u: %s", gsi,
+				 strerror(errno));
+	return 0;
 }
 
 /* The device's window on the bus, its eventfds into KVM: notify without an exit, interrupt without an ioctl. */
