@@ -16,11 +16,11 @@
  * (if the driver wants it: EVENT_IDX's used_event), then takes more
  * requests if slots were all busy.
  *
- * Quiesce: the caller (the VM's pause, vCPUs already parked, so no new
- * request can appear) bumps quiesce_req and wakes the thread; the thread
- * takes every request still in the ring, waits until nr_inflight is 0
- * (every worker finished and pushed), raises the interrupt and
- * acknowledges. Every request the guest made available before the pause
+ * Quiesce (the handshake is device_thread.c's): the caller (the VM's
+ * pause, vCPUs already parked, so no new request can appear) asks and
+ * waits; the thread takes every request still in the ring, waits until
+ * nr_inflight is 0 (every worker finished and pushed), raises the
+ * interrupt and acknowledges. Every request the guest made available before the pause
  * has then completed exactly once and is in the used ring, which is
  * guest RAM and travels with it: nothing is lost, nothing is delivered
  * twice, nothing is left half done for the state capture. How long it

@@ -8,7 +8,8 @@
  * dropped there when it is full, as any NIC does) until the guest kicks
  * the receive queue.
  *
- * Quiesce (vCPUs already parked, so no chain appears): the thread sends
+ * Quiesce (vCPUs already parked, so no chain appears; the handshake is
+ * device_thread.c's): the thread sends
  * and completes every available transmit chain, sets paused and
  * acknowledges. While paused it moves nothing: the used rings stay as
  * the state capture saw them, and a frame that arrives waits in the tap
