@@ -60,7 +60,6 @@ enum vm_stop_reason {
 };
 
 struct vcpu;
-struct vm_device;
 
 struct vm {
 	char name[VM_NAME_MAX + 1];
