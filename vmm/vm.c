@@ -65,31 +65,6 @@ int vm_irq_line(void *ctx, unsigned int irq, int level)
 	return 0;
 }
 
-int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
-		 char *err, size_t errlen)
-{
-	struct kvm_ioeventfd io = {
-		.datamatch = datamatch, .addr = addr, .len = len, .fd = fd,
-		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
-	};
-
-	if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0)
-		return kvmlu_err(err, errlen, -errno, "KVM_IOEVENTFD at 0x%llx (value %llu): %s",
-				 (unsigned long long)addr, (unsigned long long)datamatch,
-				 strerror(errno));
-	return 0;
-}
-
-int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen)
-{
-	struct kvm_irqfd irq = { .fd = (__u32)fd, .gsi = gsi };
-
-	if (ioctl(vm->vm_fd, KVM_IRQFD, &irq) < 0)
-		return kvmlu_err(err, errlen, -errno, "KVM_IRQFD on GSI %u: %s", gsi,
-				 strerror(errno));
-	return 0;
-}
-
 /*
  * The TSC rate KVM gives each vCPU it creates, and must be able to run.
  * KVM's default is the host rate it measured when it started; on a host

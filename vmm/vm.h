@@ -23,11 +23,13 @@
 #include <time.h>
 
 #include "guestmem/guestmem.h"
+#include "vmm/device.h"
 #include "vmm/devices/i8042.h"
 #include "vmm/devices/reset_port.h"
 #include "vmm/devices/test_port.h"
 #include "vmm/devices/uart8250.h"
 #include "vmm/io_bus.h"
+#include "vmm/vm_config.h"
 
 #define VM_NAME_MAX	63
 #define VM_MAX_VCPUS	64
@@ -58,44 +60,6 @@ enum vm_stop_reason {
 };
 
 struct vcpu;
-struct virtio_blk;
-struct virtio_blk_spec;
-struct virtio_blk_identity;
-struct virtio_net;
-struct virtio_net_spec;
-
-struct vm_config {
-	const char *name;
-	uint64_t ram_size;
-	unsigned int nr_vcpus;
-	enum guestmem_backend backend;
-	int serial_fd;		/* UART output; not owned by the VM */
-	/*
-	 * Live upgrade (vmm/upgrade/incoming.c): RAM files to take over, one per
-	 * region of guestmem_layout(ram_size), instead of creating new ones
-	 * (memfd backend only). NULL: create. The VM owns them on success.
-	 */
-	const int *adopt_fds;
-	/* virtio-blk disks, in slot order (vm_virtio.h); opened by vm_create(). */
-	const struct virtio_blk_spec *disks;
-	unsigned int nr_disks;
-	/*
-	 * Live upgrade: the old process's open disks, one per entry of disks,
-	 * with the identity it recorded; the VM uses a dup of each (the caller
-	 * keeps its fds) instead of opening the path. NULL: open.
-	 */
-	const int *adopt_disk_fds;
-	const struct virtio_blk_identity *adopt_disk_idents;
-	/*
-	 * virtio-net NICs, in the slots after the disks (vm_virtio.h); their
-	 * taps opened (created if missing) by vm_create(). A spec without a
-	 * MAC gets a generated one, which the device then keeps.
-	 */
-	const struct virtio_net_spec *nets;
-	unsigned int nr_nets;
-	/* Live upgrade: the old process's tap fds, one per net; the VM uses dups. NULL: open. */
-	const int *adopt_net_fds;
-};
 
 struct vm {
 	char name[VM_NAME_MAX + 1];
@@ -112,10 +76,9 @@ struct vm {
 	struct test_port test_port;
 	struct reset_port reset;
 	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
-	struct virtio_blk *disks;	/* virtio-mmio slots 0..nr_disks-1 (vm_virtio.c) */
-	unsigned int nr_disks;
-	struct virtio_net *nets;	/* slots nr_disks.. (vm_virtio.c) */
-	unsigned int nr_nets;
+	/* virtio devices (vmm/device.h), in slot order: devs[i] is in slot i (vm_virtio.h) */
+	struct vm_device *devs[VM_MAX_DEVICES];
+	unsigned int nr_devs;
 	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*
@@ -164,11 +127,6 @@ void vm_destroy(struct vm *vm);
 /* KVM_IRQ_LINE on the in-kernel irqchip; ctx is the struct vm. */
 int vm_irq_line(void *ctx, unsigned int irq, int level);
 
-/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
-int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
-		 char *err, size_t errlen);
-/* KVM_IRQFD: a write to fd is an edge on gsi of the in-kernel irqchip. */
-int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen);
 
 enum vm_state vm_get_state(struct vm *vm);
 const char *vm_state_name(enum vm_state s);

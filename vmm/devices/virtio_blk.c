@@ -146,7 +146,7 @@ static int blk_setup(struct virtio_blk *b, const struct virtio_blk_spec *spec,
 		return kvmlu_err(err, errlen, rc, "%s: transport: %s", b->name, strerror(-rc));
 	pthread_mutex_init(&b->lock, NULL);
 	pthread_cond_init(&b->cond, NULL);
-	b->ctl_fd = -1;
+	device_thread_init(&b->io);
 	rc = virtio_blk_io_init(b);
 	if (rc) {
 		virtio_blk_close(b);
@@ -158,7 +158,7 @@ static int blk_setup(struct virtio_blk *b, const struct virtio_blk_spec *spec,
 static void blk_zero(struct virtio_blk *b)
 {
 	memset(b, 0, sizeof(*b));
-	b->fd = b->ctl_fd = b->done_fd = -1;
+	b->fd = b->io.ctl_fd = b->done_fd = -1;
 }
 
 int virtio_blk_open(struct virtio_blk *b, const struct virtio_blk_spec *spec,
@@ -390,10 +390,9 @@ void virtio_blk_close(struct virtio_blk *b)
 		virtio_mmio_destroy(&b->t);
 		pthread_cond_destroy(&b->cond);
 		pthread_mutex_destroy(&b->lock);
+		device_thread_fini(&b->io);
 	}
-	if (b->ctl_fd >= 0)
-		close(b->ctl_fd);
 	if (b->fd >= 0)
 		close(b->fd);
-	b->fd = b->ctl_fd = -1;
+	b->fd = -1;
 }

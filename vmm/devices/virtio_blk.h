@@ -36,6 +36,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "vmm/device.h"
+#include "vmm/devices/device_thread.h"
 #include "vmm/virtio/virtio_mmio.h"
 
 #define VIRTIO_ID_BLOCK_DEVICE	2
@@ -83,14 +85,12 @@ struct virtio_blk {
 	struct virtio_blk_identity ident;
 	uint64_t capacity;		/* 512-byte sectors */
 
-	/* The I/O thread and its quiesce handshake. */
-	pthread_t thread;
-	bool thread_started;
-	int ctl_fd;			/* eventfd: stop or quiesce requested */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;		/* quiesce done; nr_inflight reached 0 */
-	bool stop;
-	uint64_t quiesce_req, quiesce_done;
+	struct vm_device dev;		/* what the VM holds (virtio_blk_device.c) */
+
+	/* The I/O thread and its quiesce handshake (device_thread.h). */
+	struct device_thread io;
+	pthread_mutex_t lock;		/* the request slots and lists below */
+	pthread_cond_t cond;		/* nr_inflight reached 0 */
 
 	/* Requests in flight and the workers doing their I/O (virtio_blk_io.c). */
 	struct virtio_blk_req *reqs;	/* VIRTIO_BLK_INFLIGHT slots */

@@ -16,11 +16,11 @@
  * (if the driver wants it: EVENT_IDX's used_event), then takes more
  * requests if slots were all busy.
  *
- * Quiesce: the caller (the VM's pause, vCPUs already parked, so no new
- * request can appear) bumps quiesce_req and wakes the thread; the thread
- * takes every request still in the ring, waits until nr_inflight is 0
- * (every worker finished and pushed), raises the interrupt and
- * acknowledges. Every request the guest made available before the pause
+ * Quiesce (the handshake is device_thread.c's): the caller (the VM's
+ * pause, vCPUs already parked, so no new request can appear) asks and
+ * waits; the thread takes every request still in the ring, waits until
+ * nr_inflight is 0 (every worker finished and pushed), raises the
+ * interrupt and acknowledges. Every request the guest made available before the pause
  * has then completed exactly once and is in the used ring, which is
  * guest RAM and travels with it: nothing is lost, nothing is delivered
  * twice, nothing is left half done for the state capture. How long it
@@ -38,24 +38,6 @@
 
 #include "common/err.h"
 #include "vmm/devices/virtio_blk.h"
-
-static void drain_fd(int fd)
-{
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing pending, which is fine */
-	}
-}
-
-static void signal_fd(int fd)
-{
-	uint64_t one = 1;
-
-	if (fd >= 0 && write(fd, &one, sizeof(one)) < 0) {
-		/* full counter: already signalled */
-	}
-}
 
 int virtio_blk_io_init(struct virtio_blk *b)
 {
@@ -106,7 +88,7 @@ void virtio_blk_complete(struct virtio_blk *b, struct virtio_blk_req *r)
 	}
 	virtio_mmio_push(&b->t, 0, r->chain.head, (uint32_t)len, false);
 	/* Before the count drops: once it is 0, no signal for it is still to come. */
-	signal_fd(b->done_fd);
+	device_thread_wake(b->done_fd);
 	pthread_mutex_lock(&b->lock);
 	r->next = b->free_reqs;
 	b->free_reqs = r;
@@ -197,8 +179,14 @@ static void blk_drain(struct virtio_blk *b)
 			break;
 	}
 	/* Their signals are in; the interrupt for them is this one. */
-	drain_fd(b->done_fd);
+	device_thread_drain_fd(b->done_fd);
 	virtio_mmio_notify(&b->t, 0);
+}
+
+/* device_thread_control()'s drain: blk_drain() in the I/O thread. */
+static void blk_drain_cb(void *arg)
+{
+	blk_drain(arg);
 }
 
 static void *blk_thread(void *arg)
@@ -207,10 +195,9 @@ static void *blk_thread(void *arg)
 	struct pollfd pfd[3] = {
 		{ .fd = b->t.kick_fd[0], .events = POLLIN },
 		{ .fd = b->done_fd, .events = POLLIN },
-		{ .fd = b->ctl_fd, .events = POLLIN },
+		{ .fd = b->io.ctl_fd, .events = POLLIN },
 	};
 	char tname[16];
-	uint64_t req;
 
 	snprintf(tname, sizeof(tname), "blk-%.11s", b->name + strlen("virtio-blk "));
 	pthread_setname_np(pthread_self(), tname);
@@ -222,36 +209,20 @@ static void *blk_thread(void *arg)
 		}
 		if (pfd[1].revents) {
 			/* One interrupt for everything completed since the last. */
-			drain_fd(pfd[1].fd);
+			device_thread_drain_fd(pfd[1].fd);
 			virtio_mmio_notify(&b->t, 0);
 		}
 		if (pfd[0].revents || pfd[1].revents) {
 			/* A kick, or slots freed while the ring may still hold requests. */
 			if (pfd[0].revents)
-				drain_fd(pfd[0].fd);
+				device_thread_drain_fd(pfd[0].fd);
 			blk_submit(b);
 		}
-		if (!pfd[2].revents)
-			continue;
-		drain_fd(pfd[2].fd);
-		pthread_mutex_lock(&b->lock);
-		if (b->stop) {
-			pthread_mutex_unlock(&b->lock);
+		/* A disk needs no pause of its own: the parked vCPUs make no request. */
+		if (pfd[2].revents && !device_thread_control(&b->io, blk_drain_cb, b))
 			break;
-		}
-		req = b->quiesce_req;
-		pthread_mutex_unlock(&b->lock);
-		blk_drain(b);
-		pthread_mutex_lock(&b->lock);
-		b->quiesce_done = req;
-		pthread_cond_broadcast(&b->cond);
-		pthread_mutex_unlock(&b->lock);
 	}
-	/* A quiescer must not wait for a thread that is gone. */
-	pthread_mutex_lock(&b->lock);
-	b->quiesce_done = UINT64_MAX;
-	pthread_cond_broadcast(&b->cond);
-	pthread_mutex_unlock(&b->lock);
+	device_thread_exit(&b->io);
 	return NULL;
 }
 
@@ -271,9 +242,6 @@ int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen)
 {
 	int rc;
 
-	b->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (b->ctl_fd < 0)
-		return kvmlu_err(err, errlen, -errno, "%s: eventfd: %s", b->name, strerror(errno));
 	b->done_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (b->done_fd < 0)
 		return kvmlu_err(err, errlen, -errno, "%s: eventfd: %s", b->name, strerror(errno));
@@ -287,27 +255,18 @@ int virtio_blk_start(struct virtio_blk *b, char *err, size_t errlen)
 		}
 		b->nr_workers++;
 	}
-	rc = pthread_create(&b->thread, NULL, blk_thread, b);
+	rc = device_thread_start(&b->io, b->name, blk_thread, b, err, errlen);
 	if (rc) {
 		blk_stop_workers(b);
 		b->workers_stop = false;
-		return kvmlu_err(err, errlen, -rc, "%s: I/O thread: %s", b->name, strerror(rc));
 	}
-	b->thread_started = true;
-	return 0;
+	return rc;
 }
 
 void virtio_blk_io_fini(struct virtio_blk *b)
 {
-	if (b->thread_started) {
-		/* The I/O thread first: it drains nothing more once stopping. */
-		pthread_mutex_lock(&b->lock);
-		b->stop = true;
-		pthread_mutex_unlock(&b->lock);
-		signal_fd(b->ctl_fd);
-		pthread_join(b->thread, NULL);
-		b->thread_started = false;
-	}
+	/* The I/O thread first: it drains nothing more once stopping. */
+	device_thread_stop(&b->io);
 	if (b->nr_workers)
 		blk_stop_workers(b);
 	/* Only a device that was opened has slots, and only then a done_fd. */
@@ -324,18 +283,6 @@ void virtio_blk_io_fini(struct virtio_blk *b)
 
 void virtio_blk_quiesce(struct virtio_blk *b)
 {
-	uint64_t req;
-
-	if (!b->thread_started) {
+	if (!device_thread_quiesce(&b->io))
 		virtio_blk_process(b);
-		return;
-	}
-	pthread_mutex_lock(&b->lock);
-	req = ++b->quiesce_req;
-	pthread_mutex_unlock(&b->lock);
-	signal_fd(b->ctl_fd);
-	pthread_mutex_lock(&b->lock);
-	while (b->quiesce_done < req)
-		pthread_cond_wait(&b->cond, &b->lock);
-	pthread_mutex_unlock(&b->lock);
 }

@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * virtio-blk state: capture, value checks, restore (see
- * virtio_blk_state.h). The slot, base and gsi are filled by the VM
- * (vmm/vm_virtio.c), which owns the layout.
+ * virtio_blk_state.h), and its node in the state FDT. The slot, base and
+ * gsi are the device's place in the VM's layout (vmm/vm_virtio.h); the
+ * state codec writes, reads and checks them for every device type.
  */
 #include <ctype.h>
 #include <errno.h>
+#include <libfdt.h>
 #include <linux/virtio_blk.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "vmm/devices/virtio_blk_state.h"
+#include "vmm/virtio/virtio_mmio_node.h"
 
 int virtio_blk_get_state(struct virtio_blk *b, struct virtio_blk_state *s)
 {
@@ -81,4 +84,41 @@ int virtio_blk_set_state(struct virtio_blk *b, const struct virtio_blk_state *s,
 		return kvmlu_err(err, errlen, rc, "%s: %s", b->name, why);
 	}
 	return 0;
+}
+
+/* Bail out on the first libfdt error. */
+#define TRY(x) do { int r_ = (x); if (r_ < 0) return r_; } while (0)
+
+int virtio_blk_state_encode(void *fdt, const void *state)
+{
+	const struct virtio_blk_state *d = state;
+
+	TRY(fdt_property_string(fdt, "disk-path", d->ident.path));
+	TRY(fdt_property_u64(fdt, "disk-dev", d->ident.dev));
+	TRY(fdt_property_u64(fdt, "disk-ino", d->ident.ino));
+	TRY(fdt_property_u64(fdt, "disk-size", d->ident.size));
+	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
+	TRY(fdt_property_string(fdt, "disk-id", d->id));
+	return virtio_mmio_node_encode(fdt, &d->t);
+}
+
+int virtio_blk_state_decode(const struct state_node *n, void *state)
+{
+	struct virtio_blk_state *d = state;
+	int ret;
+
+	ret = state_node_str(n, "disk-path", false, d->ident.path, sizeof(d->ident.path) - 1);
+	if (!ret)
+		ret = state_node_u64(n, "disk-dev", false, &d->ident.dev);
+	if (!ret)
+		ret = state_node_u64(n, "disk-ino", false, &d->ident.ino);
+	if (!ret)
+		ret = state_node_u64(n, "disk-size", false, &d->ident.size);
+	if (!ret)
+		ret = state_node_bool(n, "readonly", &d->readonly);
+	if (!ret)
+		ret = state_node_str(n, "disk-id", false, d->id, VIRTIO_BLK_ID_MAX);
+	if (ret)
+		return ret;
+	return virtio_mmio_node_decode(n, &d->t);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "vmm/devices/virtio_blk.h"
+#include "vmm/state_node.h"
 #include "vmm/virtio/virtio_mmio_state.h"
 
 struct virtio_blk_state {
@@ -32,6 +33,14 @@ int virtio_blk_get_state(struct virtio_blk *b, struct virtio_blk_state *s);
 
 /* Values only (path absolute, id characters, transport); the slot is the VM's to check. */
 int virtio_blk_state_validate(const struct virtio_blk_state *s, char *err, size_t errlen);
+
+/*
+ * Its node in the state FDT (docs/state-format.md): the properties after
+ * the ones every device node has (struct vm_device_type's encode and
+ * decode, vmm/device.h); state is a struct virtio_blk_state.
+ */
+int virtio_blk_state_encode(void *fdt, const void *state);
+int virtio_blk_state_decode(const struct state_node *n, void *state);
 
 /* b was opened (or adopted) on the same disk with the same options. */
 int virtio_blk_set_state(struct virtio_blk *b, const struct virtio_blk_state *s,

@@ -38,7 +38,7 @@ struct net_config {
 static void net_zero(struct virtio_net *n)
 {
 	memset(n, 0, offsetof(struct virtio_net, chain));
-	n->fd = n->ctl_fd = -1;
+	n->fd = n->io.ctl_fd = -1;
 }
 
 unsigned int virtio_net_offloads(uint64_t f, bool rx)
@@ -112,8 +112,7 @@ int virtio_net_init_fd(struct virtio_net *n, int fd, const struct virtio_net_spe
 	rc = virtio_mmio_init(&n->t, n->name, VIRTIO_ID_NET, features, 2, &cfg, sizeof(cfg), mem);
 	if (rc)
 		return kvmlu_err(err, errlen, rc, "%s: transport: %s", n->name, strerror(-rc));
-	pthread_mutex_init(&n->lock, NULL);
-	pthread_cond_init(&n->cond, NULL);
+	device_thread_init(&n->io);
 	n->fd = fd;
 	n->tap_offloads = 0;
 	return 0;
@@ -550,26 +549,12 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 
 void virtio_net_close(struct virtio_net *n)
 {
-	if (n->thread_started) {
-		uint64_t one = 1;
-
-		pthread_mutex_lock(&n->lock);
-		n->stop = true;
-		pthread_mutex_unlock(&n->lock);
-		if (write(n->ctl_fd, &one, sizeof(one)) < 0) {
-			/* full counter: already signalled */
-		}
-		pthread_join(n->thread, NULL);
-		n->thread_started = false;
-	}
+	device_thread_stop(&n->io);
 	if (n->t.nr_queues) {
 		virtio_mmio_destroy(&n->t);
-		pthread_cond_destroy(&n->cond);
-		pthread_mutex_destroy(&n->lock);
+		device_thread_fini(&n->io);
 	}
-	if (n->ctl_fd >= 0)
-		close(n->ctl_fd);
 	if (n->fd >= 0)
 		close(n->fd);
-	n->fd = n->ctl_fd = -1;
+	n->fd = -1;
 }

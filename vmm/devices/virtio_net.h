@@ -59,6 +59,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "vmm/device.h"
+#include "vmm/devices/device_thread.h"
 #include "vmm/devices/tap.h"
 #include "vmm/virtio/virtio_mmio.h"
 
@@ -96,15 +98,10 @@ struct virtio_net {
 	int fd;			/* the tap (in unit tests: a datagram socket) */
 	struct virtio_net_spec spec;
 
-	/* The device thread and its pause handshake (virtio_net_io.c). */
-	pthread_t thread;
-	bool thread_started;
-	int ctl_fd;		/* eventfd: stop, quiesce or resume requested */
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	bool stop;
-	bool paused;		/* quiesced: no frame moves until resume */
-	uint64_t quiesce_req, quiesce_done, resume_req;
+	struct vm_device dev;	/* what the VM holds (virtio_net_device.c) */
+
+	/* The device thread and its pause handshake (device_thread.h, virtio_net_io.c). */
+	struct device_thread io;
 
 	bool tap_failed;	/* a read of the tap failed for good: no more receiving */
 	bool is_tap;		/* fd is a tap (not a unit test's socket): ioctls apply */

@@ -8,7 +8,8 @@
  * dropped there when it is full, as any NIC does) until the guest kicks
  * the receive queue.
  *
- * Quiesce (vCPUs already parked, so no chain appears): the thread sends
+ * Quiesce (vCPUs already parked, so no chain appears; the handshake is
+ * device_thread.c's): the thread sends
  * and completes every available transmit chain, sets paused and
  * acknowledges. While paused it moves nothing: the used rings stay as
  * the state capture saw them, and a frame that arrives waits in the tap
@@ -26,53 +27,10 @@
 #include "common/err.h"
 #include "vmm/devices/virtio_net.h"
 
-static void drain_fd(int fd)
+/* device_thread_control()'s drain: the transmit ring emptied for good (vCPUs parked). */
+static void net_drain(void *arg)
 {
-	uint64_t v;
-
-	if (read(fd, &v, sizeof(v)) < 0) {
-		/* EAGAIN: nothing pending */
-	}
-}
-
-static void wake(int fd)
-{
-	uint64_t one = 1;
-
-	if (write(fd, &one, sizeof(one)) < 0) {
-		/* full counter: already being woken */
-	}
-}
-
-/*
- * Stop, quiesce, resume. Paused while a quiesce has not been answered by
- * a resume (resume_req is the quiesce_req it answers). Returns false to
- * end the thread.
- */
-static bool net_control(struct virtio_net *n)
-{
-	uint64_t req;
-	bool quiesce;
-
-	pthread_mutex_lock(&n->lock);
-	if (n->stop) {
-		pthread_mutex_unlock(&n->lock);
-		return false;
-	}
-	req = n->quiesce_req;
-	quiesce = req > n->quiesce_done;
-	pthread_mutex_unlock(&n->lock);
-	/* vCPUs are parked: this empties the transmit ring for good. */
-	if (quiesce)
-		virtio_net_tx(n);
-	pthread_mutex_lock(&n->lock);
-	n->paused = n->resume_req < n->quiesce_req;
-	if (quiesce) {
-		n->quiesce_done = req;
-		pthread_cond_broadcast(&n->cond);
-	}
-	pthread_mutex_unlock(&n->lock);
-	return true;
+	virtio_net_tx(arg);
 }
 
 static void *net_thread(void *arg)
@@ -84,17 +42,14 @@ static void *net_thread(void *arg)
 	pthread_setname_np(pthread_self(), tname);
 	for (;;) {
 		struct pollfd pfd[4] = {
-			{ .fd = n->ctl_fd, .events = POLLIN },
+			{ .fd = n->io.ctl_fd, .events = POLLIN },
 			{ .fd = n->t.kick_fd[VIRTIO_NET_RXQ], .events = POLLIN },
 			{ .fd = n->t.kick_fd[VIRTIO_NET_TXQ], .events = POLLIN },
 			{ .fd = n->fd, .events = POLLIN },
 		};
+		bool paused = device_thread_paused(&n->io);
 		unsigned int nfds;
-		bool paused;
 
-		pthread_mutex_lock(&n->lock);
-		paused = n->paused;
-		pthread_mutex_unlock(&n->lock);
 		/* Paused: only ctl. Running: the tap only when there is somewhere to put a frame. */
 		nfds = paused ? 1 :
 		       !n->tap_failed && virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
@@ -105,71 +60,42 @@ static void *net_thread(void *arg)
 			break;
 		}
 		if (pfd[0].revents) {
-			drain_fd(n->ctl_fd);
-			if (!net_control(n))
+			if (!device_thread_control(&n->io, net_drain, n))
 				break;
 			continue;	/* paused may have changed: recompute the set */
 		}
 		if (paused)
 			continue;
 		if (pfd[2].revents) {
-			drain_fd(pfd[2].fd);
+			device_thread_drain_fd(pfd[2].fd);
 			virtio_net_tx(n);
 		}
 		if (pfd[1].revents)
-			drain_fd(pfd[1].fd);
+			device_thread_drain_fd(pfd[1].fd);
 		if (pfd[1].revents || (nfds == 4 && pfd[3].revents))
 			virtio_net_rx(n);
 	}
-	/* A quiescer must not wait for a thread that is gone. */
-	pthread_mutex_lock(&n->lock);
-	n->quiesce_done = UINT64_MAX;
-	pthread_cond_broadcast(&n->cond);
-	pthread_mutex_unlock(&n->lock);
+	device_thread_exit(&n->io);
 	return NULL;
 }
 
 int virtio_net_start(struct virtio_net *n, char *err, size_t errlen)
 {
-	int rc;
-
-	n->ctl_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	if (n->ctl_fd < 0)
-		return kvmlu_err(err, errlen, -errno, "%s: eventfd: %s", n->name, strerror(errno));
-	rc = pthread_create(&n->thread, NULL, net_thread, n);
-	if (rc)
-		return kvmlu_err(err, errlen, -rc, "%s: device thread: %s", n->name, strerror(rc));
-	n->thread_started = true;
-	return 0;
+	return device_thread_start(&n->io, n->name, net_thread, n, err, errlen);
 }
 
 void virtio_net_quiesce(struct virtio_net *n)
 {
-	uint64_t req;
-
-	if (!n->thread_started) {
+	if (!device_thread_quiesce(&n->io))
 		virtio_net_tx(n);
-		return;
-	}
-	pthread_mutex_lock(&n->lock);
-	req = ++n->quiesce_req;
-	pthread_mutex_unlock(&n->lock);
-	wake(n->ctl_fd);
-	pthread_mutex_lock(&n->lock);
-	while (n->quiesce_done < req)
-		pthread_cond_wait(&n->cond, &n->lock);
-	pthread_mutex_unlock(&n->lock);
 }
 
 void virtio_net_resume(struct virtio_net *n)
 {
-	if (!n->thread_started)
+	if (!n->io.started)
 		return;
-	pthread_mutex_lock(&n->lock);
-	n->resume_req = n->quiesce_req;
-	pthread_mutex_unlock(&n->lock);
-	wake(n->ctl_fd);
+	device_thread_resume(&n->io);
 	/* Whatever the guest queued while paused is looked at now. */
-	wake(n->t.kick_fd[VIRTIO_NET_RXQ]);
-	wake(n->t.kick_fd[VIRTIO_NET_TXQ]);
+	device_thread_wake(n->t.kick_fd[VIRTIO_NET_RXQ]);
+	device_thread_wake(n->t.kick_fd[VIRTIO_NET_TXQ]);
 }

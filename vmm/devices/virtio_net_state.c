@@ -1,15 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * virtio-net state: capture, value checks, restore (see
- * virtio_net_state.h). The slot, base and gsi are filled by the VM
- * (vmm/vm_virtio.c), which owns the layout.
+ * virtio_net_state.h), and its node in the state FDT. The slot, base and
+ * gsi are the device's place in the VM's layout (vmm/vm_virtio.h); the
+ * state codec writes, reads and checks them for every device type.
  */
 #include <errno.h>
+#include <libfdt.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "common/err.h"
 #include "vmm/devices/virtio_net_state.h"
+#include "vmm/virtio/virtio_mmio_node.h"
 
 #define NET_CONFIG_LEN 8	/* mac[6], status */
 
@@ -79,4 +82,32 @@ int virtio_net_set_state(struct virtio_net *n, const struct virtio_net_state *s,
 	 */
 	virtio_net_sync_offloads(n);
 	return 0;
+}
+
+/* Bail out on the first libfdt error. */
+#define TRY(x) do { int r_ = (x); if (r_ < 0) return r_; } while (0)
+
+int virtio_net_state_encode(void *fdt, const void *state)
+{
+	const struct virtio_net_state *d = state;
+
+	TRY(fdt_property_string(fdt, "tap", d->tap));
+	TRY(fdt_property_string(fdt, "bridge", d->bridge));
+	TRY(fdt_property(fdt, "mac", d->mac, 6));
+	return virtio_mmio_node_encode(fdt, &d->t);
+}
+
+int virtio_net_state_decode(const struct state_node *n, void *state)
+{
+	struct virtio_net_state *d = state;
+	int ret;
+
+	ret = state_node_str(n, "tap", false, d->tap, sizeof(d->tap) - 1);
+	if (!ret)
+		ret = state_node_str(n, "bridge", false, d->bridge, sizeof(d->bridge) - 1);
+	if (!ret)
+		ret = state_node_blob(n, "mac", false, d->mac, 6);
+	if (ret)
+		return ret;
+	return virtio_mmio_node_decode(n, &d->t);
 }

@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "vmm/devices/virtio_net.h"
+#include "vmm/state_node.h"
 #include "vmm/virtio/virtio_mmio_state.h"
 
 struct virtio_net_state {
@@ -35,6 +36,10 @@ int virtio_net_get_state(struct virtio_net *n, struct virtio_net_state *s);
  * the config bytes the guest read, the transport. The slot is the VM's.
  */
 int virtio_net_state_validate(const struct virtio_net_state *s, char *err, size_t errlen);
+
+/* Its node in the state FDT (as virtio_blk_state_encode); state is a struct virtio_net_state. */
+int virtio_net_state_encode(void *fdt, const void *state);
+int virtio_net_state_decode(const struct state_node *n, void *state);
 
 /* n was opened (or adopted) on the same tap, bridge and MAC. */
 int virtio_net_set_state(struct virtio_net *n, const struct virtio_net_state *s,

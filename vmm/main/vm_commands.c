@@ -23,6 +23,8 @@
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_net_device.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/memory_digest.h"
 #include "vmm/state/save_state.h"
@@ -49,12 +51,14 @@ static json_object *status_disks(struct vm *vm)
 {
 	json_object *disks = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm->nr_disks; i++) {
-		struct vm_virtio_disk_info d;
+	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_blk_type); i++) {
+		struct vm_device *dev = vm_virtio_find(vm, &virtio_blk_type, i);
+		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
+		struct virtio_blk_info d;
 		json_object *j;
 
-		vm_virtio_disk_info(vm, i, &d);
-		j = status_virtio(i, &d.slot, d.status, d.device_error, d.error);
+		virtio_blk_info(virtio_blk_of(dev), &d);
+		j = status_virtio(dev->slot, &at, d.status, d.device_error, d.error);
 		json_object_object_add(j, KVMLU_KEY_ID, json_object_new_string(d.id));
 		json_object_object_add(j, KVMLU_KEY_PATH, json_object_new_string(d.path));
 		/* The agent's preflight checks the path still names this file. */
@@ -78,12 +82,14 @@ static json_object *status_nets(struct vm *vm)
 {
 	json_object *nets = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm->nr_nets; i++) {
-		struct vm_virtio_net_info d;
+	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_net_type); i++) {
+		struct vm_device *dev = vm_virtio_find(vm, &virtio_net_type, i);
+		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
+		struct virtio_net_info d;
 		json_object *j;
 
-		vm_virtio_net_info(vm, i, &d);
-		j = status_virtio(vm->nr_disks + i, &d.slot, d.status, d.device_error, d.error);
+		virtio_net_info(virtio_net_of(dev), &d);
+		j = status_virtio(dev->slot, &at, d.status, d.device_error, d.error);
 		json_object_object_add(j, KVMLU_KEY_TAP, json_object_new_string(d.tap));
 		json_object_object_add(j, KVMLU_KEY_BRIDGE, d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
 		json_object_object_add(j, KVMLU_KEY_MAC, json_object_new_string(d.mac));
@@ -163,9 +169,9 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, KVMLU_KEY_MMIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, KVMLU_KEY_UNHANDLED_IO, io);
-	if (vm->nr_disks)
+	if (vm_virtio_count(vm, &virtio_blk_type))
 		json_object_object_add(o, KVMLU_KEY_DISKS, status_disks(vm));
-	if (vm->nr_nets)
+	if (vm_virtio_count(vm, &virtio_net_type))
 		json_object_object_add(o, KVMLU_KEY_NETS, status_nets(vm));
 	*ret = o;
 	return 0;

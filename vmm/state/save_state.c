@@ -19,7 +19,6 @@
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_file.h"
 #include "vmm/state/vm_capture.h"
-#include "vmm/vm.h"
 
 int save_state_target_open(const char *control_path, const char *path,
 			   struct save_state_target *t, char *err, size_t errlen)

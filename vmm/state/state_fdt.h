@@ -27,9 +27,12 @@
 #define STATE_FDT_COMPAT_PIT		"kvmlu,kvm-pit2-v1"
 #define STATE_FDT_COMPAT_KVMCLOCK	"kvmlu,kvmclock-v1"
 #define STATE_FDT_COMPAT_UART		"kvmlu,uart8250-v1"
-#define STATE_FDT_COMPAT_VIRTIO_BLK	"kvmlu,virtio-blk-v1"
-#define STATE_FDT_COMPAT_VIRTIO_NET	"kvmlu,virtio-net-v1"
-#define STATE_FDT_COMPAT_VIRTQUEUE	"kvmlu,virtqueue-split-v1"
+/*
+ * Each device type's node has the compatible of its type (struct
+ * vm_device_type, vmm/device.h): "kvmlu,virtio-blk-v1" and
+ * "kvmlu,virtio-net-v1", with "kvmlu,virtqueue-split-v1" queue subnodes
+ * (vmm/virtio/virtio_mmio_node.h).
+ */
 
 /* Largest blob a reader accepts: bounds what a hostile sender can make us map. */
 #define STATE_FDT_MAX_SIZE	(64u << 20)

@@ -4,6 +4,8 @@
  * writer (schema: docs/state-format.md). Runs inside the blackout, so it
  * builds the tree in one pass into a buffer sized from the state, and
  * only grows it (rare: the estimate is generous) on FDT_ERR_NOSPACE.
+ * A device's node is written by its type (struct vm_device_type's
+ * encode, vmm/device.h): this file names no device.
  * Nothing here touches KVM or the VM; a failure just frees the buffer.
  */
 #include <errno.h>
@@ -194,88 +196,32 @@ static int write_uart(void *fdt, const struct uart8250_state *u)
 	return fdt_end_node(fdt);
 }
 
-static int write_virtqueue(void *fdt, unsigned int i, const struct virtio_mmio_queue_state *q)
+/*
+ * A device's node: KIND@base, where it sits and how it interrupts (every
+ * type alike), then the type's own properties and subnodes (its encode).
+ */
+static int write_device(void *fdt, const struct vm_device_type *t, const void *st)
 {
-	char node[16];
-
-	snprintf(node, sizeof(node), "queue@%u", i);
-	TRY(fdt_begin_node(fdt, node));
-	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_VIRTQUEUE));
-	TRY(fdt_property_u32(fdt, "reg", i));
-	TRY(fdt_property_u32(fdt, "size", q->size));
-	TRY(fdt_property_u32(fdt, "ready", q->ready));
-	TRY(prop_u64(fdt, "desc", q->desc));
-	TRY(prop_u64(fdt, "driver", q->avail));
-	TRY(prop_u64(fdt, "device", q->used));
-	TRY(fdt_property_u32(fdt, "last-avail", q->last_avail));
-	TRY(fdt_property_u32(fdt, "used-idx", q->used_idx));
-	return fdt_end_node(fdt);
-}
-
-/* The transport's registers, config and queues, shared by every virtio device node. */
-static int write_virtio_mmio(void *fdt, const struct virtio_mmio_state *t)
-{
-	TRY(fdt_property_u32(fdt, "device-id", t->device_id));
-	TRY(prop_u64(fdt, "device-features", t->device_features));
-	TRY(prop_u64(fdt, "driver-features", t->driver_features));
-	TRY(fdt_property_u32(fdt, "device-features-sel", t->device_features_sel));
-	TRY(fdt_property_u32(fdt, "driver-features-sel", t->driver_features_sel));
-	TRY(fdt_property_u32(fdt, "queue-sel", t->queue_sel));
-	TRY(fdt_property_u32(fdt, "status", t->status));
-	TRY(fdt_property_u32(fdt, "interrupt-status", t->interrupt_status));
-	TRY(fdt_property_u32(fdt, "config-generation", t->config_generation));
-	TRY(fdt_property_u32(fdt, "device-error", t->broken));
-	TRY(fdt_property(fdt, "config", t->config, (int)t->config_len));
-	for (uint32_t i = 0; i < t->nr_queues && i < VIRTIO_MMIO_MAX_QUEUES; i++)
-		TRY(write_virtqueue(fdt, i, &t->q[i]));
-	return 0;
-}
-
-/* Opens a virtio device's node: KIND@base, where it sits and how it interrupts. */
-static int begin_virtio_node(void *fdt, const char *kind, const char *compat, uint64_t base,
-			     uint32_t slot, uint32_t gsi)
-{
+	uint64_t base = *vm_device_state_base(t, (void *)st);
 	fdt32_t reg[2] = { cpu_to_fdt32((uint32_t)base), cpu_to_fdt32(VM_VIRTIO_MMIO_SIZE) };
-	char node[32];
+	char node[48];
 
-	snprintf(node, sizeof(node), "%s@%" PRIx64, kind, base);
+	snprintf(node, sizeof(node), "%s@%" PRIx64, t->kind, base);
 	TRY(fdt_begin_node(fdt, node));
-	TRY(fdt_property_string(fdt, "compatible", compat));
+	TRY(fdt_property_string(fdt, "compatible", t->compat));
 	TRY(fdt_property(fdt, "reg", reg, sizeof(reg)));
 	TRY(fdt_property_u32(fdt, "#address-cells", 1));
 	TRY(fdt_property_u32(fdt, "#size-cells", 0));
-	TRY(fdt_property_u32(fdt, "slot", slot));
-	return fdt_property_u32(fdt, "gsi", gsi);
-}
-
-static int write_virtio_blk(void *fdt, const struct virtio_blk_state *d)
-{
-	TRY(begin_virtio_node(fdt, "virtio-blk", STATE_FDT_COMPAT_VIRTIO_BLK, d->base, d->slot,
-			      d->gsi));
-	TRY(fdt_property_string(fdt, "disk-path", d->ident.path));
-	TRY(prop_u64(fdt, "disk-dev", d->ident.dev));
-	TRY(prop_u64(fdt, "disk-ino", d->ident.ino));
-	TRY(prop_u64(fdt, "disk-size", d->ident.size));
-	TRY(fdt_property_u32(fdt, "readonly", d->readonly));
-	TRY(fdt_property_string(fdt, "disk-id", d->id));
-	TRY(write_virtio_mmio(fdt, &d->t));
-	return fdt_end_node(fdt);
-}
-
-static int write_virtio_net(void *fdt, const struct virtio_net_state *d)
-{
-	TRY(begin_virtio_node(fdt, "virtio-net", STATE_FDT_COMPAT_VIRTIO_NET, d->base, d->slot,
-			      d->gsi));
-	TRY(fdt_property_string(fdt, "tap", d->tap));
-	TRY(fdt_property_string(fdt, "bridge", d->bridge));
-	TRY(fdt_property(fdt, "mac", d->mac, 6));
-	TRY(write_virtio_mmio(fdt, &d->t));
+	TRY(fdt_property_u32(fdt, "slot", *vm_device_state_slot(t, (void *)st)));
+	TRY(fdt_property_u32(fdt, "gsi", *vm_device_state_gsi(t, (void *)st)));
+	TRY(t->encode(fdt, st));
 	return fdt_end_node(fdt);
 }
 
 static int write_devices(void *fdt, const struct state_vm *s)
 {
 	const struct vm_devices_state *d = &s->devices;
+	struct state_devices devs;
 
 	TRY(fdt_begin_node(fdt, "devices"));
 	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_DEVICES));
@@ -307,10 +253,9 @@ static int write_devices(void *fdt, const struct state_vm *s)
 	}
 	if (s->has_uart)
 		TRY(write_uart(fdt, &s->uart));
-	for (uint32_t i = 0; i < s->nr_disks && i < STATE_MAX_DISKS; i++)
-		TRY(write_virtio_blk(fdt, &s->disks[i]));
-	for (uint32_t i = 0; i < s->nr_nets && i < STATE_MAX_NETS; i++)
-		TRY(write_virtio_net(fdt, &s->nets[i]));
+	for (unsigned int k = 0; state_vm_devices(s, k, &devs); k++)
+		for (uint32_t i = 0; i < *devs.nr && i < devs.max; i++)
+			TRY(write_device(fdt, devs.type, state_devices_at(&devs, i)));
 	return fdt_end_node(fdt);
 }
 
@@ -343,7 +288,8 @@ int state_fdt_write(const struct state_vm *s, void **blob, size_t *size,
 		    char *err, size_t errlen)
 {
 	/* Per vCPU: XSAVE, 256 CPUID and 512 MSR entries, structs, names. */
-	size_t len = 8192 + (size_t)s->nr_disks * (PATH_MAX + 2048) + (size_t)s->nr_nets * 2048 + (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
+	size_t len = 8192 + (size_t)state_vm_nr_devices(s) * (PATH_MAX + 2048) +
+		     (size_t)s->nr_vcpus * (CPU_STATE_XSAVE_MAX + 16384) +
 		     (size_t)s->nr_chunk_digests * 16;
 	void *buf;
 	int r;

@@ -216,65 +216,40 @@ static int check_devices(const struct state_vm *s, char *err, size_t errlen)
 	return 0;
 }
 
-/* Device WHAT number i must sit in slot `slot`: the layout's window and GSI (vm_virtio.h). */
-static int check_virtio_slot(const char *what, uint32_t i, uint32_t slot, uint32_t have_slot,
-			     uint64_t base, uint32_t gsi, char *err, size_t errlen)
+/*
+ * The virtio devices: each type's in order, in the slots after the
+ * types before it (disks, then NICs: vm_device_types), at the layout's
+ * window and GSI (vm_virtio.h); then each one's values, by its type.
+ */
+static int check_virtio_devices(const struct state_vm *s, char *err, size_t errlen)
 {
-	struct vm_virtio_slot want = vm_virtio_slot(slot);
-
-	if (have_slot == slot && base == want.base && gsi == want.gsi)
-		return 0;
-	return kvmlu_err(err, errlen, -EINVAL,
-			 "state: %s %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
-			 what, i, have_slot, (unsigned long long)base, gsi, slot,
-			 (unsigned long long)want.base, want.gsi);
-}
-
-/* virtio-blk: slots 0..n-1 in order, at the layout's window and GSI (vm_virtio.h). */
-static int check_disks(const struct state_vm *s, char *err, size_t errlen)
-{
+	uint32_t slot = 0, total = state_vm_nr_devices(s);
+	struct state_devices d;
 	char why[256];
 
-	if (s->nr_disks > STATE_MAX_DISKS)
-		return kvmlu_err(err, errlen, -EINVAL, "state: %u disks, at most %d", s->nr_disks,
-				 STATE_MAX_DISKS);
-	for (uint32_t i = 0; i < s->nr_disks; i++) {
-		const struct virtio_blk_state *d = &s->disks[i];
+	if (total > VM_VIRTIO_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EINVAL, "state: %u virtio devices, at most %u",
+				 total, VM_VIRTIO_MAX_DEVICES);
+	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
+		if (*d.nr > d.max)
+			return kvmlu_err(err, errlen, -EINVAL, "state: %u %s, at most %u", *d.nr,
+					 d.type->whats, d.max);
+		for (uint32_t i = 0; i < *d.nr; i++, slot++) {
+			void *st = state_devices_at(&d, i);
+			struct vm_virtio_slot want = vm_virtio_slot(slot);
+			uint32_t have_slot = *vm_device_state_slot(d.type, st);
+			uint64_t base = *vm_device_state_base(d.type, st);
+			uint32_t gsi = *vm_device_state_gsi(d.type, st);
 
-		if (check_virtio_slot("disk", i, i, d->slot, d->base, d->gsi, err, errlen))
-			return -EINVAL;
-		if (virtio_blk_state_validate(d, why, sizeof(why)))
-			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-blk@%llx: %s",
-					 (unsigned long long)d->base, why);
-	}
-	return 0;
-}
-
-/* virtio-net: the slots after the disks, in order, at the layout's window and GSI. */
-static int check_nets(const struct state_vm *s, char *err, size_t errlen)
-{
-	char why[256];
-
-	if (s->nr_nets > STATE_MAX_NETS)
-		return kvmlu_err(err, errlen, -EINVAL, "state: %u NICs, at most %d", s->nr_nets,
-				 STATE_MAX_NETS);
-	if (s->nr_disks + s->nr_nets > VM_VIRTIO_MAX_DEVICES)
-		return kvmlu_err(err, errlen, -EINVAL,
-				 "state: %u disks and %u NICs, at most %u virtio devices", s->nr_disks,
-				 s->nr_nets, VM_VIRTIO_MAX_DEVICES);
-	for (uint32_t i = 0; i < s->nr_nets; i++) {
-		const struct virtio_net_state *d = &s->nets[i];
-
-		if (check_virtio_slot("NIC", i, s->nr_disks + i, d->slot, d->base, d->gsi, err,
-				      errlen))
-			return -EINVAL;
-		if (virtio_net_state_validate(d, why, sizeof(why)))
-			return kvmlu_err(err, errlen, -EINVAL, "state: virtio-net@%llx: %s",
-					 (unsigned long long)d->base, why);
-		for (uint32_t j = 0; j < i; j++)
-			if (!strcmp(s->nets[j].tap, d->tap) || !memcmp(s->nets[j].mac, d->mac, 6))
+			if (have_slot != slot || base != want.base || gsi != want.gsi)
 				return kvmlu_err(err, errlen, -EINVAL,
-						 "state: NICs %u and %u share a tap or a MAC", j, i);
+						 "state: %s %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
+						 d.type->what, i, have_slot, (unsigned long long)base,
+						 gsi, slot, (unsigned long long)want.base, want.gsi);
+			if (d.type->validate(d.at, i, why, sizeof(why)))
+				return kvmlu_err(err, errlen, -EINVAL, "state: %s@%llx: %s",
+						 d.type->kind, (unsigned long long)base, why);
+		}
 	}
 	return 0;
 }
@@ -290,7 +265,7 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 				    s->format_major, s->format_minor, STATE_FORMAT_MAJOR,
 				    STATE_FORMAT_MAJOR_MAX);
 	/* What a 1.x reader would drop must not hide in a 1.x state. */
-	if ((s->nr_disks || s->nr_nets) && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
+	if (state_vm_nr_devices(s) && s->format_major < STATE_FORMAT_MAJOR_VIRTIO)
 		return kvmlu_err(err, errlen, -EINVAL,
 				 "state: format %u.%u has virtio devices, which need format %d.x",
 				 s->format_major, s->format_minor, STATE_FORMAT_MAJOR_VIRTIO);
@@ -302,9 +277,7 @@ int state_validate(const struct state_vm *s, uint32_t expect_vcpus,
 	if (!ret)
 		ret = check_devices(s, err, errlen);
 	if (!ret)
-		ret = check_disks(s, err, errlen);
-	if (!ret)
-		ret = check_nets(s, err, errlen);
+		ret = check_virtio_devices(s, err, errlen);
 	if (!ret)
 		ret = check_cpus(s, expect_vcpus, err, errlen);
 	return ret;

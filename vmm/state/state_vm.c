@@ -7,11 +7,14 @@
  */
 #include <errno.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_net_device.h"
 #include "vmm/state/state_vm.h"
 
 int state_vm_init(struct state_vm *s, uint32_t nr_vcpus)
@@ -66,11 +69,55 @@ const char *state_backend_name(enum state_backend b)
 	return "unknown";
 }
 
+/* Where each device type's devices are in struct state_vm: one line per type. */
+static const struct {
+	const struct vm_device_type *type;
+	size_t nr, at;
+	uint32_t max;
+} state_arrays[] = {
+	{ &virtio_blk_type, offsetof(struct state_vm, nr_disks), offsetof(struct state_vm, disks),
+	  STATE_MAX_DISKS },
+	{ &virtio_net_type, offsetof(struct state_vm, nr_nets), offsetof(struct state_vm, nets),
+	  STATE_MAX_NETS },
+};
+
+bool state_vm_devices(const struct state_vm *s, unsigned int k, struct state_devices *out)
+{
+	/* The caller's const: the codec reads through it, the reader fills it. */
+	char *base = (char *)s;
+
+	if (k >= sizeof(state_arrays) / sizeof(state_arrays[0]))
+		return false;
+	*out = (struct state_devices){
+		.type = state_arrays[k].type, .nr = (uint32_t *)(base + state_arrays[k].nr),
+		.at = base + state_arrays[k].at, .max = state_arrays[k].max,
+	};
+	return true;
+}
+
+uint32_t state_vm_nr_devices(const struct state_vm *s)
+{
+	struct state_devices d;
+	uint32_t n = 0;
+
+	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++)
+		n += *d.nr;
+	return n;
+}
+
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor)
 {
-	bool virtio = s->nr_disks > 0 || s->nr_nets > 0;
+	struct state_devices d;
 
-	*major = virtio ? STATE_FORMAT_MAJOR_VIRTIO : STATE_FORMAT_MAJOR;
-	*minor = !virtio ? STATE_FORMAT_MINOR :
-		 s->nr_nets ? STATE_FORMAT_MINOR_NET : STATE_FORMAT_MINOR_VIRTIO;
+	*major = STATE_FORMAT_MAJOR;
+	*minor = STATE_FORMAT_MINOR;
+	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
+		if (!*d.nr)
+			continue;
+		if (*major != STATE_FORMAT_MAJOR_VIRTIO)
+			*minor = STATE_FORMAT_MINOR_VIRTIO;
+		*major = STATE_FORMAT_MAJOR_VIRTIO;
+		if (d.type->format_minor > *minor)
+			*minor = d.type->format_minor;
+	}
 }

@@ -18,6 +18,7 @@
 #include <stdint.h>
 
 #include "guestmem/digest_table.h"
+#include "vmm/device.h"
 #include "vmm/devices/uart8250.h"
 #include "vmm/devices/virtio_blk_state.h"
 #include "vmm/devices/virtio_net_state.h"
@@ -87,6 +88,12 @@ struct state_vm {
 	struct vm_devices_state devices;
 	bool has_uart;
 	struct uart8250_state uart;
+	/*
+	 * The devices, one array per type (state_vm_devices() walks them,
+	 * state_vm.c lists them), each in slot order. Named arrays rather
+	 * than one list because the restore after a kexec reads the disks'
+	 * paths and the NICs' taps to open them again.
+	 */
 	uint32_t nr_disks;		/* virtio-blk devices (2.0), in slot order */
 	struct virtio_blk_state disks[STATE_MAX_DISKS];
 	uint32_t nr_nets;		/* virtio-net devices (2.1), in slot order after the disks */
@@ -103,7 +110,37 @@ int state_uuid_generate(char out[STATE_UUID_LEN + 1]);
 
 const char *state_backend_name(enum state_backend b);
 
-/* The format a writer gives s: 2.1 with a NIC, 2.0 with only disks, else 1.1. */
+/*
+ * The format a writer gives s: 2.x with virtio devices, the minor the
+ * newest of their types needs (2.1 with a NIC, 2.0 with only disks),
+ * else 1.1.
+ */
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor);
+
+/*
+ * The devices of one type in a state: nr entries of type->state_size
+ * bytes at at, room for max. The state reader, writer, validator and the
+ * capture and restore walk these, never a device's fields.
+ */
+struct state_devices {
+	const struct vm_device_type *type;
+	uint32_t *nr;
+	void *at;
+	uint32_t max;
+};
+
+/*
+ * The k-th device type's devices of s, for k = 0, 1, ... until it
+ * returns false; in the order of vm_device_types, the slot order.
+ */
+bool state_vm_devices(const struct state_vm *s, unsigned int k, struct state_devices *out);
+
+static inline void *state_devices_at(const struct state_devices *d, uint32_t i)
+{
+	return (char *)d->at + (size_t)i * d->type->state_size;
+}
+
+/* Devices of every type in s. */
+uint32_t state_vm_nr_devices(const struct state_vm *s);
 
 #endif /* KVMLU_STATE_VM_H */

@@ -36,6 +36,57 @@ void state_vm_uuid_set(const char *uuid)
 	pthread_mutex_unlock(&uuid_lock);
 }
 
+/* Each device into the entry of its type's array, with its place in the layout. */
+static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
+{
+	for (unsigned int k = 0; k < vm->nr_devs; k++) {
+		struct vm_device *dev = vm->devs[k];
+		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
+		struct state_devices d;
+		unsigned int t = 0;
+		void *st;
+		int ret;
+
+		while (state_vm_devices(s, t, &d) && d.type != dev->type)
+			t++;
+		if (d.type != dev->type || *d.nr >= d.max)
+			return kvmlu_err(err, errlen, -E2BIG, "capture: %s: the state holds %u %s",
+					 dev->name, d.type == dev->type ? d.max : 0,
+					 dev->type->whats);
+		st = state_devices_at(&d, *d.nr);
+		ret = dev->type->capture(dev, st, err, errlen);
+		if (ret)
+			return ret;
+		*vm_device_state_slot(d.type, st) = dev->slot;
+		*vm_device_state_base(d.type, st) = at.base;
+		*vm_device_state_gsi(d.type, st) = at.gsi;
+		(*d.nr)++;
+	}
+	return 0;
+}
+
+/* The same devices, type by type: as many as the VM has, in the same order. */
+static int restore_devices(struct vm *vm, const struct state_vm *s, char *err, size_t errlen)
+{
+	struct state_devices d;
+
+	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
+		unsigned int have = vm_virtio_count(vm, d.type);
+
+		if (*d.nr != have)
+			return kvmlu_err(err, errlen, -EINVAL, "restore: the state has %u %s, the VM %u",
+					 *d.nr, d.type->whats, have);
+		for (uint32_t i = 0; i < *d.nr; i++) {
+			struct vm_device *dev = vm_virtio_find(vm, d.type, i);
+			int ret = d.type->restore(dev, state_devices_at(&d, i), err, errlen);
+
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 		     char *err, size_t errlen)
 {
@@ -74,10 +125,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 		goto err_free;
 	uart8250_get_state(&vm->uart, &s->uart);
 	s->has_uart = true;
-	ret = vm_virtio_capture(vm, s->disks, STATE_MAX_DISKS, &s->nr_disks, err, errlen);
-	if (ret)
-		goto err_free;
-	ret = vm_virtio_net_capture(vm, s->nets, STATE_MAX_NETS, &s->nr_nets, err, errlen);
+	ret = capture_devices(vm, s, err, errlen);
 	if (ret)
 		goto err_free;
 	state_format_of(s, &s->format_major, &s->format_minor);
@@ -135,10 +183,7 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 					 strerror(-ret));
 	}
 	/* After the irqchip: a pending virtio interrupt is raised again into it. */
-	ret = vm_virtio_restore(vm, s->disks, s->nr_disks, err, errlen);
-	if (ret)
-		return ret;
-	ret = vm_virtio_net_restore(vm, s->nets, s->nr_nets, err, errlen);
+	ret = restore_devices(vm, s, err, errlen);
 	if (ret)
 		return ret;
 	state_vm_uuid_set(s->uuid);

@@ -70,9 +70,10 @@
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_binary.h"
 #include "vmm/upgrade/upgrade_wire.h"
-#include "vmm/devices/virtio_blk.h"
-#include "vmm/devices/virtio_net.h"
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_net_device.h"
 #include "vmm/vm.h"
+#include "vmm/vm_virtio.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
 #define UPGRADE_CHILD_FD		3	/* the socket's number in the new process */
@@ -184,11 +185,12 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
-	if (vm->nr_disks) {
+	if (vm_virtio_count(vm, &virtio_blk_type)) {
 		json_object *disks = json_object_new_array();
 
-		for (unsigned int i = 0; i < vm->nr_disks; i++) {
-			const struct virtio_blk *b = &vm->disks[i];
+		for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_blk_type); i++) {
+			const struct virtio_blk *b =
+				virtio_blk_of(vm_virtio_find(vm, &virtio_blk_type, i));
 			json_object *d = json_object_new_object();
 
 			json_object_object_add(d, "fd", json_object_new_int64((int)n));
@@ -203,11 +205,12 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		}
 		json_object_object_add(o, "disks", disks);
 	}
-	if (vm->nr_nets) {
+	if (vm_virtio_count(vm, &virtio_net_type)) {
 		json_object *nets = json_object_new_array();
 
-		for (unsigned int i = 0; i < vm->nr_nets; i++) {
-			const struct virtio_net *nd = &vm->nets[i];
+		for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_net_type); i++) {
+			const struct virtio_net *nd =
+				virtio_net_of(vm_virtio_find(vm, &virtio_net_type, i));
 			json_object *d = json_object_new_object();
 			char mac[18];
 

@@ -53,7 +53,7 @@ static int setup(void **state)
 	assert_true(fd >= 0);
 	assert_int_equal(ftruncate(fd, DISK_SIZE), 0);
 	close(fd);
-	f->dev[0].fd = f->dev[0].ctl_fd = f->dev[1].fd = f->dev[1].ctl_fd = -1;
+	f->dev[0].fd = f->dev[0].io.ctl_fd = f->dev[1].fd = f->dev[1].io.ctl_fd = -1;
 	f->dev[0].done_fd = f->dev[1].done_fd = -1;
 	f->b = &f->dev[0];
 	*state = f;

@@ -142,7 +142,7 @@ static int setup(void **state)
 	struct fixture *f = calloc(1, sizeof(*f));
 
 	tg_mem_init(&f->gm);
-	f->dev[0].fd = f->dev[0].ctl_fd = f->dev[1].fd = f->dev[1].ctl_fd = -1;
+	f->dev[0].fd = f->dev[0].io.ctl_fd = f->dev[1].fd = f->dev[1].io.ctl_fd = -1;
 	f->peer = f->peer2 = -1;
 	f->n = &f->dev[0];
 	open_dev(f, f->n, &f->peer);

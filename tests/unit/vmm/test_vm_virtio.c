@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_blk_state.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
@@ -150,6 +151,13 @@ static uint16_t used_idx(struct vm *vm)
 	return __atomic_load_n((uint16_t *)((uint8_t *)gpa(vm, USED) + 2), __ATOMIC_ACQUIRE);
 }
 
+/* The VM's one disk, through the device interface. */
+static struct vm_device *disk0(struct vm *vm)
+{
+	assert_int_equal(vm_virtio_count(vm, &virtio_blk_type), 1);
+	return vm_virtio_find(vm, &virtio_blk_type, 0);
+}
+
 static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **state)
 {
 	struct virtio_blk_spec spec = { .path = path };
@@ -157,7 +165,6 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	struct vm_virtio_slot slots[8];
 	struct vm a, b;
 	uint8_t sector[512];
-	uint32_t nr;
 	int fd;
 
 	(void)state;
@@ -179,9 +186,9 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
 	assert_true(rd(&a, VIRTIO_MMIO_INTERRUPT_STATUS) & 1);
 	{
-		struct vm_virtio_disk_info info;
+		struct virtio_blk_info info;
 
-		vm_virtio_disk_info(&a, 0, &info);
+		virtio_blk_info(virtio_blk_of(disk0(&a)), &info);
 		assert_int_equal(info.requests, 1);
 		assert_int_equal(info.io_errors, 0);
 		assert_int_equal(info.status, 15);
@@ -191,14 +198,13 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	}
 
 	/* Upgrade: state out, a new VM on the same open file, state in. */
-	assert_int_equal(vm_virtio_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
-	assert_int_equal(nr, 1);
+	assert_int_equal(virtio_blk_type.capture(disk0(&a), &st, err, sizeof(err)), 0);
 	assert_int_equal(st.t.q[0].last_avail, 1);
-	fd = a.disks[0].fd;
+	fd = virtio_blk_of(disk0(&a))->fd;
 	make_vm(&b, &spec, &fd, &st.ident, 0);
 	/* The new VM's RAM is its own here; give it the rings the guest had. */
 	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x20000);
-	assert_int_equal(vm_virtio_restore(&b, &st, 1, err, sizeof(err)), 0);
+	assert_int_equal(virtio_blk_type.restore(disk0(&b), &st, err, sizeof(err)), 0);
 	assert_int_equal(rd(&b, VIRTIO_MMIO_STATUS), 15);
 	vm_destroy(&a);
 	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
@@ -222,14 +228,13 @@ static void test_vm_virtio_refuses_a_replaced_disk(void **state)
 	struct virtio_blk_state st;
 	struct vm a, b;
 	char other[64] = "/tmp/kvmlu-test-vmblk2-XXXXXX";
-	uint32_t nr;
 	int fd;
 
 	(void)state;
 	if (!have_kvm())
 		skip();
 	make_vm(&a, &spec, NULL, NULL, 0);
-	assert_int_equal(vm_virtio_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
+	assert_int_equal(virtio_blk_type.capture(disk0(&a), &st, err, sizeof(err)), 0);
 	vm_destroy(&a);
 	/* After a kexec the path is reopened; here it is another file. */
 	fd = mkstemp(other);
@@ -238,7 +243,7 @@ static void test_vm_virtio_refuses_a_replaced_disk(void **state)
 	close(fd);
 	assert_int_equal(rename(other, path), 0);
 	make_vm(&b, &spec, NULL, NULL, 0);
-	assert_int_equal(vm_virtio_restore(&b, &st, 1, err, sizeof(err)), -ESTALE);
+	assert_int_equal(virtio_blk_type.restore(disk0(&b), &st, err, sizeof(err)), -ESTALE);
 	assert_non_null(strstr(err, "is not the same file"));
 	vm_destroy(&b);
 	/* A missing disk: the VM is not built at all. */

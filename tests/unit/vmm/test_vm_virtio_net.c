@@ -37,6 +37,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "vmm/devices/virtio_net_device.h"
 #include "vmm/devices/virtio_net_state.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
@@ -284,13 +285,19 @@ static void post_rx(struct vm *vm, uint16_t n)
 	avail(vm, 0, n, i);
 }
 
+/* The VM's one NIC, through the device interface. */
+static struct virtio_net *nic0(struct vm *vm)
+{
+	assert_int_equal(vm_virtio_count(vm, &virtio_net_type), 1);
+	return virtio_net_of(vm_virtio_find(vm, &virtio_net_type, 0));
+}
+
 static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void **state)
 {
 	struct virtio_net_state st;
 	struct vm a, b;
 	uint16_t seen = 0;
 	uint8_t f[2048];
-	uint32_t nr;
 	int s, fd;
 
 	(void)state;
@@ -327,23 +334,22 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	vm_virtio_quiesce(&a);
 	net_send(s, "kvmlu-rx-2");
 	assert_int_equal(rx_find(&a, &seen, "kvmlu-rx-2", 300), 0);
-	assert_int_equal(vm_virtio_net_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
-	assert_int_equal(nr, 1);
+	assert_int_equal(virtio_net_type.capture(&nic0(&a)->dev, &st, err, sizeof(err)), 0);
 	assert_int_equal(st.t.q[0].last_avail, st.t.q[0].used_idx);
-	fd = a.nets[0].fd;
+	fd = nic0(&a)->fd;
 	make_vm(&b, &fd);
 	/* The new VM's RAM is its own here; give it what the guest had. */
 	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x40000);
-	assert_int_equal(vm_virtio_net_restore(&b, &st, 1, err, sizeof(err)), 0);
+	assert_int_equal(virtio_net_type.restore(&nic0(&b)->dev, &st, err, sizeof(err)), 0);
 	vm_destroy(&a);
 	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
 	/* The frame that waited is delivered once, by the new VM, where the old one stopped. */
 	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 5000), 1);
 	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 300), 0);
 	{
-		struct vm_virtio_net_info info;
+		struct virtio_net_info info;
 
-		vm_virtio_net_info(&b, 0, &info);
+		virtio_net_info(nic0(&b), &info);
 		assert_string_equal(info.tap, TAP);
 		assert_string_equal(info.mac, "02:4b:56:4c:55:01");
 		assert_int_equal(info.status, 15);
@@ -499,7 +505,6 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	struct vm a, b;
 	uint16_t seen = 0, posted = 0;
 	uint8_t *ram;
-	uint32_t nr;
 	size_t n;
 	int s;
 
@@ -518,10 +523,10 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	 * after DRIVER_OK; a frame the tap queued before that was cut into
 	 * segments by the kernel (right, but not what this test looks at).
 	 */
-	for (int i = 0; i < 200 && __atomic_load_n(&a.nets[0].tap_offloads, __ATOMIC_RELAXED) !=
+	for (int i = 0; i < 200 && __atomic_load_n(&nic0(&a)->tap_offloads, __ATOMIC_RELAXED) !=
 				       (TUN_F_CSUM | TUN_F_TSO4); i++)
 		usleep(10 * 1000);
-	assert_int_equal(a.nets[0].tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
+	assert_int_equal(nic0(&a)->tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
 
 	/* Into the guest: one frame, segmentation header intact. */
 	n = make_tso_frame(f, host, MAC, "kvmlu-tso-1");
@@ -530,7 +535,7 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	assert_int_equal(h.gso_type, VIRTIO_NET_HDR_GSO_TCPV4);
 	assert_int_equal(h.gso_size, TSO_MSS);
 	assert_int_equal(h.num_buffers, 2);
-	assert_int_equal(a.nets[0].tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
+	assert_int_equal(nic0(&a)->tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
 
 	/* Out of the guest: the kernel takes the header and cuts three segments for the peer. */
 	make_tso_frame(gpa(&a, TXBUF), MAC, host, "kvmlu-tso-tx");
@@ -539,25 +544,24 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
 	assert_int_equal(peer_segments(s, 2000), 3);
 	/* The I/O thread counts the frame after the tap took it: the peer may be first. */
-	for (int i = 0; i < 200 && !__atomic_load_n(&a.nets[0].tx_packets, __ATOMIC_RELAXED); i++)
+	for (int i = 0; i < 200 && !__atomic_load_n(&nic0(&a)->tx_packets, __ATOMIC_RELAXED); i++)
 		usleep(10 * 1000);
-	assert_int_equal(a.nets[0].tx_dropped, 0);
-	assert_int_equal(a.nets[0].tx_packets, 1);
+	assert_int_equal(nic0(&a)->tx_dropped, 0);
+	assert_int_equal(nic0(&a)->tx_packets, 1);
 
 	/* A host kexec in miniature: the state out, the tap gone with the VM, a new tap. */
 	vm_virtio_quiesce(&a);
-	assert_int_equal(vm_virtio_net_capture(&a, &st, 1, &nr, err, sizeof(err)), 0);
-	assert_int_equal(nr, 1);
+	assert_int_equal(virtio_net_type.capture(&nic0(&a)->dev, &st, err, sizeof(err)), 0);
 	ram = malloc(0x40000);
 	assert_non_null(ram);
 	memcpy(ram, gpa(&a, 0x100000), 0x40000);
 	vm_destroy(&a);
 	make_vm(&b, NULL);	/* tap_open(): TUNSETOFFLOAD 0 */
-	assert_int_equal(b.nets[0].tap_offloads, 0);
+	assert_int_equal(nic0(&b)->tap_offloads, 0);
 	memcpy(gpa(&b, 0x100000), ram, 0x40000);
 	free(ram);
-	assert_int_equal(vm_virtio_net_restore(&b, &st, 1, err, sizeof(err)), 0);
-	assert_int_equal(b.nets[0].tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
+	assert_int_equal(virtio_net_type.restore(&nic0(&b)->dev, &st, err, sizeof(err)), 0);
+	assert_int_equal(nic0(&b)->tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
 	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
 	repost_rx(&b, &posted, seen);
 	n = make_tso_frame(f, host, MAC, "kvmlu-tso-2");

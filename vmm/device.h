@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The device interface: what the VM core, the state capture and the
+ * state FDT codec know of a device, so that none of them names one.
+ * Each device type (virtio-blk, virtio-net) fills one struct
+ * vm_device_type in its own files and is listed once in
+ * vmm/devices/device_types.c; the VM holds its devices as a list of
+ * struct vm_device (vm->devs) and walks it; the state reader, writer and
+ * validator walk the types (kvmtool's struct virtio_ops, Firecracker's
+ * VirtioDevice with a persist.rs beside each device).
+ *
+ * Lifecycle of one device, each step an op of its type:
+ *   create   inside vm_create(): opened from the VM's config (or adopted
+ *            from the old process's fd on a live upgrade), its register
+ *            window and eventfds described in struct vm_device, which
+ *            the VM then puts on its bus and into KVM (vm_virtio.c)
+ *   start    with the vCPUs: the device's threads
+ *   quiesce  at every pause, vCPUs parked: every request the guest made
+ *            available has completed, nothing moves until resume
+ *   resume   when the vCPUs run again
+ *   sync     prepare-update: what the guest wrote made durable (optional)
+ *   capture  paused and quiesced: the device's state into its state
+ *            struct (state_size bytes)
+ *   restore  before any vCPU runs: a validated state into a device
+ *            created from the same config
+ *   destroy  after the vCPUs are joined, before guest RAM goes; also what
+ *            a failed create leaves to undo
+ * and of its state, with no VM and no KVM:
+ *   encode   its node's properties into the FDT being written
+ *   decode   its node of an untrusted FDT (vmm/state_node.h)
+ *   validate the values of a decoded state, before any reaches KVM
+ *
+ * Unhappy paths: a create that fails leaves *out NULL and nothing open;
+ * the VM destroys the devices made before it. A capture of a device with
+ * a request in flight is refused (-EBUSY, not quiesced). A restore
+ * refuses a state of another disk, tap or MAC, and changes nothing the
+ * guest sees before its checks pass.
+ */
+#ifndef KVMLU_VMM_DEVICE_H
+#define KVMLU_VMM_DEVICE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct guestmem;
+struct io_dev_ops;
+struct state_node;
+struct vm_config;
+struct vm_device;
+
+/* What a type's create is given. */
+struct vm_device_args {
+	const struct vm_config *cfg;
+	unsigned int i;			/* the i-th device of this type in cfg */
+	unsigned int slot;		/* its virtio-mmio slot (vm_virtio.h) */
+	const struct guestmem *mem;
+	struct vm_device *const *devs;	/* the VM's devices made before it */
+	unsigned int nr_devs;
+};
+
+struct vm_device_type {
+	const char *kind;		/* "virtio-blk": node names (kind@base), messages */
+	const char *what, *whats;	/* "disk", "disks": the state's messages */
+	const char *compat;		/* its state node's compatible */
+	uint32_t format_minor;		/* the 2.x minor a state with one of these needs */
+	unsigned int max;		/* of this type in one VM */
+
+	/* How many of this type cfg asks for. */
+	unsigned int (*nr_config)(const struct vm_config *cfg);
+	int (*create)(const struct vm_device_args *a, struct vm_device **out, char *err,
+		      size_t errlen);
+	int (*start)(struct vm_device *d, char *err, size_t errlen);
+	void (*quiesce)(struct vm_device *d);
+	void (*resume)(struct vm_device *d);
+	int (*sync)(struct vm_device *d, char *err, size_t errlen);	/* NULL: nothing to sync */
+	int (*capture)(struct vm_device *d, void *state, char *err, size_t errlen);
+	int (*restore)(struct vm_device *d, const void *state, char *err, size_t errlen);
+	void (*destroy)(struct vm_device *d);
+
+	size_t state_size;		/* bytes of its state struct */
+	/* The properties after compatible, reg, slot and gsi, and any subnodes. */
+	int (*encode)(void *fdt, const void *state);
+	/* Into a zeroed state struct. */
+	int (*decode)(const struct state_node *n, void *state);
+	/*
+	 * The values of device i of this type in a state (states: all of
+	 * them, so it can refuse two sharing what must be one's own); its
+	 * slot, base and GSI are the layout's to check (state_validate.c).
+	 */
+	int (*validate)(const void *states, uint32_t i, char *err, size_t errlen);
+	/* Where in its state struct the slot, window base and GSI are. */
+	size_t off_slot, off_base, off_gsi;
+};
+
+/* One device of a VM; embedded in the device's own struct. */
+struct vm_device {
+	const struct vm_device_type *type;
+	const char *name;		/* the device's own, for messages */
+	unsigned int slot;		/* virtio-mmio slot */
+	unsigned int index;		/* among the VM's devices of its type */
+	/* What the VM wires (vm_virtio.c): the register window and the eventfds. */
+	const struct io_dev_ops *mmio_ops;
+	void *mmio_ctx;
+	uint64_t notify_offset;		/* a write of q here signals notify_fd[q] (KVM_IOEVENTFD) */
+	unsigned int nr_notify;
+	const int *notify_fd;
+	int irq_fd;			/* a write is an edge on the slot's GSI (KVM_IRQFD) */
+};
+
+/* Every device type, in slot order: a VM's disks first, then its NICs (device_types.c). */
+extern const struct vm_device_type *const vm_device_types[];
+
+/* The state's slot, base and GSI of a device of type t. */
+static inline uint32_t *vm_device_state_slot(const struct vm_device_type *t, void *state)
+{
+	return (uint32_t *)((char *)state + t->off_slot);
+}
+static inline uint64_t *vm_device_state_base(const struct vm_device_type *t, void *state)
+{
+	return (uint64_t *)((char *)state + t->off_base);
+}
+static inline uint32_t *vm_device_state_gsi(const struct vm_device_type *t, void *state)
+{
+	return (uint32_t *)((char *)state + t->off_gsi);
+}
+
+#endif /* KVMLU_VMM_DEVICE_H */

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-blk's device type (see virtio_blk_device.h): the ops the VM
+ * calls on each disk, made from the VM's config (cfg->disks: opened by
+ * path, or the old process's fds on a live upgrade), and the disk's
+ * state node. Each op is the disk's own function (virtio_blk.c,
+ * virtio_blk_io.c, virtio_blk_state.c) on the struct the vm_device is
+ * embedded in.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_blk_state.h"
+#include "vmm/vm_config.h"
+
+struct virtio_blk *virtio_blk_of(struct vm_device *d)
+{
+	return (struct virtio_blk *)((char *)d - offsetof(struct virtio_blk, dev));
+}
+
+static unsigned int blk_nr_config(const struct vm_config *cfg)
+{
+	return cfg->nr_disks;
+}
+
+/*
+ * Disk i is the file (or device) of an earlier disk, under whatever
+ * name: say so, rather than let its lock look like another VM's.
+ */
+static int blk_given_twice(const struct vm_device_args *a, char *err, size_t errlen)
+{
+	const struct virtio_blk_spec *disks = a->cfg->disks;
+	uint64_t dev, ino;
+	struct stat st;
+
+	if (stat(disks[a->i].path, &st) < 0)
+		return 0;	/* virtio_blk_open() says why */
+	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
+	ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
+	for (unsigned int k = 0; k < a->nr_devs; k++) {
+		struct virtio_blk *o;
+
+		if (a->devs[k]->type != &virtio_blk_type)
+			continue;
+		o = virtio_blk_of(a->devs[k]);
+		if (o->ident.dev == dev && o->ident.ino == ino)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "disk %s: the same %s as disk %u (%s): give each disk once",
+					 disks[a->i].path, S_ISBLK(st.st_mode) ? "device" : "file",
+					 a->devs[k]->index, disks[a->devs[k]->index].path);
+	}
+	return 0;
+}
+
+/* Disk i of cfg: the old process's file on an upgrade, else opened by path. */
+static int blk_open(struct virtio_blk *b, const struct vm_device_args *a, char *err,
+		    size_t errlen)
+{
+	const struct vm_config *cfg = a->cfg;
+	int fd, rc;
+
+	if (!cfg->adopt_disk_fds) {
+		rc = blk_given_twice(a, err, errlen);
+		return rc ? rc : virtio_blk_open(b, &cfg->disks[a->i], a->i, a->mem, err, errlen);
+	}
+	/* A dup: whatever happens here, the caller's fd stays the caller's to close. */
+	fd = fcntl(cfg->adopt_disk_fds[a->i], F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "disk %u: dup: %s", a->i, strerror(errno));
+	rc = virtio_blk_adopt(b, fd, &cfg->disks[a->i], &cfg->adopt_disk_idents[a->i], a->i,
+			      a->mem, err, errlen);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+static int blk_create(const struct vm_device_args *a, struct vm_device **out, char *err,
+		      size_t errlen)
+{
+	struct virtio_blk *b = calloc(1, sizeof(*b));
+	int rc;
+
+	if (!b)
+		return kvmlu_err(err, errlen, -ENOMEM, "allocate disk %u", a->i);
+	rc = blk_open(b, a, err, errlen);
+	if (rc) {
+		free(b);
+		return rc;
+	}
+	b->dev = (struct vm_device){
+		.name = b->name, .mmio_ops = &virtio_mmio_ops, .mmio_ctx = &b->t,
+		.notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = b->t.nr_queues,
+		.notify_fd = b->t.kick_fd, .irq_fd = b->t.irq_fd,
+	};
+	*out = &b->dev;
+	return 0;
+}
+
+static int blk_start(struct vm_device *d, char *err, size_t errlen)
+{
+	return virtio_blk_start(virtio_blk_of(d), err, errlen);
+}
+
+static void blk_quiesce(struct vm_device *d)
+{
+	virtio_blk_quiesce(virtio_blk_of(d));
+}
+
+static void blk_resume(struct vm_device *d)
+{
+	device_thread_resume(&virtio_blk_of(d)->io);
+}
+
+static int blk_sync(struct vm_device *d, char *err, size_t errlen)
+{
+	return virtio_blk_sync(virtio_blk_of(d), err, errlen);
+}
+
+static int blk_capture(struct vm_device *d, void *state, char *err, size_t errlen)
+{
+	struct virtio_blk *b = virtio_blk_of(d);
+	int rc = virtio_blk_get_state(b, state);
+
+	if (rc)
+		return kvmlu_err(err, errlen, rc, "capture %s: %s", b->name,
+				 rc == -EBUSY ? "a request is in flight (not quiesced)"
+					      : strerror(-rc));
+	return 0;
+}
+
+static int blk_restore(struct vm_device *d, const void *state, char *err, size_t errlen)
+{
+	return virtio_blk_set_state(virtio_blk_of(d), state, err, errlen);
+}
+
+static void blk_destroy(struct vm_device *d)
+{
+	struct virtio_blk *b = virtio_blk_of(d);
+
+	virtio_blk_close(b);
+	free(b);
+}
+
+static int blk_validate(const void *states, uint32_t i, char *err, size_t errlen)
+{
+	return virtio_blk_state_validate((const struct virtio_blk_state *)states + i, err, errlen);
+}
+
+const struct vm_device_type virtio_blk_type = {
+	.kind = "virtio-blk", .what = "disk", .whats = "disks",
+	.compat = "kvmlu,virtio-blk-v1", .format_minor = 0, .max = VM_MAX_DEVICES,
+	.nr_config = blk_nr_config, .create = blk_create, .start = blk_start,
+	.quiesce = blk_quiesce, .resume = blk_resume, .sync = blk_sync,
+	.capture = blk_capture, .restore = blk_restore, .destroy = blk_destroy,
+	.state_size = sizeof(struct virtio_blk_state),
+	.encode = virtio_blk_state_encode, .decode = virtio_blk_state_decode,
+	.validate = blk_validate,
+	.off_slot = offsetof(struct virtio_blk_state, slot),
+	.off_base = offsetof(struct virtio_blk_state, base),
+	.off_gsi = offsetof(struct virtio_blk_state, gsi),
+};
+
+void virtio_blk_info(struct virtio_blk *b, struct virtio_blk_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->id = b->id;
+	out->path = b->ident.path;
+	out->dev = b->ident.dev;
+	out->ino = b->ident.ino;
+	out->size = b->ident.size;
+	virtio_blk_now(b, &out->now);
+	out->readonly = b->readonly;
+	out->requests = __atomic_load_n(&b->requests, __ATOMIC_RELAXED);
+	out->io_errors = __atomic_load_n(&b->io_errors, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&b->t.lock);
+	out->status = b->t.status;
+	out->device_error = b->t.broken;
+	snprintf(out->error, sizeof(out->error), "%s", b->t.broken_why);
+	pthread_mutex_unlock(&b->t.lock);
+}

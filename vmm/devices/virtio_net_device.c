@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * virtio-net's device type (see virtio_net_device.h): the ops the VM
+ * calls on each NIC, made from the VM's config (cfg->nets: taps opened,
+ * or made, by name; the old process's tap fds on a live upgrade), and
+ * the NIC's state node. Each op is the NIC's own function
+ * (virtio_net.c, virtio_net_io.c, virtio_net_state.c).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "common/err.h"
+#include "vmm/devices/virtio_net_device.h"
+#include "vmm/devices/virtio_net_state.h"
+#include "vmm/vm_config.h"
+
+/* --net at most (vmm/options.h VMM_MAX_NETS): with the disks, the slots are 8. */
+#define NET_MAX	4
+
+struct virtio_net *virtio_net_of(struct vm_device *d)
+{
+	return (struct virtio_net *)((char *)d - offsetof(struct virtio_net, dev));
+}
+
+static unsigned int net_nr_config(const struct vm_config *cfg)
+{
+	return cfg->nr_nets;
+}
+
+/* NIC i of cfg: the old process's tap on an upgrade, else the tap opened (made) by name. */
+static int net_open(struct virtio_net *n, const struct vm_device_args *a, char *err,
+		    size_t errlen)
+{
+	struct virtio_net_spec spec = a->cfg->nets[a->i];
+	int fd, rc;
+
+	/* Generated once: from here the MAC travels in the state and the upgrade wire. */
+	if (!spec.has_mac) {
+		rc = virtio_net_mac_generate(spec.mac);
+		if (rc)
+			return kvmlu_err(err, errlen, rc, "tap %s: generate a MAC: %s", spec.tap,
+					 strerror(-rc));
+		spec.has_mac = true;
+	}
+	if (!a->cfg->adopt_net_fds)
+		return virtio_net_open(n, &spec, a->mem, err, errlen);
+	fd = fcntl(a->cfg->adopt_net_fds[a->i], F_DUPFD_CLOEXEC, 3);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "tap %s: dup: %s", spec.tap, strerror(errno));
+	rc = virtio_net_adopt(n, fd, &spec, a->mem, err, errlen);
+	if (rc)
+		close(fd);
+	return rc;
+}
+
+static int net_create(const struct vm_device_args *a, struct vm_device **out, char *err,
+		      size_t errlen)
+{
+	struct virtio_net *n = calloc(1, sizeof(*n));
+	int rc;
+
+	if (!n)
+		return kvmlu_err(err, errlen, -ENOMEM, "allocate NIC %u", a->i);
+	rc = net_open(n, a, err, errlen);
+	if (rc) {
+		free(n);
+		return rc;
+	}
+	n->dev = (struct vm_device){
+		.name = n->name, .mmio_ops = &virtio_mmio_ops, .mmio_ctx = &n->t,
+		.notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = n->t.nr_queues,
+		.notify_fd = n->t.kick_fd, .irq_fd = n->t.irq_fd,
+	};
+	*out = &n->dev;
+	return 0;
+}
+
+static int net_start(struct vm_device *d, char *err, size_t errlen)
+{
+	return virtio_net_start(virtio_net_of(d), err, errlen);
+}
+
+static void net_quiesce(struct vm_device *d)
+{
+	virtio_net_quiesce(virtio_net_of(d));
+}
+
+static void net_resume(struct vm_device *d)
+{
+	virtio_net_resume(virtio_net_of(d));
+}
+
+static int net_capture(struct vm_device *d, void *state, char *err, size_t errlen)
+{
+	struct virtio_net *n = virtio_net_of(d);
+	int rc = virtio_net_get_state(n, state);
+
+	if (rc)
+		return kvmlu_err(err, errlen, rc, "capture %s: %s", n->name,
+				 rc == -EBUSY ? "a frame is in flight (not quiesced)"
+					      : strerror(-rc));
+	return 0;
+}
+
+static int net_restore(struct vm_device *d, const void *state, char *err, size_t errlen)
+{
+	return virtio_net_set_state(virtio_net_of(d), state, err, errlen);
+}
+
+static void net_destroy(struct vm_device *d)
+{
+	struct virtio_net *n = virtio_net_of(d);
+
+	virtio_net_close(n);
+	free(n);
+}
+
+/* Its values, and no two NICs on one tap or with one MAC. */
+static int net_validate(const void *states, uint32_t i, char *err, size_t errlen)
+{
+	const struct virtio_net_state *s = states;
+	int rc = virtio_net_state_validate(&s[i], err, errlen);
+
+	if (rc)
+		return rc;
+	for (uint32_t j = 0; j < i; j++)
+		if (!strcmp(s[j].tap, s[i].tap) || !memcmp(s[j].mac, s[i].mac, 6))
+			return kvmlu_err(err, errlen, -EINVAL, "NICs %u and %u share a tap or a MAC",
+					 j, i);
+	return 0;
+}
+
+const struct vm_device_type virtio_net_type = {
+	.kind = "virtio-net", .what = "NIC", .whats = "NICs",
+	.compat = "kvmlu,virtio-net-v1", .format_minor = 1, .max = NET_MAX,
+	.nr_config = net_nr_config, .create = net_create, .start = net_start,
+	.quiesce = net_quiesce, .resume = net_resume, .sync = NULL,
+	.capture = net_capture, .restore = net_restore, .destroy = net_destroy,
+	.state_size = sizeof(struct virtio_net_state),
+	.encode = virtio_net_state_encode, .decode = virtio_net_state_decode,
+	.validate = net_validate,
+	.off_slot = offsetof(struct virtio_net_state, slot),
+	.off_base = offsetof(struct virtio_net_state, base),
+	.off_gsi = offsetof(struct virtio_net_state, gsi),
+};
+
+void virtio_net_info(struct virtio_net *n, struct virtio_net_info *out)
+{
+	memset(out, 0, sizeof(*out));
+	out->tap = n->spec.tap;
+	out->bridge = n->spec.bridge;
+	virtio_net_mac_format(n->spec.mac, out->mac);
+	out->rx_packets = __atomic_load_n(&n->rx_packets, __ATOMIC_RELAXED);
+	out->rx_bytes = __atomic_load_n(&n->rx_bytes, __ATOMIC_RELAXED);
+	out->rx_dropped = __atomic_load_n(&n->rx_dropped, __ATOMIC_RELAXED);
+	out->tx_packets = __atomic_load_n(&n->tx_packets, __ATOMIC_RELAXED);
+	out->tx_bytes = __atomic_load_n(&n->tx_bytes, __ATOMIC_RELAXED);
+	out->tx_dropped = __atomic_load_n(&n->tx_dropped, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&n->t.lock);
+	out->status = n->t.status;
+	out->device_error = n->t.broken;
+	snprintf(out->error, sizeof(out->error), "%s", n->t.broken_why);
+	pthread_mutex_unlock(&n->t.lock);
+}
