@@ -71,6 +71,16 @@
 #define KVMLU_KEY_VM_CREATE_MS		"vm_create_ms"
 #define KVMLU_KEY_VERIFY_START_MS	"verify_start_ms"
 #define KVMLU_KEY_STATE_RESTORE_MS	"state_restore_ms"
+/*
+ * upgrade's reply (and the new process's "resumed" message): the resume
+ * pipeline's steps in the new process (vmm/resume/resume.h), an object
+ * of integer ns.
+ */
+#define KVMLU_KEY_STEPS			"steps"
+#define KVMLU_KEY_STEP_BUILD_NS		"build_ns"	/* the VM on the RAM files */
+#define KVMLU_KEY_STEP_VERIFY_NS	"verify_ns"	/* memory map, copy, checksum */
+#define KVMLU_KEY_STEP_APPLY_NS		"apply_ns"	/* TSC, vCPU and device state */
+#define KVMLU_KEY_STEP_START_NS		"start_ns"	/* vCPU threads started */
 /* prepare-update's argument: ms of hashing RAM while the guest runs. */
 #define KVMLU_ARG_RUNNING_HASH_MS	"running_hash_ms"
 
