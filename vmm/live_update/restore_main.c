@@ -4,9 +4,10 @@
  * bring one VM back after a host kexec (live_update.h).
  *
  * Happy path: checks before the take -> control socket -> serial file ->
- * take the session (live_update_restore_take) -> build, verify, restore
- * (live_update_restore_build) -> vCPUs run -> FINISH the session -> serve
- * the VM like `kvmlu-vmm run`. Verified lazily (the default where the
+ * take the session (live_update_restore_take) -> build, verify memory,
+ * apply the state (live_update_restore_build: the resume pipeline,
+ * vmm/resume/resume.h) -> resume_start(): vCPUs run -> FINISH the
+ * session -> serve the VM like `kvmlu-vmm run`. Verified lazily (the default where the
  * kernel has userfaultfd; --verify sync or KVMLU_RESTORE_VERIFY=sync
  * for the old way): the vCPUs run before the verdict, the main thread
  * waits for it (lazy_restore.c), and FINISH comes after it.

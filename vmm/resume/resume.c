@@ -268,7 +268,9 @@ int resume_build(const struct resume_plan *p, struct vm *vm, struct resume_repor
  * it, since it is computed from the clock that state_vm_restore() set
  * (KVM_SET_CLOCK) and replaces the offset cpu_state_restore() wrote.
  * state_vm_restore() has its own order (vCPUs, then the VM-wide
- * devices; vmm/state/state_vm.c).
+ * irqchip, PIT and clock, then the devices; vmm/state/vm_capture.c).
+ * All of it after the memory step: nothing of a state reaches KVM for a
+ * VM whose memory differs from the pause.
  */
 int resume_apply(struct resume_plan *p, struct vm *vm, struct resume_report *r,
 		 char *err, size_t errlen)
