@@ -91,7 +91,7 @@ struct upgrade_result {
 	uint64_t pause_ns;
 	double prepare_ms;	/* new process: start-up and VM creation, guest running */
 	double restore_ms;	/* new process: state to resumed, guest paused */
-	double create_ms;	/* new process: vm_create() alone */
+	double create_ms;	/* new process: the VM built (resume_build()) */
 	size_t state_bytes;
 	char checksum[33];
 	json_object *steps;	/* new process: the resume pipeline's steps, ns; owned */
