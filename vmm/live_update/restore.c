@@ -180,6 +180,8 @@ int live_update_restore_build(struct live_update_restore *lu, int serial_fd, str
 	char msg[512] = "";
 	int ret;
 
+	/* Nothing verified about a VM not built yet (update-status says so). */
+	lu->report.memory_verified = false;
 	ret = restore_parse_state(lu, err, errlen);
 	if (ret)
 		return ret;
