@@ -254,5 +254,15 @@
 #define KVMLU_KEY_DONE		"done"
 #define KVMLU_KEY_TOTAL		"total"
 #define KVMLU_KEY_PHASE_NS	"ns"		/* a finished phase's duration */
+/*
+ * upgrade's reply (and the new process's "resumed" message): the resume
+ * pipeline's steps in the new process (vmm/resume/resume.h), an object
+ * of integer ns.
+ */
+#define KVMLU_KEY_STEPS			"steps"
+#define KVMLU_KEY_STEP_BUILD_NS		"build_ns"	/* the VM on the RAM files */
+#define KVMLU_KEY_STEP_VERIFY_NS	"verify_ns"	/* memory map, copy, checksum */
+#define KVMLU_KEY_STEP_APPLY_NS		"apply_ns"	/* TSC, vCPU and device state */
+#define KVMLU_KEY_STEP_START_NS		"start_ns"	/* vCPU threads started */
 
 #endif /* KVMLU_CONTROL_WIRE_H */

@@ -29,6 +29,11 @@ up_upgrade() {
 	UP_MEMORY=$(kv_ret memory)
 	UP_CHECKSUM=$(kv_ret checksum)
 	[ "$UP_NEW_PID" -gt 0 ] 2>/dev/null || kv_fail "upgrade reply without pid"
+	# The new process's resume steps, each an integer count of ns.
+	jq -e '.return.steps | (keys == ["apply_ns","build_ns","start_ns","verify_ns"]) and
+		all(.[]; type == "number" and . == floor and . >= 0) and
+		.build_ns > 0 and .apply_ns > 0 and .start_ns > 0' <<<"$KV_REPLY" >/dev/null ||
+		kv_fail "upgrade reply without its resume steps in integer ns: $KV_REPLY"
 	for i in $(seq 1 "$(kv_scaled 300)"); do
 		kill -0 "$old" 2>/dev/null || break
 		sleep 0.1

@@ -3,16 +3,19 @@
  * A restored VM that runs while its RAM is verified (guestmem/lazy_verify.h):
  * the VMM side.
  *
- * Happy path: live_update_lazy_start() registers the RAM before the
- * state is restored (restore.c); the vCPUs start; the main thread sits in
+ * Happy path: the resume pipeline's memory step registers the RAM
+ * before the state is applied (vmm/resume/verify.c, from restore.c), and
+ * live_update_lazy_begin() makes the commands that read all guest RAM
+ * wait; the vCPUs start; the main thread sits in
  * live_update_lazy_watch() until every chunk is found equal, then stops
  * the verifier (the mapping becomes an ordinary one), records when, and
  * returns so that the session is FINISHed and the VM served.
  *
  * Unhappy paths:
  *  1. lazy verification cannot start (no userfaultfd, no shmem minor
- *     faults, holes, no chunk digests, guest_memfd): restore.c verifies
- *     everything before the guest runs, as before, and says why once.
+ *     faults, holes, no chunk digests, guest_memfd): the memory step
+ *     verifies everything before the guest runs, and restore.c says why
+ *     once.
  *  2. A chunk differs: the VM is held as checksum-mismatch before the
  *     pause (so no resume can slip in), then paused; a vCPU waiting on the
  *     bad chunk is kicked out of its fault and parks. The remaining chunks
@@ -39,7 +42,6 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
-#include "common/test_hooks.h"
 #include "guestmem/folio.h"
 #include "guestmem/lazy_verify.h"
 #include "vmm/live_update/hold.h"
@@ -72,119 +74,46 @@ bool live_update_verify_lazy_wanted(const char *opt, char *why, size_t whylen)
 	return true;
 }
 
-int live_update_lazy_start(struct vm *vm, const struct state_vm *s, struct live_update_restore *lu,
-			   char *err, size_t errlen)
+void live_update_lazy_begin(struct live_update_restore *lu)
 {
-	struct guestmem_lazy_verify_config cfg = { 0 };
-	struct guestmem_chunk_digest *d;
-	uint64_t n = guestmem_digest_chunks(&vm->mem);
-	int ret;
-
-	if (!s->has_checksum || !s->chunk_digests || s->nr_chunk_digests != n)
-		return kvmlu_err(err, errlen, -EOPNOTSUPP,
-				 "the state carries no chunk digests (format 1.0, or no checksum)");
-	d = malloc((size_t)n * sizeof(*d));
-	if (!d)
-		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
-	for (uint64_t i = 0; i < n; i++)
-		d[i] = (struct guestmem_chunk_digest){ .hi = s->chunk_digests[i].hi,
-						       .lo = s->chunk_digests[i].lo };
-	cfg.gm = &vm->mem;
-	/*
-	 * A test can ask for no background pass, so that only the guest's
-	 * touches verify (harness: the guest, not a background thread, meets
-	 * the changed chunk). Never in the release build.
-	 */
-	cfg.fault_only = test_hook_lazy_fault_only();
-	cfg.expect = d;
-	cfg.nr_expect = n;
-	ret = guestmem_lazy_verify_start(&lu->lv, &cfg, err, errlen);
-	free(d);
-	if (ret)
-		return ret;
-	lu->lazy = true;
-	lu->nr_chunks = n;
-	snprintf(lu->verification, sizeof(lu->verification), "running");
 	pthread_mutex_lock(&lazy_lock);
-	lazy_lv = lu->lv;
+	lazy_lv = lu->report.lazy;
 	lazy_state = LAZY_RUNNING;
 	pthread_mutex_unlock(&lazy_lock);
-	return 0;
-}
-
-/* Chunks decided and what the faults cost, into lu for update-status. */
-static void lazy_note(struct live_update_restore *lu)
-{
-	struct guestmem_lazy_verify_stats st;
-
-	guestmem_lazy_verify_stats(lu->lv, &st);
-	lu->verify_chunks_done = st.verified + st.bad;
-	lu->verify_faults = st.faults;
-	lu->verify_fault_chunks = st.fault_hashed;
-	lu->verify_threads = st.threads;
-	lu->chunks_differ = st.bad;
-	if (st.bad)
-		lu->first_differ_chunk = st.first_bad;
-	if (st.done)
-		lu->checksum_ns = st.done_ns - st.started_ns;
 }
 
 bool live_update_lazy_failed(struct live_update_restore *lu)
 {
-	struct guestmem_lazy_verify_stats st;
-
-	if (!lu->lv)
-		return false;
-	guestmem_lazy_verify_stats(lu->lv, &st);
-	return st.bad || st.error;
+	return resume_verify_failed(&lu->report);
 }
 
 void live_update_lazy_stop(struct live_update_restore *lu)
 {
-	if (!lu->lv)
+	if (!lu->report.lazy)
 		return;
 	pthread_mutex_lock(&lazy_lock);
 	lazy_lv = NULL;
 	pthread_mutex_unlock(&lazy_lock);
-	guestmem_lazy_verify_stop(lu->lv);
-	lu->lv = NULL;
-}
-
-/* Every chunk decided, or an error: fill in the verdict. */
-static void lazy_verdict(struct live_update_restore *lu)
-{
-	struct guestmem_checksum c = { 0 };
-	struct guestmem_lazy_verify_stats st;
-
-	guestmem_lazy_verify_stats(lu->lv, &st);
-	lazy_note(lu);
-	if (!guestmem_lazy_verify_sum(lu->lv, &c.hi, &c.lo))
-		guestmem_checksum_format(&c, lu->checksum_now);
-	lu->memory_verified = st.done && !st.bad && !st.error && lu->has_recorded &&
-			      !strcmp(lu->checksum_now, lu->checksum_recorded);
-	lu->verified_wall_ns = kvmlu_wall_ns();
-	snprintf(lu->verification, sizeof(lu->verification), "%s",
-		 lu->memory_verified ? "verified" : st.error ? "failed" : "mismatch");
+	resume_verify_stop(&lu->report);
 }
 
 void live_update_lazy_settle(struct live_update_restore *lu)
 {
-	if (!lu->lv)
+	if (!lu->report.lazy)
 		return;
-	guestmem_lazy_verify_drain(lu->lv);
-	guestmem_lazy_verify_wait(lu->lv, 60000);
-	lazy_verdict(lu);
-	lazy_set_state(lu->memory_verified ? LAZY_VERIFIED : LAZY_MISMATCH);
+	resume_verify_settle(&lu->report);
+	lazy_set_state(lu->report.memory_verified ? LAZY_VERIFIED : LAZY_MISMATCH);
 }
 
 static int lazy_mismatch(struct live_update_restore *lu, struct live_update_hold *h, struct vm *vm)
 {
+	struct resume_report *r = &lu->report;
 	struct guestmem_lazy_verify_stats st;
 	char why[512], msg[256] = "";
 	uint64_t ns;
 
 	/* Held first: from here no resume gets through the gate. */
-	guestmem_lazy_verify_stats(lu->lv, &st);
+	guestmem_lazy_verify_stats(r->lazy, &st);
 	snprintf(why, sizeof(why), "MEMORY CHECKSUM MISMATCH after resume: chunk %llu of %llu %s; the guest never touched it",
 		 (unsigned long long)st.first_bad, (unsigned long long)st.nr_chunks,
 		 st.error ? "could not be verified" : "differs from the pause");
@@ -194,15 +123,13 @@ static int lazy_mismatch(struct live_update_restore *lu, struct live_update_hold
 		vm_request_stop(vm, VM_STOP_VMM_ERROR, "memory checksum mismatch, pause failed: %s", msg);
 	}
 	/* The rest is still decided, for the count: here too, with the VM paused. */
-	guestmem_lazy_verify_drain(lu->lv);
-	guestmem_lazy_verify_wait(lu->lv, 60000);
-	lazy_verdict(lu);
+	resume_verify_settle(r);
 	lazy_set_state(LAZY_MISMATCH);
 	snprintf(why, sizeof(why),
 		 "MEMORY CHECKSUM MISMATCH: recorded at pause %s, now %s (%llu of %llu chunks of 2 MiB differ, the first is chunk %llu): paused before the guest touched it",
-		 lu->checksum_recorded, lu->checksum_now[0] ? lu->checksum_now : "(not computed)",
-		 (unsigned long long)lu->chunks_differ, (unsigned long long)lu->nr_chunks,
-		 (unsigned long long)lu->first_differ_chunk);
+		 r->checksum_recorded, r->checksum_now[0] ? r->checksum_now : "(not computed)",
+		 (unsigned long long)r->chunks_differ, (unsigned long long)r->nr_chunks,
+		 (unsigned long long)r->first_differ_chunk);
 	live_update_hold_set(h, "checksum-mismatch", false, why);
 	lu->phase = "checksum-mismatch";
 	snprintf(lu->reason, sizeof(lu->reason), "%s", why);
@@ -241,7 +168,7 @@ int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_ho
 			   struct vm *vm, int sig_fd)
 {
 	struct pollfd pfd[3] = {
-		{ .fd = guestmem_lazy_verify_event_fd(lu->lv), .events = POLLIN },
+		{ .fd = guestmem_lazy_verify_event_fd(lu->report.lazy), .events = POLLIN },
 		{ .fd = vm->stop_efd, .events = POLLIN },
 		{ .fd = sig_fd, .events = POLLIN },
 	};
@@ -264,15 +191,15 @@ int live_update_lazy_watch(struct live_update_restore *lu, struct live_update_ho
 		}
 		if (pfd[0].revents && read(pfd[0].fd, &n, sizeof(n)) < 0 && errno != EAGAIN)
 			return -errno;
-		guestmem_lazy_verify_stats(lu->lv, &st);
+		guestmem_lazy_verify_stats(lu->report.lazy, &st);
 		if (st.bad || st.error)
 			return lazy_mismatch(lu, h, vm);
-		lazy_note(lu);
+		resume_verify_note(&lu->report);
 		if (st.done)
 			break;
 		live_update_restore_publish(lu);
 	}
-	lazy_verdict(lu);
+	resume_verify_verdict(&lu->report);
 	/* All equal: every page may be mapped as any other from now on. */
 	live_update_lazy_stop(lu);
 	lazy_remap_huge(vm);

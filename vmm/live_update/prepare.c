@@ -74,10 +74,6 @@ static struct live_update_prepared prepared = { .session = { .fd = -1 }, .log = 
  * published under this lock.
  */
 static pthread_mutex_t prepared_lock = PTHREAD_MUTEX_INITIALIZER;
-/* The restore's facts, published by the main thread, read by update-status. */
-static pthread_mutex_t restored_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct live_update_restore restored;
-static bool restored_valid;
 
 bool live_update_prepared(void)
 {
@@ -87,14 +83,6 @@ bool live_update_prepared(void)
 	active = prepared.active;
 	pthread_mutex_unlock(&prepared_lock);
 	return active;
-}
-
-void live_update_restore_publish(const struct live_update_restore *lu)
-{
-	pthread_mutex_lock(&restored_lock);
-	restored = *lu;
-	restored_valid = true;
-	pthread_mutex_unlock(&restored_lock);
 }
 
 /* Which class a LUO failure gets: clients act on it (agent rollback). */
@@ -406,7 +394,7 @@ static int live_update_cmd_abort(struct control_ctx *ctx, json_object *args, jso
 static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
 			   struct json_line_error *e)
 {
-	json_object *o = json_object_new_object();
+	json_object *o = json_object_new_object(), *r;
 
 	(void)ctx;
 	(void)args;
@@ -422,63 +410,15 @@ static int live_update_cmd_status(struct control_ctx *ctx, json_object *args, js
 		json_object_object_add(o, KVMLU_KEY_PREPARED_AT,
 				       json_line_new_u64(prepared.prepared_wall_ns));
 		pthread_mutex_unlock(&prepared_lock);
-	} else if (restored_valid) {
-		const struct live_update_restore *r = &restored;
-
-		pthread_mutex_unlock(&prepared_lock);
-		pthread_mutex_lock(&restored_lock);
-		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string(
-			r->phase ? r->phase : r->session.finished ? "restored" : "restoring"));
-		json_object_object_add(o, KVMLU_KEY_REASON, json_object_new_string(r->reason));
-		json_object_object_add(o, KVMLU_KEY_SESSION, json_object_new_string(r->session.name));
-		json_object_object_add(o, KVMLU_KEY_VERIFIED, json_object_new_boolean(r->memory_verified));
-		json_object_object_add(o, KVMLU_KEY_SUM_RECORDED,
-				       json_object_new_string(r->checksum_recorded));
-		json_object_object_add(o, KVMLU_KEY_SUM_NOW, json_object_new_string(r->checksum_now));
-		json_object_object_add(o, KVMLU_KEY_SESSION_FINISHED,
-				       json_object_new_boolean(r->session.finished));
-		json_object_object_add(o, KVMLU_KEY_PAUSED_AT, json_line_new_u64(r->paused_wall_ns));
-		json_object_object_add(o, KVMLU_KEY_RESTORE_STARTED_AT,
-				       json_line_new_u64(r->started_wall_ns));
-		json_object_object_add(o, KVMLU_KEY_RESUMED_AT, json_line_new_u64(r->resumed_wall_ns));
-		json_object_object_add(o, KVMLU_KEY_RETRIEVE_NS, json_line_new_u64(r->retrieve_ns));
-		json_object_object_add(o, KVMLU_KEY_CHECKSUM_NS, json_line_new_u64(r->checksum_ns));
-		/* restore_ns's parts: the VM built, verification started, state restored. */
-		json_object_object_add(o, KVMLU_KEY_VM_CREATE_NS, json_line_new_u64(r->vm_create_ns));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_START_NS,
-				       json_line_new_u64(r->verify_start_ns));
-		json_object_object_add(o, KVMLU_KEY_STATE_RESTORE_NS,
-				       json_line_new_u64(r->state_restore_ns));
-		json_object_object_add(o, KVMLU_KEY_RESTORE_NS, json_line_new_u64(
-			r->resumed_wall_ns > r->started_wall_ns ?
-			r->resumed_wall_ns - r->started_wall_ns : 0));
-		json_object_object_add(o, KVMLU_KEY_TSC_ADJUSTED, json_object_new_boolean(r->tsc_adjusted));
-		json_object_object_add(o, KVMLU_KEY_TSC_SHIFT, json_object_new_int64(r->tsc_shift));
-		json_object_object_add(o, KVMLU_KEY_TSC_KHZ_SAVED, json_object_new_int64(r->tsc_khz_saved));
-		json_object_object_add(o, KVMLU_KEY_TSC_KHZ_NOW, json_object_new_int64(r->tsc_khz_now));
-		json_object_object_add(o, KVMLU_KEY_STATE_BYTES, json_line_new_u64(r->state_bytes));
-		/*
-		 * Lazy verification: the guest runs from resumed_at_ns, every
-		 * chunk is verified by verified_at_ns (sync: before resuming).
-		 */
-		json_object_object_add(o, KVMLU_KEY_VERIFY_MODE, json_object_new_string(r->verify_mode));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_FALLBACK, json_object_new_string(r->verify_fallback));
-		json_object_object_add(o, KVMLU_KEY_VERIFICATION,
-				       json_object_new_string(r->verification[0] ? r->verification : "none"));
-		json_object_object_add(o, KVMLU_KEY_VERIFIED_AT, json_line_new_u64(r->verified_wall_ns));
-		json_object_object_add(o, KVMLU_KEY_TO_VERIFIED_NS, json_line_new_u64(
-			r->verified_wall_ns > r->started_wall_ns ?
-			r->verified_wall_ns - r->started_wall_ns : 0));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_CHUNKS, json_line_new_u64(r->nr_chunks));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_CHUNKS_DONE, json_line_new_u64(
-			r->lazy ? r->verify_chunks_done : r->verified_wall_ns ? r->nr_chunks : 0));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_FAULTS, json_line_new_u64(r->verify_faults));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_FAULT_CHUNKS, json_line_new_u64(r->verify_fault_chunks));
-		json_object_object_add(o, KVMLU_KEY_VERIFY_THREADS, json_object_new_int64(r->verify_threads));
-		pthread_mutex_unlock(&restored_lock);
 	} else {
 		pthread_mutex_unlock(&prepared_lock);
-		json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("none"));
+		/* A restore after a kexec in this process: what it published last. */
+		if (live_update_restore_status(&r)) {
+			json_object_put(o);
+			o = r;
+		} else {
+			json_object_object_add(o, KVMLU_KEY_PHASE, json_object_new_string("none"));
+		}
 	}
 	*ret = o;
 	return 0;

@@ -4,9 +4,10 @@
  * bring one VM back after a host kexec (live_update.h).
  *
  * Happy path: checks before the take -> control socket -> serial file ->
- * take the session (live_update_restore_take) -> build, verify, restore
- * (live_update_restore_build) -> vCPUs run -> FINISH the session -> serve
- * the VM like `kvmlu-vmm run`. Verified lazily (the default where the
+ * take the session (live_update_restore_take) -> build, verify memory,
+ * apply the state (live_update_restore_build: the resume pipeline,
+ * vmm/resume/resume.h) -> resume_start(): vCPUs run -> FINISH the
+ * session -> serve the VM like `kvmlu-vmm run`. Verified lazily (the default where the
  * kernel has userfaultfd; --verify sync or KVMLU_RESTORE_VERIFY=sync
  * for the old way): the vCPUs run before the verdict, the main thread
  * waits for it (lazy_restore.c), and FINISH comes after it.
@@ -176,25 +177,18 @@ static int restore_attempt(struct restore_run *r, char *why, size_t whylen,
 		r->built = true;
 	}
 	/* Lazy: a chunk may be found bad before the vCPUs start; then as sync. */
-	if (r->lu.lazy && live_update_lazy_failed(&r->lu))
+	if (live_update_lazy_failed(&r->lu))
 		live_update_lazy_settle(&r->lu);
-	if (!r->lu.memory_verified && !(r->lu.lazy && !live_update_lazy_failed(&r->lu))) {
+	if (!resume_memory_ok(&r->lu.report)) {
+		char desc[256];
+
 		*state = "checksum-mismatch";
 		*resumable = false;
-		char chunks[128] = "";
-
-		if (r->lu.chunks_differ)
-			snprintf(chunks, sizeof(chunks),
-				 " (%llu of %llu chunks of 2 MiB differ, the first is chunk %llu)",
-				 (unsigned long long)r->lu.chunks_differ,
-				 (unsigned long long)r->lu.nr_chunks,
-				 (unsigned long long)r->lu.first_differ_chunk);
-		return snprintf(why, whylen,
-				"MEMORY CHECKSUM MISMATCH: recorded at pause %s, now %s%s: never resumed",
-				r->lu.has_recorded ? r->lu.checksum_recorded : "(none)",
-				r->lu.checksum_now, chunks), -EIO;
+		resume_mismatch_desc(&r->lu.report, desc, sizeof(desc));
+		return snprintf(why, whylen, "MEMORY CHECKSUM MISMATCH: %s: never resumed", desc), -EIO;
 	}
-	rc = restore_fault("start", err, sizeof(err)) ? -EIO : vm_start(&r->vm, err, sizeof(err));
+	rc = restore_fault("start", err, sizeof(err)) ? -EIO :
+	     resume_start(&r->lu.plan, &r->vm, &r->lu.report, err, sizeof(err));
 	if (rc) {
 		vm_request_stop(&r->vm, VM_STOP_VMM_ERROR, "start failed");
 		vm_join(&r->vm);
@@ -259,21 +253,22 @@ static void restore_serve_on_control(struct restore_run *r)
 static void restore_report_resumed(struct restore_run *r, uint64_t t0)
 {
 	const struct live_update_restore *lu = &r->lu;
-
+	const struct resume_report *rep = &lu->report;
+	bool lazy = rep->verify_mode == RESUME_VERIFY_LAZY;
 	char verified[128];
 
-	if (lu->lazy)
+	if (lazy)
 		snprintf(verified, sizeof(verified), "memory being verified lazily (%llu chunks)",
-			 (unsigned long long)lu->nr_chunks);
+			 (unsigned long long)rep->nr_chunks);
 	else
-		snprintf(verified, sizeof(verified), "checksum %s verified", lu->checksum_now);
+		snprintf(verified, sizeof(verified), "checksum %s verified", rep->checksum_now);
 	fprintf(stderr, "kvmlu-vmm: %s: resumed from session %s (pid %d): %s, "
 		"%.1f ms in this process (retrieve %.1f ms, checksum %.1f ms), tsc %s (shift %lld, %u kHz saved, %u kHz now), "
 		"paused %.3f s by wall clock, control socket %s\n",
 		r->vm.name, r->session, (int)getpid(), verified,
 		(double)(kvmlu_mono_ns() - t0) / 1e6, (double)lu->retrieve_ns / 1e6,
-		lu->lazy ? 0.0 : (double)lu->checksum_ns / 1e6, lu->tsc_adjusted ? "adjusted" : "as saved",
-		(long long)lu->tsc_shift, lu->tsc_khz_saved, lu->tsc_khz_now,
+		lazy ? 0.0 : (double)rep->checksum_ns / 1e6, rep->tsc_adjusted ? "adjusted" : "as saved",
+		(long long)rep->tsc_shift, rep->tsc_khz_saved, rep->tsc_khz_now,
 		lu->resumed_wall_ns > lu->paused_wall_ns ?
 		(double)(lu->resumed_wall_ns - lu->paused_wall_ns) / 1e9 : 0.0,
 		r->hold.reachable[0] ? r->hold.reachable : "(none)");
@@ -289,12 +284,14 @@ static bool restore_lazy_verdict(struct restore_run *r, int sig_fd, int *status)
 	int rc = live_update_lazy_watch(&r->lu, &r->hold, &r->vm, sig_fd);
 
 	if (rc == LIVE_UPDATE_LAZY_VERIFIED) {
+		const struct resume_report *rep = &r->lu.report;
+
 		fprintf(stderr, "kvmlu-vmm: %s: all %llu chunks verified equal to the pause, %.1f ms after the guest resumed (%llu first touches waited, %llu chunks hashed for them)\n",
-			r->vm.name, (unsigned long long)r->lu.nr_chunks,
-			r->lu.verified_wall_ns > r->lu.resumed_wall_ns ?
-			(double)(r->lu.verified_wall_ns - r->lu.resumed_wall_ns) / 1e6 : 0.0,
-			(unsigned long long)r->lu.verify_faults,
-			(unsigned long long)r->lu.verify_fault_chunks);
+			r->vm.name, (unsigned long long)rep->nr_chunks,
+			rep->verified_wall_ns > r->lu.resumed_wall_ns ?
+			(double)(rep->verified_wall_ns - r->lu.resumed_wall_ns) / 1e6 : 0.0,
+			(unsigned long long)rep->verify_faults,
+			(unsigned long long)rep->verify_fault_chunks);
 		return true;
 	}
 	if (rc == LIVE_UPDATE_LAZY_MISMATCH) {
@@ -329,10 +326,12 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	control_server_init(&r.server);
 	control_server_init(&r.fallback);
 	live_update_restore_init(&r.lu);
-	r.lu.want_lazy = live_update_verify_lazy_wanted(verify, err, sizeof(err));
-	if (!r.lu.want_lazy)
+	if (!live_update_verify_lazy_wanted(verify, err, sizeof(err))) {
+		r.lu.plan.verify = RESUME_VERIFY_FULL;
+		r.lu.plan.verify_why = "sync verification asked for";
 		fprintf(stderr, "kvmlu-vmm: restore %s: %s: all RAM is verified before the guest runs\n",
 			session, err);
+	}
 	err[0] = '\0';
 	sig_fd = vmm_signals_setup();
 	if (sig_fd < 0) {
@@ -374,7 +373,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	live_update_hold_go_live(&r.hold);
 	r.lu.phase = "restored";
 	r.lu.reason[0] = '\0';
-	if (r.lu.lazy) {
+	if (r.lu.report.verify_mode == RESUME_VERIFY_LAZY) {
 		int st = 0;
 
 		r.lu.resumed_wall_ns = kvmlu_wall_ns();
@@ -395,10 +394,10 @@ int live_update_restore_main(const char *session, const char *control, const cha
 	}
 	if (live_update_restore_finish(&r.lu, err, sizeof(err)))
 		fprintf(stderr, "kvmlu-vmm: restore %s: guest running, but %s\n", session, err);
-	if (r.lu.lazy)
+	if (r.lu.report.verify_mode == RESUME_VERIFY_LAZY)
 		live_update_lazy_finished();
 	restore_serve_on_control(&r);
-	if (!r.lu.lazy)
+	if (r.lu.report.verify_mode != RESUME_VERIFY_LAZY)
 		restore_report_resumed(&r, t0);
 	/* Whichever socket serves the VM now; the other is stopped below too. */
 	status = vmm_serve(&r.vm, sig_fd, r.server.started ? &r.server : &r.fallback);

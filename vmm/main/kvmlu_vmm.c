@@ -122,7 +122,7 @@ int main(int argc, char **argv)
 	 * Every entry point serves the same commands; each owner registers
 	 * its own, before any control server starts.
 	 */
-	if (vm_commands_register() || upgrade_register_commands() ||
+	if (vm_commands_register() || upgrade_register_commands(live_update_prepared) ||
 	    live_update_register_commands()) {
 		fprintf(stderr, "kvmlu-vmm: control commands: a name is registered twice\n");
 		return 1;

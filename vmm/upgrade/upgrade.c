@@ -63,7 +63,6 @@
 #include "common/err.h"
 #include "common/json_line.h"
 #include "vmm/control/commands.h"
-#include "vmm/live_update/live_update.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
@@ -77,6 +76,9 @@
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
 #define UPGRADE_CHILD_FD		3	/* the socket's number in the new process */
+
+/* Whether a host update holds the VM's state (upgrade_register_commands()). */
+static bool (*upgrade_host_update_prepared)(void);
 
 struct upgrade_args {
 	const char *binary;
@@ -92,9 +94,10 @@ struct upgrade_result {
 	/* The new process's own figures, ms to the us on the upgrade wire. */
 	double prepare_ms;	/* new process: start-up and VM creation, guest running */
 	double restore_ms;	/* new process: state to resumed, guest paused */
-	double create_ms;	/* new process: vm_create() alone */
+	double create_ms;	/* new process: the VM built (resume_build()) */
 	size_t state_bytes;
 	char checksum[33];
+	json_object *steps;	/* new process: the resume pipeline's steps, ns; owned */
 };
 
 /* A figure of the upgrade wire (ms, rounded to the us) as the reply's ns. */
@@ -229,6 +232,26 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 	return upgrade_wire_send(sock, o, fds, n, err, errlen);
 }
 
+/*
+ * The new process's step times, integer ns: only the keys it may send,
+ * each a non-negative integer, into a fresh object for the reply.
+ */
+static void steps_take(json_object *in, struct upgrade_result *r)
+{
+	static const char *const keys[] = { KVMLU_KEY_STEP_BUILD_NS, KVMLU_KEY_STEP_VERIFY_NS,
+					     KVMLU_KEY_STEP_APPLY_NS, KVMLU_KEY_STEP_START_NS };
+	json_object *v;
+
+	if (!json_object_is_type(in, json_type_object) || r->steps)
+		return;
+	r->steps = json_object_new_object();
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+		if (json_object_object_get_ex(in, keys[i], &v) &&
+		    json_object_is_type(v, json_type_int) && json_object_get_int64(v) >= 0)
+			json_object_object_add(r->steps, keys[i],
+					       json_line_new_u64((uint64_t)json_object_get_int64(v)));
+}
+
 /* Wait for message `want` until the deadline; anything else is an error in err. */
 static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 		    struct upgrade_result *r, char *err, size_t errlen)
@@ -276,6 +299,8 @@ static int wait_for(int sock, const char *want, pid_t pid, uint64_t deadline,
 			r->prepare_ms = json_object_get_double(v);
 		if (json_object_object_get_ex(o, "create_ms", &v))
 			r->create_ms = json_object_get_double(v);
+		if (json_object_object_get_ex(o, KVMLU_KEY_STEPS, &v))
+			steps_take(v, r);
 		ret = 0;
 	} else if (!strcmp(msg, "error") && json_object_object_get_ex(o, "desc", &v)) {
 		ret = kvmlu_err(err, errlen, -ECANCELED, "new kvmlu-vmm (pid %d): %s", pid,
@@ -458,11 +483,13 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING, "upgrade: VM is %s",
 					   vm_state_name(st));
 	/* The LUO session of a prepared host update cannot follow to a new process. */
-	if (live_update_prepared())
+	if (upgrade_host_update_prepared && upgrade_host_update_prepared())
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					   "upgrade refused: prepared for a host update (send abort-update)");
 	rc = hand_over(ctx, &a, &paused, &committed, &t0, &r, err, sizeof(err));
 	t1 = kvmlu_mono_ns();
+	if (rc)
+		json_object_put(r.steps);
 	if (rc && !committed) {
 		if (paused && vm_resume(vm, &ns, rerr, sizeof(rerr)))
 			return json_line_error_set(e, KVMLU_ERR_FAILED,
@@ -496,6 +523,9 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 			       json_object_new_string(paused ? "running" : "paused"));
 	if (r.checksum[0])
 		json_object_object_add(*ret, KVMLU_KEY_CHECKSUM, json_object_new_string(r.checksum));
+	/* The new process's resume pipeline, step by step (integer ns). */
+	if (r.steps)
+		json_object_object_add(*ret, KVMLU_KEY_STEPS, r.steps);
 	return 0;
 }
 
@@ -507,7 +537,8 @@ static const struct control_command upgrade_commands[] = {
 	{ "upgrade", upgrade_cmd, upgrade_cmd_args, CONTROL_CMD_LONG | CONTROL_CMD_NO_ACCEPT },
 };
 
-int upgrade_register_commands(void)
+int upgrade_register_commands(bool (*prepared)(void))
 {
+	upgrade_host_update_prepared = prepared;
 	return control_register(upgrade_commands, 1);
 }

@@ -9,7 +9,15 @@
 #ifndef KVMLU_VMM_UPGRADE_H
 #define KVMLU_VMM_UPGRADE_H
 
-/* Register `upgrade` with the control dispatcher; before any server starts. */
-int upgrade_register_commands(void);
+#include <stdbool.h>
+
+/*
+ * Register `upgrade` with the control dispatcher; before any server
+ * starts. prepared: true while a host update holds the VM's state in a
+ * LUO session, which cannot follow to a new process, so `upgrade` is
+ * refused then (main passes live_update_prepared(): this layer sits
+ * above the host update's and names nothing of it).
+ */
+int upgrade_register_commands(bool (*prepared)(void));
 
 #endif /* KVMLU_VMM_UPGRADE_H */

@@ -26,9 +26,11 @@
  *   old -> new  {"msg":"commit"}: THE commit point. Only sent in time;
  *               before it only the old process may run the guest, after
  *               it only the new one
- *   new -> old  {"msg":"resumed","memory_copied_bytes":N,"prepare_ms":x,
- *                "create_ms":c,"restore_ms":y} once the VM runs (or sits
- *               parked, "run":false) in the new process
+ *   new -> old  {"msg":"resumed","memory_copied_bytes":N,"memory":"shared",
+ *                "prepare_ms":x,"create_ms":c,"restore_ms":y,
+ *                "steps":{"build_ns":N,"verify_ns":N,"apply_ns":N,"start_ns":N}}
+ *               once the VM runs (or sits parked, "run":false) in the new
+ *               process; steps: the resume pipeline's (vmm/resume/resume.h)
  *   new -> old  {"msg":"error","desc":"...","lost":false} instead, at any
  *               step; "lost":true after commit (the VM runs nowhere).
  *

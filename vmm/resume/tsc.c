@@ -12,9 +12,10 @@
  * guest_* are kvmclock ns (the restored clock already advanced by the wall
  * time through KVM_CLOCK_REALTIME or the state library's fallback), tsc_*
  * the host TSC read with each, freq the guest TSC rate. Runs once per
- * restore, after state_vm_restore() and before any vCPU runs.
+ * restore after a kexec (resume_apply(), the plan's new_boot), after
+ * state_vm_restore() and before any vCPU runs.
  *
- * The rate itself (live_update_tsc_rate_fit, before the state is
+ * The rate itself (resume_tsc_rate_fit, before the state is
  * restored, after a kexec and at a live upgrade alike): the new kernel
  * calibrates the host TSC again and may find it a few hundred ppm off the
  * old figure, and a VMM before vm_set_tsc_rate() (vmm/vm.c) saved KVM's
@@ -42,7 +43,7 @@
 
 #include "common/err.h"
 #include "include/kvmlu/kvm_uapi.h"
-#include "vmm/live_update/live_update.h"
+#include "vmm/resume/resume.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 
@@ -57,7 +58,7 @@ static int tsc_offset_set(int vcpu_fd, uint64_t off)
 	return ioctl(vcpu_fd, KVM_SET_DEVICE_ATTR, &a);
 }
 
-int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_khz,
+int resume_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_khz,
 			     uint32_t *now_khz, char *err, size_t errlen)
 {
 	*saved_khz = *now_khz = 0;
@@ -106,7 +107,7 @@ int live_update_tsc_rate_fit(struct vm *vm, struct state_vm *s, uint32_t *saved_
 	return 0;
 }
 
-int live_update_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shift,
+int resume_tsc_adjust(struct vm *vm, const struct state_vm *s, int64_t *shift,
 			   bool *adjusted, char *err, size_t errlen)
 {
 	const struct kvm_clock_data *src = &s->devices.clock;
