@@ -37,9 +37,9 @@
 #include "common/accept_spare.h"
 #include "common/clock.h"
 #include "common/err.h"
-#include "common/sock_path.h"
 #include "kvmlu/unix_addr.h"
 #include "vmm/control/server.h"
+#include "vmm/control/server_listen.h"
 
 struct control_client {
 	unsigned long id;	/* for the reply of a long command */
@@ -111,57 +111,6 @@ static void control_client_close(struct control_server *s, unsigned int i)
 	close(s->clients[i]->fd);
 	free(s->clients[i]);
 	s->clients[i] = NULL;
-}
-
-static int control_bind(struct control_server *s, const char *path, char *err, size_t errlen)
-{
-	bool abstract = kvmlu_unix_is_abstract(path);
-	struct sockaddr_un sa;
-	socklen_t salen;
-	struct stat st;
-	char msg[256];
-	mode_t old_mask;
-	int fd, rc;
-
-	if (kvmlu_unix_addr(path, &sa, &salen))
-		return kvmlu_err(err, errlen, -ENAMETOOLONG, "--control %s: empty or longer than %zu bytes",
-			       path, sizeof(sa.sun_path) - 1);
-	/* A live socket (another VMM's, the agent's) is never taken over. */
-	if (!abstract) {
-		rc = sock_path_claim(path, msg, sizeof(msg));
-		if (rc)
-			return kvmlu_err(err, errlen, rc, "--control %s", msg);
-	}
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-	if (fd < 0)
-		return kvmlu_err(err, errlen, -errno, "socket: %s", strerror(errno));
-	/* No window in which the socket file is more open than 0600. */
-	old_mask = umask(0177);
-	rc = bind(fd, (struct sockaddr *)&sa, salen);
-	umask(old_mask);
-	if (rc < 0) {
-		rc = kvmlu_err(err, errlen, -errno, "--control %s: bind: %s", path, strerror(errno));
-		goto err_close;
-	}
-	/* An abstract name has no file: SO_PEERCRED alone keeps others out. */
-	if (!abstract && (chmod(path, 0600) < 0 || stat(path, &st) < 0)) {
-		rc = kvmlu_err(err, errlen, -errno, "--control %s: chmod 0600: %s", path, strerror(errno));
-		goto err_unlink;
-	}
-	if (listen(fd, CONTROL_MAX_CLIENTS) < 0) {
-		rc = kvmlu_err(err, errlen, -errno, "--control %s: listen: %s", path, strerror(errno));
-		goto err_unlink;
-	}
-	s->dev = abstract ? 0 : st.st_dev;
-	s->ino = abstract ? 0 : st.st_ino;
-	s->listen_fd = fd;
-	return 0;
-err_unlink:
-	if (!abstract)
-		unlink(path);
-err_close:
-	close(fd);
-	return rc;
 }
 
 /* One pending connection: served, or answered and closed. false: none pending. */
@@ -502,7 +451,8 @@ int control_server_start(struct control_server *s, const char *path,
 	s->ctx = ctx;
 	s->owner = geteuid();
 	snprintf(s->path, sizeof(s->path), "%s", path);
-	rc = control_bind(s, path, err, errlen);
+	rc = control_listen_bind(path, CONTROL_MAX_CLIENTS, &s->listen_fd, &s->dev, &s->ino,
+				 err, errlen);
 	if (rc)
 		return rc;
 	s->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
