@@ -1,5 +1,5 @@
 # agent/: the host side of a host update.
-#   libagent          daemon/, update/, config/, journal/, cli/ (all but the mains):
+#   libagent          daemon/, update/, vmm/, config/, journal/, cli/ (all but the mains):
 #                     no libvirt code, links json-c, xxhash and libcommon
 #   libagent_libvirt  libvirt/ (all but its main): the only objects built
 #                     with libvirt's and libxml2's flags
@@ -9,7 +9,7 @@
 # (also in libagent_libvirt, for the tests) and libcommon.
 AGENT_MAINS := agent/daemon/agent_main.c agent/cli/kvmlu_main.c \
 	agent/libvirt/kvmlu_libvirt_hook.c agent/libvirt/qemu_wrapper.c
-AGENT_SRCS := $(wildcard $(addprefix agent/,$(addsuffix /*.c,daemon update config journal cli)))
+AGENT_SRCS := $(wildcard $(addprefix agent/,$(addsuffix /*.c,daemon update vmm config journal cli)))
 $(eval $(call kvmlu_lib,agent,$(filter-out $(AGENT_MAINS),$(AGENT_SRCS))))
 LIB_agent_LDLIBS := -lxxhash
 

@@ -18,7 +18,7 @@
 #include "agent/daemon/agent_commands.h"
 #include "agent/daemon/agent_restore.h"
 #include "agent/daemon/vm_discovery.h"
-#include "agent/daemon/vmm_client.h"
+#include "agent/vmm/vmm_client.h"
 #include "agent/journal/journal_json.h"
 #include "agent/journal/journal_store.h"
 #include "agent/update/host_facts.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent/daemon/vmm_client.h"
+#include "agent/vmm/vmm_client.h"
 #include "common/err.h"
 #include "common/json_line.h"
 #include "kvmlu/control_wire.h"
