@@ -1,53 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/*
- * DOC: The host-update state machine, all of it in this file.
- *
- *   before the kexec (update_machine_run)
- *     preflight      facts about the host and every VM, judged; then
- *                    kexec_file_load of the new kernel, for real. A dry
- *                    run unloads it and stops here. Nothing paused yet.
- *     prepare        prepare-update of every VM at once (vm_pool.h, at
- *                    most cfg->prepare_parallel at a time, so the first
- *                    VMs do not wait paused for the last): each pauses,
- *                    captures its state, puts its files into its LUO
- *                    session and waits paused. After the first failure no
- *                    further VM is asked; those asked are all rolled back.
- *     load-kernel    the kernel loaded in preflight is still loaded (it
- *                    is loaded again if not): loading it here would add
- *                    its time to every VM's blackout. KHO places kexec
- *                    segments in scratch memory, so loading before the
- *                    sessions exist is safe.
- *     store-journal  the journal into the agent's own LUO session.
- *     kexec          reboot(LINUX_REBOOT_CMD_KEXEC): the point of no return.
- *   after the kexec (update_machine_resume, run by `kvmlu-agent --restore`)
- *     restore        `kvmlu-vmm restore --session` of every prepared VM,
- *                    all started before the first is waited for, so no VM
- *                    waits for another's restore.
- *     verify         every VM runs and its memory checksum is the one
- *                    recorded at pause.
- *   libvirt domains saved before the kexec are not started here: the
- *   restore runs before libvirtd (kvmlu-restore.service), so they stay
- *   pending in the journal and the outcome running, until kvmlu-agent.service
- *   (after libvirtd) starts them and amends the report (agent_restore.h).
- *
- * Unhappy paths:
- *   1. preflight refuses: outcome refused, nothing changed.
- *   2. any step after preflight and before the jump fails (a VM that does
- *      not prepare, a kernel that does not load, the journal not stored, the
- *      jump refused): rollback — abort-update of every VM that may be paused,
- *      newest first, the journal session dropped, the kernel unloaded.
- *      Outcome rolled-back, with the failed phase and its error.
- *   3. the agent dies before the jump: the next agent finds the journal in
- *      state_dir and runs update_machine_recover(), the same rollback.
- *   4. after the kexec a VM does not restore or verify: it is reported
- *      held (its VMM keeps it paused), lost (its VMM died with it), missing
- *      (its session is not in this kernel: nothing is started in its
- *      place, no cause is claimed) or failed; the others go on; outcome
- *      partial.
- *
- * The journal is saved after every change, so at any moment it says which
- * VMs may be paused.
- */
+/* The host-update state machine: its steps and unhappy paths are in update_machine.h. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Unit tests of what the agent reads from a VMM's control socket
- * (agent/daemon/vmm_client.c through agent/update/update_ops_host.c), with
+ * (agent/vmm/vmm_client.c through agent/update/update_ops_host.c), with
  * a fake VMM on a UNIX socket that answers each command with a canned
  * line: durations are taken as the integer ns of protocol 2, exactly; the
  * float ms of protocol 1 are not read; a VMM whose status says another
@@ -23,7 +23,7 @@
 #include <unistd.h>
 
 #include "agent/config/agent_config.h"
-#include "agent/daemon/vmm_client.h"
+#include "agent/vmm/vmm_client.h"
 #include "agent/update/preflight.h"
 #include "agent/update/update_ops_host.h"
 #include "common/json_line.h"
