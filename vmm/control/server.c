@@ -101,6 +101,11 @@ void control_server_set_idle_ms(unsigned int ms)
 	control_idle_ms = ms;
 }
 
+unsigned int control_server_idle_ms(void)
+{
+	return control_idle_ms;
+}
+
 static void control_client_touch(struct control_server *s, struct control_client *c)
 {
 	c->deadline = kvmlu_mono_ms() + s->idle_ms;

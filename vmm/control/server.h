@@ -61,6 +61,8 @@ struct control_server {
  * before any server starts: it is read by control_server_init().
  */
 void control_server_set_idle_ms(unsigned int ms);
+/* That idle time: a live upgrade hands it to the new process. */
+unsigned int control_server_idle_ms(void);
 
 /* A server that holds nothing: control_server_stop() on it does nothing. */
 void control_server_init(struct control_server *s);

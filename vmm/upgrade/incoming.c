@@ -61,6 +61,7 @@ struct handoff {
 	int listen_fd;
 	char control_path[108];
 	unsigned int verify_timeout_ms;
+	unsigned int control_idle_ms;	/* the old process's --control-idle-ms */
 	/* The VM, its RAM, disks and taps as the old process's fds, then its state. */
 	struct resume_plan plan;
 	struct resume_report report;
@@ -233,6 +234,17 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 	h->verify_timeout_ms = 10000;
 	if (json_object_object_get_ex(o, "verify_timeout_ms", &v) && json_object_get_int(v) > 0)
 		h->verify_timeout_ms = (unsigned int)json_object_get_int(v);
+	/* Absent from an older VMM: the default, as before. */
+	h->control_idle_ms = CONTROL_IDLE_MS_DEFAULT;
+	if (json_object_object_get_ex(o, "control_idle_ms", &v)) {
+		int64_t ms = json_object_get_int64(v);
+
+		if (!json_object_is_type(v, json_type_int) || ms < CONTROL_IDLE_MS_MIN ||
+		    ms > CONTROL_IDLE_MS_MAX)
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: control_idle_ms not %d..%d",
+					 CONTROL_IDLE_MS_MIN, CONTROL_IDLE_MS_MAX);
+		h->control_idle_ms = (unsigned int)ms;
+	}
 	if (parse_disks(o, h, err, errlen))
 		return -EPROTO;
 	return parse_nets(o, h, err, errlen);
@@ -387,6 +399,7 @@ static int incoming_commit(struct handoff *h, struct vm *vm, struct control_serv
 	ctx->listen_fd = -1;
 	ctx->verify_timeout_ms = h->verify_timeout_ms;
 	if (h->listen_fd >= 0) {
+		control_server_set_idle_ms(h->control_idle_ms);
 		ret = control_server_adopt(server, h->listen_fd, h->control_path, ctx, err, errlen);
 		if (ret)
 			return ret;

@@ -63,6 +63,7 @@
 #include "common/err.h"
 #include "common/json_line.h"
 #include "vmm/control/commands.h"
+#include "vmm/control/server.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/state/vm_capture.h"
@@ -229,6 +230,9 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 	}
 	json_object_object_add(o, "verify_timeout_ms",
 			       json_object_new_int64((int)ctx->verify_timeout_ms));
+	/* The new process serves the socket with the idle time this one was given. */
+	json_object_object_add(o, "control_idle_ms",
+			       json_object_new_int64((int64_t)control_server_idle_ms()));
 	return upgrade_wire_send(sock, o, fds, n, err, errlen);
 }
 

@@ -9,7 +9,8 @@
  *                "control_path":"...","region_fds":[2,...],
  *                "disks":[{"fd":3,"path":"/abs","readonly":false,"id":"root",
  *                          "dev":N,"ino":N,"size":N},...],
- *                "nets":[{"fd":4,"tap":"tap0","bridge":"br0","mac":"52:54:..."},...]}
+ *                "nets":[{"fd":4,"tap":"tap0","bridge":"br0","mac":"52:54:..."},...],
+ *                "verify_timeout_ms":N,"control_idle_ms":N}
  *               + fds: the UART output, the listening control socket
  *               (optional), one per RAM region in memory-map order, one
  *               per virtio-blk disk in slot order (the open disk itself:
