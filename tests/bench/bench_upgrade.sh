@@ -8,7 +8,9 @@
 # memslots, 2 vCPUs), i.e. what a snapshot restore a la Firecracker can
 # never beat on this machine; the ratio blackout / create is the figure
 # to hold against Firecracker's published < 8 ms snapshot restore
-# (2 vCPU, 512 MiB). Release build (build/bin). No thresholds: the table
+# (2 vCPU, 512 MiB). A second table splits the same upgrades' blackout:
+# the old process's pause, then the new process's resume steps (the
+# reply's `steps`). Release build (build/bin). No thresholds: the table
 # is the result. BENCH_UPGRADE_ROUNDS / BENCH_UPGRADE_SIZES override.
 #
 # Then, side by side in the same run, QEMU's own local live update of the
@@ -224,6 +226,7 @@ stop_vm() {
 run_case() { # backend size
 	local backend=$1 size=$2 sock=$work/ctl.sock i r ok
 	: >"$work/blackout"; : >"$work/create"; : >"$work/copied"; : >"$work/serial.log"
+	for k in pause build verify apply start; do : >"$work/step_$k"; done
 	rm -f "$sock"
 	"$VMM" run --name bench --memory "$size" --cpus 2 --memory-backend "$backend" \
 		--payload "$WITNESS" --serial "$work/serial.log" --control "$sock" \
@@ -244,6 +247,12 @@ run_case() { # backend size
 		jq -r '.return.blackout_ns / 1e6' <<<"$r" >>"$work/blackout"
 		jq -r '.return.create_ns / 1e6' <<<"$r" >>"$work/create"
 		jq -r .return.memory_copied_bytes <<<"$r" >>"$work/copied"
+		# Where the blackout goes: the old process's pause, then the new
+		# process's resume steps (build runs before the pause, outside it).
+		jq -r '.return.pause_ns / 1e6' <<<"$r" >>"$work/step_pause"
+		for k in build verify apply start; do
+			jq -r ".return.steps.${k}_ns / 1e6" <<<"$r" >>"$work/step_$k"
+		done
 		pid=$(jq -r .return.pid <<<"$r")
 		sleep 0.3
 	done
@@ -254,6 +263,12 @@ run_case() { # backend size
 		"$bmed" "$bmax" "$cmed" "$cmax" \
 		"$(awk -v b="$bmed" -v c="$cmed" 'BEGIN { printf "%.2f", (c > 0) ? b / c : 0 }')" \
 		"$(tail -n 1 "$work/copied")"
+	printf "%-12s %6s" "$backend" "$size" >>"$work/steps_table"
+	for k in pause build verify apply start; do
+		read -r med max < <(stats "$work/step_$k")
+		printf " %13s" "$med/$max" >>"$work/steps_table"
+	done
+	echo >>"$work/steps_table"
 }
 
 echo "VMM live upgrade, 2 vCPUs, $rounds upgrades per row (ms; release build)"
@@ -265,6 +280,11 @@ for c in $cases; do
 done
 echo "ratio = median blackout / median vm_create (KVM_CREATE_VM + irqchip + memslots + 2 vCPUs)"
 echo "in the same run; Firecracker publishes < 8 ms snapshot restore for 2 vCPU / 512 MiB."
+echo
+echo "Where it goes, same upgrades (ms, median/max): the old process's pause, then the new"
+echo "process's resume steps (docs/architecture.md); build runs before the pause, outside the blackout"
+printf "%-12s %6s %13s %13s %13s %13s %13s\n" backend ram pause build verify apply start
+[ -e "$work/steps_table" ] && cat "$work/steps_table"
 
 # The QEMU peer, same run, same KVM: the Linux guest on both sides.
 echo
