@@ -25,7 +25,9 @@ void accept_spare_fini(struct accept_spare *sp);
  * accept4(lfd, flags). A connection accepted only thanks to the spare
  * sets *out_of_fds: answer it Busy, close it, then accept_spare_refill().
  * -errno as accept4() otherwise; -EMFILE or -ENFILE means the spare could
- * not help (another thread took the freed slot): the caller backs off.
+ * not help (no client was waiting yet, or another thread took the freed
+ * slot): the caller backs off before it tries again. Never blocks on a
+ * blocking listener while the spare is lent out.
  */
 int accept_spare_accept(struct accept_spare *sp, int lfd, int flags, bool *out_of_fds);
 

@@ -100,8 +100,8 @@ static void test_accept_spare_answers_when_out_of_fds(void **state)
 	close(fd);
 	accept_spare_refill(&sp);
 
-	/* Nobody waiting: EAGAIN from the nonblocking listener, spare kept. */
-	assert_int_equal(accept_spare_accept(&sp, lfd, SOCK_CLOEXEC, &out), -EAGAIN);
+	/* Still out of fds, nobody waiting: -EMFILE, the spare kept. */
+	assert_int_equal(accept_spare_accept(&sp, lfd, SOCK_CLOEXEC, &out), -EMFILE);
 	assert_false(out);
 	assert_true(sp.fd >= 0);
 
@@ -116,6 +116,48 @@ static void test_accept_spare_answers_when_out_of_fds(void **state)
 	}
 	close(c1);
 	close(c2);
+	accept_spare_fini(&sp);
+	close(lfd);
+}
+
+/*
+ * A blocking listener out of fds with nobody waiting: -EMFILE at once,
+ * the spare kept. Lending it to a blocking accept4() would refuse the
+ * next client even after descriptors were freed.
+ */
+static void test_accept_spare_blocking_listener_nobody_waiting(void **state)
+{
+	struct rlimit old, low;
+	struct accept_spare sp;
+	int fill[256], n, lfd, fd, c;
+	bool out = true;
+
+	(void)state;
+	lfd = listener();
+	assert_int_equal(fcntl(lfd, F_SETFL, fcntl(lfd, F_GETFL) & ~O_NONBLOCK), 0);
+	assert_int_equal(accept_spare_init(&sp), 0);
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &old), 0);
+	low = old;
+	low.rlim_cur = (rlim_t)sp.fd + 32;
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	n = exhaust(fill, 256);
+	alarm(10);	/* a blocked accept4() ends the test (SIGALRM) */
+	assert_int_equal(accept_spare_accept(&sp, lfd, SOCK_CLOEXEC, &out), -EMFILE);
+	alarm(0);
+	assert_false(out);
+	assert_true(sp.fd >= 0);
+	assert_true(fcntl(lfd, F_GETFL) >= 0 && !(fcntl(lfd, F_GETFL) & O_NONBLOCK));
+	for (int i = 0; i < n; i++)
+		close(fill[i]);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+
+	/* Descriptors free again: the next client is served, not refused. */
+	c = client();
+	fd = accept_spare_accept(&sp, lfd, SOCK_CLOEXEC, &out);
+	assert_true(fd >= 0);
+	assert_false(out);
+	close(fd);
+	close(c);
 	accept_spare_fini(&sp);
 	close(lfd);
 }
@@ -145,6 +187,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_accept_spare_answers_when_out_of_fds),
+		cmocka_unit_test(test_accept_spare_blocking_listener_nobody_waiting),
 		cmocka_unit_test(test_accept_spare_plain_accept_when_fds_free),
 	};
 
