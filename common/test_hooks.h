@@ -42,5 +42,11 @@ bool test_hook_restore_fail(const char *step, bool consume, char *why, size_t wh
  * that only the guest's touches verify chunks.
  */
 bool test_hook_lazy_fault_only(void);
+/*
+ * True when a test asked the agent to change one byte of the RAM it holds
+ * for a domain-replace-qemu, after the sum at the pause: the verification
+ * before the guest runs again must catch it.
+ */
+bool test_hook_lvram_corrupt(void);
 
 #endif /* KVMLU_COMMON_TEST_HOOKS_H */
