@@ -27,6 +27,8 @@
  *                            nothing built from it yet
  *   kvmlu-agent:kexec        the journal stored in LUO and the kexec
  *                            allowed, right before reboot()
+ *   kvmlu-agent:replace-held domain-replace-qemu: the domain saved and its
+ *                            RAM held, before its start on a new QEMU
  */
 void test_hook_stop_at(const char *who, const char *point);
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kvmlu's QMP steps around a QEMU replacement (see lvram_qmp.h). */
 #include <errno.h>
+#include <signal.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -34,7 +35,8 @@ int lvram_qmp_connect(struct qmp_client *c, const char *path, pid_t pid, int wai
 	c->fd = -1;
 	for (;;) {
 		fd = json_line_connect(path, LVRAM_QMP_TIMEOUT_MS, err, errlen);
-		if (fd >= 0 || kvmlu_mono_ms() >= until)
+		/* A QEMU that died (its exec failed) will never listen. */
+		if (fd >= 0 || kvmlu_mono_ms() >= until || (kill(pid, 0) && errno == ESRCH))
 			break;
 		nanosleep(&(struct timespec){ .tv_nsec = 50 * 1000000L }, NULL);
 	}

@@ -27,7 +27,8 @@
 
 /*
  * Connect to path, retrying for up to wait_ms (a QEMU just exec'd has not
- * made its socket yet), as pid's. 0: c open. -ESRCH: another process answers.
+ * made its socket yet; the wait ends early if pid is gone), as pid's. 0: c
+ * open. -ESRCH: another process answers.
  */
 int lvram_qmp_connect(struct qmp_client *c, const char *path, pid_t pid, int wait_ms,
 		      char *err, size_t errlen);

@@ -101,7 +101,7 @@ static void prepare_incoming(const char *qmp_dir, const struct lvram_request *rq
 	if (!rc)
 		snprintf(why, sizeof(why), "x-ignore-shared on in QEMU %d", (int)pid);
 	fprintf(stderr, "kvmlu-agent: lvram %s: %s\n", rq->uuid, why);
-	lvram_store_set_incoming(rq->uuid, rc, why);
+	lvram_store_set_incoming(rq->uuid, pid, rc, why);
 }
 
 void lvram_server_serve(int fd, const char *qmp_dir)
@@ -144,7 +144,7 @@ void lvram_server_serve(int fd, const char *qmp_dir)
 	}
 	if (rc) {
 		answer_error(fd, rc == -EPERM ? KVMLU_ERR_PERMISSION :
-			     rc == -EBUSY ? KVMLU_ERR_BUSY : KVMLU_ERR_INVALID, why);
+			     rc == -EBUSY || rc == -EAGAIN ? KVMLU_ERR_BUSY : KVMLU_ERR_INVALID, why);
 		goto out;
 	}
 	lvram_reply_format_ok(true, true, out, sizeof(out));

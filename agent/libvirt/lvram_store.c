@@ -81,14 +81,20 @@ int lvram_store_give(const struct lvram_request *rq, uid_t peer_uid, pid_t peer_
 	rc = lvram_peer_check(peer_uid, h->info.uid, rq->uuid, cmdline, len, err, errlen);
 	if (rc)
 		goto out;
-	if (h->info.given) {
-		rc = kvmlu_err(err, errlen, -EBUSY, "the RAM of %s was given to pid %d already",
-			       rq->uuid, (int)h->info.given_pid);
-		goto out;
-	}
 	if (rq->size != h->info.size) {
 		rc = kvmlu_err(err, errlen, -EINVAL, "pc.ram of %llu bytes asked, %llu held",
 			       (unsigned long long)rq->size, (unsigned long long)h->info.size);
+		goto out;
+	}
+	if (!h->info.expected) {
+		rc = kvmlu_err(err, errlen, -EAGAIN,
+			       "the RAM of %s is held for kvmlu domain-replace-qemu: start the domain "
+			       "with that command, not by itself", rq->uuid);
+		goto out;
+	}
+	if (h->info.given) {
+		rc = kvmlu_err(err, errlen, -EBUSY, "the RAM of %s was given to pid %d already",
+			       rq->uuid, (int)h->info.given_pid);
 		goto out;
 	}
 	f = fcntl(h->fd, F_DUPFD_CLOEXEC, 3);
@@ -119,13 +125,24 @@ void lvram_store_ungive(const char *uuid)
 	pthread_mutex_unlock(&lock);
 }
 
-void lvram_store_set_incoming(const char *uuid, int rc, const char *why)
+void lvram_store_expect(const char *uuid, bool expect)
 {
 	struct held *h;
 
 	pthread_mutex_lock(&lock);
 	h = find(uuid);
-	if (h) {
+	if (h)
+		h->info.expected = expect;
+	pthread_mutex_unlock(&lock);
+}
+
+void lvram_store_set_incoming(const char *uuid, pid_t pid, int rc, const char *why)
+{
+	struct held *h;
+
+	pthread_mutex_lock(&lock);
+	h = find(uuid);
+	if (h && h->info.given && h->info.given_pid == pid) {
 		h->incoming_done = true;
 		h->incoming_rc = rc;
 		snprintf(h->incoming_why, sizeof(h->incoming_why), "%s", why);

@@ -265,14 +265,17 @@ static int restart_and_verify(struct replace *r)
 	char why[256];
 	int fdno, ram_fd, rc;
 
-	if (virDomainCreateWithFlags(r->dom, VIR_DOMAIN_START_PAUSED) < 0) {
+	lvram_store_expect(r->uuid, true);
+	rc = virDomainCreateWithFlags(r->dom, VIR_DOMAIN_START_PAUSED);
+	lvram_store_expect(r->uuid, false);
+	if (rc < 0) {
 		snprintf(why, sizeof(why), "%s", lv_error());
 		lvram_store_ungive(r->uuid);
 		return fail(r, KVMLU_ERR_FAILED, -EIO,
 			    "domain %s: the start on a new QEMU failed: %s. Its managed-save image "
 			    "(device state) is kept and kvmlu-agent holds its RAM: fix the cause "
-			    "and run `kvmlu domain-replace-qemu %s` again (never virsh start: "
-			    "without the agent's RAM the start fails and changes nothing)",
+			    "and run `kvmlu domain-replace-qemu %s` again (a virsh start is refused "
+			    "and changes nothing)",
 			    r->name, why, r->name);
 	}
 	rc = lvram_store_wait_incoming(r->uuid, INCOMING_WAIT_MS, why, sizeof(why));
@@ -411,10 +414,13 @@ json_object *qemu_replace_command(const struct agent_config *cfg,
 		goto out;
 	}
 	rc = find_domain(r, json_object_get_string(v));
-	if (rc == 0)
+	if (rc == 0) {
 		rc = save_and_hold(r);
-	else if (rc == 1)
+		if (!rc)
+			test_hook_stop_at("kvmlu-agent", "replace-held");
+	} else if (rc == 1) {
 		rc = 0;
+	}
 	if (!rc)
 		rc = restart_and_verify(r);
 out:

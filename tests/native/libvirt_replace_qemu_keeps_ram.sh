@@ -16,6 +16,11 @@
 #     before, and it booted once (one UP line);
 #   - afterwards libvirt's suspend and resume work, and a managed save
 #     now carries the RAM (the capability is off) and restores;
+#   - fault: the start on the new QEMU fails (the agent stopped with the
+#     RAM held by KVMLU_TEST_STOP_AT, the QEMU binary made missing): the
+#     reply says how to retry, the domain is shut off with its managed
+#     save, a `virsh start` meanwhile is refused by the agent and changes
+#     nothing, and the retry runs it with its RAM equal;
 #   - fault: with the test hook that changes one byte of the held RAM
 #     (KVMLU_TEST_LVRAM_CORRUPT, build/san only), the replacement answers
 #     ChecksumMismatch and the domain stays paused on its new QEMU.
@@ -30,7 +35,7 @@ agent=$top/build/san/bin/kvmlu-agent
 cli=$top/build/san/bin/kvmlu
 qemu=/usr/bin/qemu-system-x86_64
 uuid=7a2c5e10-4b1d-4e6f-8a3b-1c9d0e2f3a41
-dir= daemon= agent_pid= uri=
+dir= daemon= agent_pid= uri= cli_pid=
 
 log() { echo "[$name] $*"; }
 skip() { echo "$*"; exit 77; }
@@ -67,6 +72,7 @@ cleanup() {
 		kill "$daemon" 2>/dev/null
 		wait "$daemon" 2>/dev/null
 	fi
+	[ -n "$agent_pid" ] && kill -CONT "$agent_pid" 2>/dev/null
 	[ -n "$agent_pid" ] && kill "$agent_pid" 2>/dev/null && wait "$agent_pid" 2>/dev/null
 	for p in $(find "$dir" -name 'kv-*.pid' 2>/dev/null); do
 		pid=$(cat "$p" 2>/dev/null)
@@ -246,7 +252,50 @@ c1=$(status_field "$(last_status)" counter)
 wait_counter_above $((c1 + 1)) 120 || fail "the counter stopped after the restore"
 [ "$(grep -ac KVMLU-LINUX-GUEST-UP "$dir/serial.log")" = 1 ] || fail "the guest booted again"
 
-log "stage 6: fault: the held RAM changed (test hook): left paused, ChecksumMismatch"
+log "stage 6: fault: the start on the new QEMU fails; image and RAM kept, virsh start refused, retry"
+stop_agent
+start_agent KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held
+"$cli" --socket "$dir/agent.sock" domain-replace-qemu kv-rq >"$dir/rq2.out" 2>&1 &
+cli_pid=$!
+for i in $(seq 1 1200); do
+	grep -q "KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held: pid" "$dir/agent.log" && break
+	kill -0 "$cli_pid" 2>/dev/null || fail "domain-replace-qemu ended early: $(cat "$dir/rq2.out")"
+	sleep 0.1
+done
+grep -q "KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held: pid" "$dir/agent.log" ||
+	fail "the agent did not stop with the RAM held"
+[ "$(virsh -c "$uri" domstate kv-rq)" = "shut off" ] || fail "not saved: $(virsh -c "$uri" domstate kv-rq)"
+# The QEMU package is broken meanwhile: the wrapper cannot exec it.
+cp "$dir/qemu.json" "$dir/qemu.json.good"
+printf '{"qemu": "/nonexistent/qemu", "qmp_dir": "%s/lv", "lvram_socket": "%s/lvram.sock"}\n' \
+	"$dir" "$dir" >"$dir/qemu.json"
+kill -CONT "$agent_pid"
+wait "$cli_pid" && fail "the start on a missing QEMU succeeded: $(cat "$dir/rq2.out")"
+grep -q "is kept and kvmlu-agent holds its RAM" "$dir/rq2.out" || fail "no retry advice: $(cat "$dir/rq2.out")"
+[ "$(virsh -c "$uri" domstate kv-rq)" = "shut off" ] || fail "not shut off after the failed start"
+virsh -c "$uri" dominfo kv-rq | grep -q "^Managed save: *yes" || fail "the managed-save image is gone"
+cp "$dir/qemu.json.good" "$dir/qemu.json"
+# Anyone else's start is refused while the agent holds the RAM: nothing runs unverified.
+if out=$(virsh -c "$uri" start kv-rq 2>&1); then
+	fail "virsh start took the held RAM: $out"
+fi
+grep -q "held for kvmlu domain-replace-qemu" "$(find "$dir" -name kv-rq.log | head -n 1)" ||
+	fail "virsh start was not refused by the agent: $out"
+virsh -c "$uri" dominfo kv-rq | grep -q "^Managed save: *yes" || fail "virsh start lost the image"
+out=$("$cli" --socket "$dir/agent.sock" domain-replace-qemu kv-rq --json 2>&1) ||
+	fail "the retry: $out"
+python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["checksum"] == r["checksum_after"] and r["state"] == "running", r' <<<"$out" ||
+	fail "the retry's reply: $out"
+[ "$(virsh -c "$uri" domstate kv-rq)" = running ] || fail "not running after the retry"
+c2=$(status_field "$(last_status)" counter)
+wait_counter_above $((c2 + 1)) 120 || fail "the counter stopped after the retry"
+[ "$(grep -ac KVMLU-LINUX-GUEST-UP "$dir/serial.log")" = 1 ] || fail "the guest booted again"
+log "retry after a failed start: running, RAM equal"
+
+log "stage 7: fault: the held RAM changed (test hook): left paused, ChecksumMismatch"
 stop_agent
 start_agent KVMLU_TEST_LVRAM_CORRUPT=1
 pid2=$(cat "$pidfile")

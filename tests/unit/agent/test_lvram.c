@@ -261,7 +261,12 @@ static void store_gives_once(void **state)
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), -EINVAL);
 	rq.size = 2 * MIB;
 	assert_int_equal(fd, -1);
-	/* The right peer gets it, once. */
+	/* The right peer, but no replacement waits for it (a virsh start): refused. */
+	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), -EAGAIN);
+	assert_non_null(strstr(err, "domain-replace-qemu"));
+	assert_int_equal(fd, -1);
+	/* The right peer gets it while expected, once. */
+	lvram_store_expect(UUID, true);
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), 0);
 	assert_true(fd >= 0);
 	assert_int_equal(lvram_store_give(&rq, 107, 4243, buf, n, &fd2, err, sizeof(err)), -EBUSY);
@@ -275,11 +280,14 @@ static void store_gives_once(void **state)
 	assert_int_equal(a.st_ino, b.st_ino);	/* the same file, not a copy */
 	close(fd2);
 	close(fd);
-	/* The start failed: the RAM may be given again. */
+	/* The start failed: the RAM may be given again, to the next start. */
 	lvram_store_ungive(UUID);
 	assert_int_equal(lvram_store_give(&rq, 107, 4244, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
-	lvram_store_set_incoming(UUID, -EIO, "why not");
+	/* A word from another QEMU than the one given the RAM is dropped. */
+	lvram_store_set_incoming(UUID, 4242, -EPIPE, "an earlier start");
+	assert_int_equal(lvram_store_wait_incoming(UUID, 10, err, sizeof(err)), -ETIMEDOUT);
+	lvram_store_set_incoming(UUID, 4244, -EIO, "why not");
 	assert_int_equal(lvram_store_wait_incoming(UUID, 10, err, sizeof(err)), -EIO);
 	assert_string_equal(err, "why not");
 	lvram_store_release(UUID);
