@@ -27,6 +27,8 @@
  *                            nothing built from it yet
  *   kvmlu-agent:kexec        the journal stored in LUO and the kexec
  *                            allowed, right before reboot()
+ *   kvmlu-agent:replace-suspended  domain-replace-qemu: the domain
+ *                            suspended, its managed save not begun
  *   kvmlu-agent:replace-held domain-replace-qemu: the domain saved and its
  *                            RAM held, before its start on a new QEMU
  */

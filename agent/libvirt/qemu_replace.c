@@ -4,12 +4,14 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <json-c/json.h>
@@ -141,6 +143,9 @@ static int check_image(struct replace *r)
 	has_processed = virTypedParamsGetULLong(params, n, VIR_DOMAIN_JOB_DATA_PROCESSED,
 						&processed);
 	virTypedParamsFree(params, n);
+	fprintf(stderr, "kvmlu-agent: %s: the save counted %lld bytes of memory, wrote %lld "
+		"(pc.ram %" PRIu64 ")\n", r->name, has_total == 1 ? (long long)total : -1LL,
+		has_processed == 1 ? (long long)processed : -1LL, r->size);
 	if (has_processed == 1)
 		r->image_bytes = (int64_t)processed;
 	/* With pc.ram ignored, QEMU counts only the small blocks (ROMs, ACPI). */
@@ -166,13 +171,21 @@ static void test_corrupt(int fd)
 	}
 }
 
+/* Whether the process of pidfd has ended (readable once it has); no pidfd: not known to. */
+static bool exited(int pidfd)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	return pidfd >= 0 && poll(&p, 1, 0) > 0;
+}
+
 /* running -> saved with the RAM held. On failure the domain runs again, or is lost. */
 static int save_and_hold(struct replace *r)
 {
 	struct qmp_client c;
 	struct stat st;
 	char why[256], path[64];
-	int fdno, ram_fd, rc;
+	int fdno, ram_fd, rc, pidfd;
 
 	rc = qemu_ram_find_pid(r->uuid, &r->old_pid, &fdno, why, sizeof(why));
 	if (rc)
@@ -210,20 +223,34 @@ static int save_and_hold(struct replace *r)
 		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: virDomainSuspend: %s", r->name,
 			    lv_error());
 	}
+	pidfd = (int)syscall(SYS_pidfd_open, r->old_pid, 0);
+	test_hook_stop_at("kvmlu-agent", "replace-suspended");
 	if (virDomainManagedSave(r->dom, VIR_DOMAIN_SAVE_RUNNING) < 0) {
 		snprintf(why, sizeof(why), "%s", lv_error());
 		close(ram_fd);
-		if (kill(r->old_pid, 0) == 0 && virDomainIsActive(r->dom) == 1) {
+		/*
+		 * Alive: back to running on it. Whether it is alive is asked of
+		 * its pidfd, not of kill(0) (true for a zombie) or of libvirt
+		 * (which may not have read the monitor's EOF yet).
+		 */
+		if (!exited(pidfd)) {
 			old_cap_off(r);
-			if (virDomainResume(r->dom) < 0)
+			if (virDomainResume(r->dom) >= 0) {
+				close(pidfd);
+				return fail(r, KVMLU_ERR_FAILED, -EIO,
+					    "domain %s: virDomainManagedSave: %s (nothing replaced: "
+					    "it runs on its old QEMU, pid %d)", r->name, why,
+					    (int)r->old_pid);
+			}
+			if (!exited(pidfd)) {
+				close(pidfd);
 				return fail(r, KVMLU_ERR_FAILED, -EIO,
 					    "domain %s: virDomainManagedSave: %s; and it does not "
 					    "resume: %s (it is paused on its old QEMU: virsh resume %s)",
 					    r->name, why, lv_error(), r->name);
-			return fail(r, KVMLU_ERR_FAILED, -EIO,
-				    "domain %s: virDomainManagedSave: %s (nothing replaced: it runs "
-				    "on its old QEMU, pid %d)", r->name, why, (int)r->old_pid);
+			}
 		}
+		close(pidfd);
 		/* No device state: the RAM alone cannot bring the guest back. */
 		return fail(r, KVMLU_ERR_FAILED, -EIO,
 			    "domain %s: its QEMU (pid %d) died during the save (%s): the domain is "
@@ -231,6 +258,7 @@ static int save_and_hold(struct replace *r)
 			    "its RAM was let go); start it afresh with virsh start %s", r->name,
 			    (int)r->old_pid, why, r->name);
 	}
+	close(pidfd);
 	rc = check_image(r);
 	if (!rc)
 		rc = lvram_sum(ram_fd, r->sum, why, sizeof(why));

@@ -23,7 +23,11 @@
 #     nothing, and the retry runs it with its RAM equal;
 #   - fault: with the test hook that changes one byte of the held RAM
 #     (KVMLU_TEST_LVRAM_CORRUPT, build/san only), the replacement answers
-#     ChecksumMismatch and the domain stays paused on its new QEMU.
+#     ChecksumMismatch and the domain stays paused on its new QEMU;
+#   - fault: QEMU killed after the suspend (the agent stopped there by
+#     KVMLU_TEST_STOP_AT): the reply says it died during the save and the
+#     running state is lost, no managed save is left, nothing is held (a
+#     plain start boots it afresh).
 # libvirtd runs privately in session mode as nobody (as in
 # libvirt_qemu_wrapper_keeps_ram_on_memfd.sh); kvmlu-agent runs as root
 # (pidfd_getfd of the QEMU) on sockets in the same temp dir.
@@ -196,6 +200,10 @@ fdno=$(grep -ao 'mem-path":"/proc/self/fd/[0-9]*' "/proc/$new_pid/cmdline" | gre
 [ "$(stat -L -c %i "/proc/$new_pid/fd/$fdno")" = "$old_ino" ] ||
 	fail "the new QEMU's fd $fdno is not the old memfd (inode $old_ino)"
 [ "$(readlink "/proc/$new_pid/fd/$fdno")" = "$old_link" ] || fail "fd $fdno is not $old_link"
+# libvirt's statistics of the save: pc.ram was not counted, so not written.
+mem=$(sed -n 's/.*kv-rq: the save counted \([-0-9]*\) bytes of memory.*/\1/p' "$dir/agent.log" | tail -n 1)
+[ -n "$mem" ] && [ "$mem" -ge 0 ] && [ "$mem" -lt $((16 << 20)) ] ||
+	fail "the save's memory total is '$mem' (pc.ram 256 MiB)"
 grep -q "(the RAM the agent held)" "$(find "$dir" -name kv-rq.log | head -n 1)" ||
 	fail "kvmlu-qemu did not say it got the held RAM"
 caps=$(timeout 30 python3 - "$dir/lv/$uuid.qmp" <<'EOF2'
@@ -308,4 +316,34 @@ grep -q "one byte of the held RAM changed" "$dir/agent.log" || fail "the hook di
 [ "$(cat "$pidfile")" != "$pid2" ] || fail "no new QEMU in the fault case"
 log "mismatch: $(tr -d '\n' <<<"$out" | cut -c1-200)"
 virsh -c "$uri" destroy kv-rq >/dev/null || fail "destroy"
+
+log "stage 8: fault: QEMU killed after the suspend, before the save: lost, said so, nothing held"
+stop_agent
+start_agent KVMLU_TEST_STOP_AT=kvmlu-agent:replace-suspended
+out=$(virsh -c "$uri" start kv-rq 2>&1) || fail "start kv-rq again: $out"
+ups=$(grep -ac KVMLU-LINUX-GUEST-UP "$dir/serial.log")
+for i in $(seq 1 600); do
+	[ "$(grep -ac KVMLU-LINUX-GUEST-UP "$dir/serial.log")" -gt "$ups" ] && break
+	sleep 0.5
+done
+pid3=$(cat "$pidfile")
+"$cli" --socket "$dir/agent.sock" domain-replace-qemu kv-rq >"$dir/rq3.out" 2>&1 &
+cli_pid=$!
+for i in $(seq 1 600); do
+	grep -q "KVMLU_TEST_STOP_AT=kvmlu-agent:replace-suspended: pid" "$dir/agent.log" && break
+	kill -0 "$cli_pid" 2>/dev/null || fail "domain-replace-qemu ended early: $(cat "$dir/rq3.out")"
+	sleep 0.1
+done
+[ "$(virsh -c "$uri" domstate kv-rq)" = paused ] || fail "not suspended at the stop"
+kill -KILL "$pid3"
+kill -CONT "$agent_pid"
+wait "$cli_pid" && fail "a save of a killed QEMU succeeded: $(cat "$dir/rq3.out")"
+grep -q "died during the save" "$dir/rq3.out" || fail "not said: $(cat "$dir/rq3.out")"
+[ "$(virsh -c "$uri" domstate kv-rq)" = "shut off" ] || fail "not shut off"
+virsh -c "$uri" dominfo kv-rq | grep -q "^Managed save: *no" || fail "a managed save is left"
+# Nothing is held for it: a plain start boots it afresh on a new memfd.
+out=$(virsh -c "$uri" start kv-rq 2>&1) || fail "start after the loss: $out"
+[ "$(virsh -c "$uri" domstate kv-rq)" = running ] || fail "not running after the fresh start"
+virsh -c "$uri" destroy kv-rq >/dev/null || fail "destroy"
+log "QEMU killed mid-replacement: reported lost, nothing held, a fresh start works"
 echo "PASS: $name"
