@@ -260,13 +260,9 @@ static int save_and_hold(struct replace *r)
 	}
 	close(pidfd);
 	rc = check_image(r);
-	if (!rc)
-		rc = lvram_sum(ram_fd, r->sum, why, sizeof(why));
 	if (rc) {
+		/* The image has the RAM: the domain starts from it on a new memfd. */
 		close(ram_fd);
-		if (!r->cls)
-			fail(r, KVMLU_ERR_FAILED, rc, "domain %s: hashing its RAM: %s", r->name, why);
-		/* The image is whole either way: the domain starts from it, RAM and all or not. */
 		if (virDomainCreate(r->dom) < 0)
 			snprintf(r->err + strlen(r->err), sizeof(r->err) - strlen(r->err),
 				 "; and starting it from its managed save failed: %s", lv_error());
@@ -274,6 +270,16 @@ static int save_and_hold(struct replace *r)
 			snprintf(r->err + strlen(r->err), sizeof(r->err) - strlen(r->err),
 				 "; started again from its managed save");
 		return rc;
+	}
+	/*
+	 * The image has no RAM now: the domain needs this memfd back. Unhashed
+	 * (out of memory, say), it is still given back, but the guest is then
+	 * left paused (restart_and_verify): nothing vouches for the RAM.
+	 */
+	if (lvram_sum(ram_fd, r->sum, why, sizeof(why))) {
+		fprintf(stderr, "kvmlu-agent: %s: hashing its RAM at the pause: %s\n", r->name, why);
+		memset(r->sum, '-', LVRAM_SUM_LEN);
+		r->sum[LVRAM_SUM_LEN] = '\0';
 	}
 	test_corrupt(ram_fd);
 	rc = lvram_store_hold(r->uuid, ram_fd, r->size, st.st_uid, r->sum);
@@ -335,6 +341,12 @@ static int restart_and_verify(struct replace *r)
 			    "paused", r->name, why);
 	/* The new QEMU maps the RAM now: the agent's reference is no longer needed. */
 	lvram_store_release(r->uuid);
+	if (r->sum[0] == '-')
+		return fail(r, KVMLU_ERR_FAILED, -EIO,
+			    "domain %s: its RAM could not be hashed at the pause, so nothing shows "
+			    "it unchanged (now %s): left paused on its new QEMU (pid %d); virsh "
+			    "resume %s runs it, virsh destroy %s stops it", r->name, r->sum_after,
+			    (int)r->new_pid, r->name, r->name);
 	if (strcmp(r->sum, r->sum_after))
 		return fail(r, KVMLU_ERR_MISMATCH, -EIO,
 			    "domain %s: its RAM differs from the pause (checksum %s, now %s): left "

@@ -18,7 +18,8 @@
  *            migrate-incoming (lvram_server.h);
  *   verify   once paused: x-ignore-shared off again (later saves carry
  *            RAM), the RAM hashed again; equal: virDomainResume; not
- *            equal: left paused, ChecksumMismatch with both sums.
+ *            equal (or no sum from the pause): left paused,
+ *            ChecksumMismatch with both sums.
  *
  * A shut-off domain whose RAM the agent still holds (a restart that
  * failed) and that has its managed-save image goes straight to restart:
