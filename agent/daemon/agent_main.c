@@ -132,7 +132,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "kvmlu-agent: listening on %s, VMs in %s\n", cfg.socket_path, cfg.run_dir);
 	/* RAM held by domain-replace-qemu goes back to kvmlu-qemu here. */
 	if (qemu_replace_start(&cfg, err, sizeof(err)))
-		fprintf(stderr, "kvmlu-agent: lvram socket: %s\n", err);
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
 	/* After a kexec: the libvirt domains `--restore` left pending (it runs before libvirtd). */
 	agent_commands_restore_domains(&cfg);
 	return agent_server_run(lfd, &cfg) ? 1 : 0;

@@ -480,7 +480,8 @@ int qemu_replace_start(const struct agent_config *cfg, char *err, size_t errlen)
 	int rc;
 
 	if (access(cfg->qemu_config, F_OK))
-		return kvmlu_err(err, errlen, -ENOENT, "no %s: no lvram socket", cfg->qemu_config);
+		return kvmlu_err(err, errlen, -ENOENT, "no %s (kvmlu-qemu not set up): no lvram "
+				 "socket, domain-replace-qemu cannot give RAM back", cfg->qemu_config);
 	rc = qemu_wrapper_config_load(cfg->qemu_config, &wcfg, err, errlen);
 	if (rc)
 		return rc;
