@@ -477,6 +477,7 @@ out:
 int qemu_replace_start(const struct agent_config *cfg, char *err, size_t errlen)
 {
 	struct qemu_wrapper_config wcfg;
+	char why[256];
 	int rc;
 
 	if (access(cfg->qemu_config, F_OK))
@@ -485,5 +486,6 @@ int qemu_replace_start(const struct agent_config *cfg, char *err, size_t errlen)
 	rc = qemu_wrapper_config_load(cfg->qemu_config, &wcfg, err, errlen);
 	if (rc)
 		return rc;
-	return lvram_server_start(wcfg.lvram_socket, wcfg.qmp_dir, err, errlen);
+	rc = lvram_server_start(wcfg.lvram_socket, wcfg.qmp_dir, why, sizeof(why));
+	return rc ? kvmlu_err(err, errlen, rc, "lvram socket: %s", why) : 0;
 }
