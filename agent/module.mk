@@ -5,7 +5,7 @@
 #                     with libvirt's and libxml2's flags
 # Programs: kvmlu-agent (the daemon) and kvmlu-libvirt-hook use libvirt;
 # the CLI kvmlu does not, and does not link it. Nor does kvmlu-qemu, the
-# domains' <emulator> wrapper: it is built from its own three sources
+# domains' <emulator> wrapper: it is built from its own five sources
 # (also in libagent_libvirt, for the tests) and libcommon.
 AGENT_MAINS := agent/daemon/agent_main.c agent/cli/kvmlu_main.c \
 	agent/libvirt/kvmlu_libvirt_hook.c agent/libvirt/qemu_wrapper.c
@@ -18,8 +18,9 @@ $(call kvmlu_folder_cflags,agent/libvirt,$(shell pkg-config --cflags $(LIBVIRT_P
 $(eval $(call kvmlu_lib,agent_libvirt,$(filter-out $(AGENT_MAINS),$(wildcard agent/libvirt/*.c))))
 LIB_agent_libvirt_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS))
 
-$(eval $(call kvmlu_prog,kvmlu-agent,agent/daemon/agent_main.c,agent_libvirt agent common))
+$(eval $(call kvmlu_prog,kvmlu-agent,agent/daemon/agent_main.c,agent_libvirt agent guestmem common))
 $(eval $(call kvmlu_prog,kvmlu,agent/cli/kvmlu_main.c,agent common))
 $(eval $(call kvmlu_prog,kvmlu-libvirt-hook,agent/libvirt/kvmlu_libvirt_hook.c,agent_libvirt agent common))
 $(eval $(call kvmlu_prog,kvmlu-qemu,agent/libvirt/qemu_wrapper.c agent/libvirt/qemu_argv.c \
-	agent/libvirt/qemu_wrapper_config.c,common))
+	agent/libvirt/qemu_wrapper_config.c agent/libvirt/lvram_client.c \
+	agent/libvirt/lvram_request.c,common))

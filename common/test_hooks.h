@@ -27,6 +27,10 @@
  *                            nothing built from it yet
  *   kvmlu-agent:kexec        the journal stored in LUO and the kexec
  *                            allowed, right before reboot()
+ *   kvmlu-agent:replace-suspended  domain-replace-qemu: the domain
+ *                            suspended, its managed save not begun
+ *   kvmlu-agent:replace-held domain-replace-qemu: the domain saved and its
+ *                            RAM held, before its start on a new QEMU
  */
 void test_hook_stop_at(const char *who, const char *point);
 
@@ -42,5 +46,11 @@ bool test_hook_restore_fail(const char *step, bool consume, char *why, size_t wh
  * that only the guest's touches verify chunks.
  */
 bool test_hook_lazy_fault_only(void);
+/*
+ * True when a test asked the agent to change one byte of the RAM it holds
+ * for a domain-replace-qemu, after the sum at the pause: the verification
+ * before the guest runs again must catch it.
+ */
+bool test_hook_lvram_corrupt(void);
 
 #endif /* KVMLU_COMMON_TEST_HOOKS_H */

@@ -26,3 +26,8 @@ bool test_hook_lazy_fault_only(void)
 {
 	return false;
 }
+
+bool test_hook_lvram_corrupt(void)
+{
+	return false;
+}

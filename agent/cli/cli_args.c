@@ -14,7 +14,9 @@ const char cli_usage[] =
 	"              replace the host kernel by kexec, keeping every VM running\n"
 	"  status [--json]         the agent and the update in progress\n"
 	"  vms [--json]            the VMs on this host\n"
-	"  report [--last N] [--json]  the last host updates\n";
+	"  report [--last N] [--json]  the last host updates\n"
+	"  domain-replace-qemu DOMAIN [--json]\n"
+	"              restart a libvirt domain on a new QEMU process, its RAM kept in place\n";
 
 static const struct {
 	const char *name;
@@ -24,6 +26,7 @@ static const struct {
 	{ "status", CLI_STATUS },
 	{ "vms", CLI_VMS },
 	{ "report", CLI_REPORT },
+	{ "domain-replace-qemu", CLI_REPLACE_QEMU },
 	{ "help", CLI_HELP },
 };
 
@@ -86,6 +89,8 @@ int cli_args_parse(int argc, char *const *argv, struct cli_args *a, char *err, s
 			a->append = argv[++i];
 		} else if (upd && !strcmp(o, "--dry-run")) {
 			a->dry_run = true;
+		} else if (a->verb == CLI_REPLACE_QEMU && o[0] != '-' && !a->domain) {
+			a->domain = o;
 		} else if (a->verb == CLI_REPORT && !strcmp(o, "--last")) {
 			const char *s = value(argc, argv, &i, err, errlen);
 			char *end;
@@ -104,5 +109,7 @@ int cli_args_parse(int argc, char *const *argv, struct cli_args *a, char *err, s
 	}
 	if (a->verb == CLI_HOST_UPDATE && !a->kernel)
 		return kvmlu_err(err, errlen, -EINVAL, "host-update: --kernel is required");
+	if (a->verb == CLI_REPLACE_QEMU && !a->domain)
+		return kvmlu_err(err, errlen, -EINVAL, "domain-replace-qemu: DOMAIN is required");
 	return 0;
 }

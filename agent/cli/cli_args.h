@@ -6,6 +6,7 @@
  *   kvmlu [--socket PATH] status [--json]
  *   kvmlu [--socket PATH] vms [--json]
  *   kvmlu [--socket PATH] report [--last N] [--json]
+ *   kvmlu [--socket PATH] domain-replace-qemu DOMAIN [--json]
  * Parsing only; nothing is checked on the host here.
  */
 #ifndef KVMLU_CLI_ARGS_H
@@ -20,6 +21,7 @@ enum cli_verb {
 	CLI_STATUS,
 	CLI_VMS,
 	CLI_REPORT,
+	CLI_REPLACE_QEMU,
 };
 
 struct cli_args {
@@ -27,6 +29,7 @@ struct cli_args {
 	const char *socket;	/* default AGENT_DEFAULT_SOCKET */
 	const char *kernel, *initrd, *append;
 	bool dry_run, json;
+	const char *domain;	/* domain-replace-qemu: a name or UUID */
 	unsigned int last;	/* report: how many updates (0: agent's default) */
 };
 

@@ -33,5 +33,6 @@ int cmd_host_update(const struct cli_args *a);
 int cmd_status(const struct cli_args *a);
 int cmd_vms(const struct cli_args *a);
 int cmd_report(const struct cli_args *a);
+int cmd_replace_qemu(const struct cli_args *a);
 
 #endif /* KVMLU_CLI_COMMANDS_H */

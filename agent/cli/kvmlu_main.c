@@ -25,6 +25,8 @@ int main(int argc, char **argv)
 		return cmd_vms(&a);
 	case CLI_REPORT:
 		return cmd_report(&a);
+	case CLI_REPLACE_QEMU:
+		return cmd_replace_qemu(&a);
 	case CLI_HELP:
 		break;
 	}

@@ -35,6 +35,7 @@ void agent_config_defaults(struct agent_config *c)
 	snprintf(c->vmm_binary, sizeof(c->vmm_binary), "/usr/local/bin/kvmlu-vmm");
 	snprintf(c->libvirt_state_file, sizeof(c->libvirt_state_file), "%s",
 		 AGENT_DEFAULT_LIBVIRT_STATE);
+	snprintf(c->qemu_config, sizeof(c->qemu_config), "%s", AGENT_DEFAULT_QEMU_CONFIG);
 	c->vmm_timeout_ms = 5000;
 	c->prepare_timeout_ms = 30000;
 	c->restore_timeout_ms = 60000;
@@ -203,6 +204,8 @@ static int parse_key(const char *key, struct json_object *v,
 	if (!strcmp(key, "libvirt_state_file"))
 		return get_string(v, key, c->libvirt_state_file, sizeof(c->libvirt_state_file),
 				  err, errlen);
+	if (!strcmp(key, "qemu_config"))
+		return get_string(v, key, c->qemu_config, sizeof(c->qemu_config), err, errlen);
 	if (!strcmp(key, "timeouts"))
 		return parse_timeouts(v, c, err, errlen);
 	if (!strcmp(key, "history_keep")) {

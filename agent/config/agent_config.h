@@ -16,6 +16,8 @@
 #define AGENT_CONFIG_DEFAULT_PATH	"/etc/kvmlu/agent.json"
 #define AGENT_DEFAULT_SOCKET		"/run/kvmlu/agent.sock"
 #define AGENT_DEFAULT_LIBVIRT_STATE	"/var/lib/kvmlu/libvirt-domains.json"
+/* kvmlu-qemu's configuration: its QMP directory and the lvram socket. */
+#define AGENT_DEFAULT_QEMU_CONFIG	"/etc/kvmlu/qemu.json"
 #define AGENT_PATH_MAX			256
 /* sun_path holds 108 bytes including the NUL. */
 #define AGENT_URI_MAX			256	/* = LIBVIRT_URI_MAX */
@@ -38,6 +40,7 @@ struct agent_config {
 	/* libvirt domains (libvirt_update.h): "" is qemu:///system, optional. */
 	char libvirt_uri[AGENT_URI_MAX];
 	char libvirt_state_file[AGENT_PATH_MAX];	/* on disk: read after the kexec */
+	char qemu_config[AGENT_PATH_MAX];	/* kvmlu-qemu's (domain-replace-qemu) */
 	unsigned int vmm_timeout_ms;	/* one request to a VMM */
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */
 	unsigned int restore_timeout_ms;	/* one VM restored after kexec */

@@ -44,6 +44,13 @@ void agent_commands_set_domains(const struct agent_domain_table *t)
 	domains = t;
 }
 
+static agent_replace_qemu_fn replace_qemu;
+
+void agent_commands_set_replace_qemu(agent_replace_qemu_fn fn)
+{
+	replace_qemu = fn;
+}
+
 static struct json_object *bad_request(const struct json_line_request *rq, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
@@ -402,6 +409,8 @@ struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int 
 		return cmd_report(cfg, rq);
 	if (!strcmp(rq->cmd, "libvirt-event") && domains)
 		return cmd_libvirt_event(rq);
+	if (!strcmp(rq->cmd, KVMLU_CMD_REPLACE_QEMU) && replace_qemu)
+		return replace_qemu(cfg, rq);
 	if (!strcmp(rq->cmd, "status") || !strcmp(rq->cmd, "vms")) {
 		k = unknown_arg(rq, none);
 		if (k)

@@ -31,6 +31,14 @@ struct agent_domain_table {
 
 void agent_commands_set_domains(const struct agent_domain_table *t);
 
+/*
+ * domain-replace-qemu (agent/libvirt/qemu_replace.h), set by kvmlu-agent's
+ * main like the domain table. Unset: UnknownCommand.
+ */
+typedef struct json_object *(*agent_replace_qemu_fn)(const struct agent_config *cfg,
+						    const struct json_line_request *rq);
+void agent_commands_set_replace_qemu(agent_replace_qemu_fn fn);
+
 /* The reply to one request (a new object; NULL only when out of memory). */
 struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int fd,
 					    const struct json_line_request *rq);

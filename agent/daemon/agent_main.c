@@ -28,6 +28,7 @@
 #include "agent/journal/journal_store.h"
 #include "agent/libvirt/libvirt_tracked.h"
 #include "agent/libvirt/libvirt_update.h"
+#include "agent/libvirt/qemu_replace.h"
 #include "agent/update/update_machine.h"
 #include "agent/update/update_ops_host.h"
 #include "common/luo_session.h"
@@ -118,6 +119,7 @@ int main(int argc, char **argv)
 	update_ops_host_set_domains(&libvirt_update_provider);
 
 	agent_commands_set_domains(&libvirt_tracked_table);
+	agent_commands_set_replace_qemu(qemu_replace_command);
 	agent_commands_recover(&cfg);
 	lfd = agent_server_listen(&cfg, err, sizeof(err));
 	if (lfd < 0) {
@@ -128,6 +130,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvmlu-agent: SIGTERM handler: %s (the socket file stays at exit)\n",
 			strerror(errno));
 	fprintf(stderr, "kvmlu-agent: listening on %s, VMs in %s\n", cfg.socket_path, cfg.run_dir);
+	/* RAM held by domain-replace-qemu goes back to kvmlu-qemu here. */
+	if (qemu_replace_start(&cfg, err, sizeof(err)))
+		fprintf(stderr, "kvmlu-agent: %s\n", err);
 	/* After a kexec: the libvirt domains `--restore` left pending (it runs before libvirtd). */
 	agent_commands_restore_domains(&cfg);
 	return agent_server_run(lfd, &cfg) ? 1 : 0;

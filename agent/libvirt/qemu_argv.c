@@ -570,3 +570,12 @@ out:
 	cmdline_free(&c);
 	return rc;
 }
+
+void qemu_argv_qmp_wait(struct qemu_argv_out *out)
+{
+	size_t n = strlen(out->qmp), tail = strlen(",wait=off");
+
+	/* "on" is shorter than "off": the text shrinks in place. */
+	if (n >= tail && !strcmp(out->qmp + n - tail, ",wait=off"))
+		strcpy(out->qmp + n - tail, ",wait=on");
+}

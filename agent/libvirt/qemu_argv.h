@@ -80,6 +80,13 @@ int qemu_argv_rewrite(int argc, char *const argv[], const char *qemu, int ram_fd
 		      char *err, size_t errlen);
 void qemu_argv_out_free(struct qemu_argv_out *out);
 
+/*
+ * The appended -qmp made to wait (wait=on) for its first client before
+ * QEMU goes on: the agent sets x-ignore-shared there before libvirt's
+ * migrate-incoming when it gave the RAM (design facts 11 and 12).
+ */
+void qemu_argv_qmp_wait(struct qemu_argv_out *out);
+
 /* "kvmlu-lv:<uuid>:pc.ram" into name. */
 void qemu_argv_memfd_name(const char *uuid, char name[QEMU_ARGV_MEMFD_NAME_MAX]);
 

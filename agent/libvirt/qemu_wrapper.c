@@ -19,9 +19,13 @@
  * stderr (the domain's log) and exit 1: libvirt reports the start as
  * failed, and a restore keeps its managed-save image.
  *
- * With -incoming (a restore or a migration target) the memfd is new and
- * empty, like any start: the migration stream fills it. Handing over RAM
- * the agent kept through a kexec (lvram-open) is not built.
+ * With -incoming (a restore or a migration target) it first asks the
+ * agent's lvram socket (lvram_client.h) whether the agent holds the
+ * domain's RAM (domain-replace-qemu). Held: that memfd becomes fd N and
+ * kvmlu's QMP socket waits for the agent (wait=on), which sets
+ * x-ignore-shared before libvirt's migrate-incoming. Nothing held, or no
+ * agent: a new, empty memfd, like any start; the migration stream fills
+ * it. The agent refusing (a second QEMU for the same RAM, say): exit 1.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,6 +36,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "agent/libvirt/lvram_client.h"
 #include "agent/libvirt/qemu_argv.h"
 #include "agent/libvirt/qemu_wrapper_config.h"
 
@@ -40,49 +45,55 @@
 static int read_config(struct qemu_wrapper_config *cfg, char *err, size_t errlen)
 {
 	const char *path = getenv(QEMU_WRAPPER_CONFIG_ENV);
-	char *text;
-	ssize_t n;
-	size_t len = 0;
-	int fd, rc;
 
 	if (!path || !path[0])
 		path = QEMU_WRAPPER_CONFIG_PATH;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(err, errlen, "%s: %s", path, strerror(errno));
-		return -errno;
-	}
-	text = malloc(QEMU_WRAPPER_CONFIG_MAX + 1);
-	if (!text) {
-		close(fd);
-		snprintf(err, errlen, "out of memory");
-		return -ENOMEM;
-	}
-	while ((n = read(fd, text + len, QEMU_WRAPPER_CONFIG_MAX + 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0 || len > QEMU_WRAPPER_CONFIG_MAX) {
-		snprintf(err, errlen, "%s: %s", path,
-			 n < 0 ? strerror(errno) : "larger than 64 KiB");
-		free(text);
-		return -EINVAL;
-	}
-	{
-		char why[256];
+	return qemu_wrapper_config_load(path, cfg, err, errlen);
+}
 
-		rc = qemu_wrapper_config_parse(text, len, cfg, why, sizeof(why));
-		if (rc)
-			snprintf(err, errlen, "%s: %s", path, why);
+/* fd at the lowest free number >= RAM_FD_MIN, inheritable; fd closed. -1 with err. */
+static int ram_fd_high(int fd, const char *what, char *err, size_t errlen)
+{
+	/* F_DUPFD leaves close-on-exec clear: the copy is what QEMU inherits. */
+	int ram_fd = fcntl(fd, F_DUPFD, RAM_FD_MIN);
+
+	if (ram_fd < 0)
+		snprintf(err, errlen, "%s to fd >= %d: %s", what, RAM_FD_MIN, strerror(errno));
+	close(fd);
+	return ram_fd;
+}
+
+/*
+ * A restore (-incoming): the RAM the agent holds for the domain, if any
+ * (lvram_client.h). 0 with *ram_fd -1: nothing held, make a new memfd.
+ */
+static int held_ram(const struct qemu_wrapper_config *cfg, const struct qemu_argv_plan *plan,
+		    int *ram_fd, char *err, size_t errlen)
+{
+	char why[400];
+	bool ignore_shared;
+	int fd, rc;
+
+	*ram_fd = -1;
+	rc = lvram_client_open(cfg->lvram_socket, plan->uuid, plan->ram_size, &fd,
+			       &ignore_shared, why, sizeof(why));
+	if (rc) {
+		snprintf(err, errlen, "RAM from the agent: %s", why);
+		return rc;
 	}
-	free(text);
-	return rc;
+	if (fd < 0) {
+		fprintf(stderr, "kvmlu-qemu: domain %s: %s\n", plan->uuid, why);
+		return 0;
+	}
+	*ram_fd = ram_fd_high(fd, "the agent's memfd", err, errlen);
+	return *ram_fd < 0 ? -EBADF : 0;
 }
 
 /* The memfd for pc.ram at fd >= RAM_FD_MIN, inheritable; or -1 with err. */
 static int make_ram_memfd(const struct qemu_argv_plan *plan, char *err, size_t errlen)
 {
 	char name[QEMU_ARGV_MEMFD_NAME_MAX];
-	int fd, ram_fd;
+	int fd;
 
 	qemu_argv_memfd_name(plan->uuid, name);
 	fd = memfd_create(name, MFD_CLOEXEC);
@@ -97,13 +108,7 @@ static int make_ram_memfd(const struct qemu_argv_plan *plan, char *err, size_t e
 		close(fd);
 		return -1;
 	}
-	/* F_DUPFD leaves close-on-exec clear: the copy is what QEMU inherits. */
-	ram_fd = fcntl(fd, F_DUPFD, RAM_FD_MIN);
-	if (ram_fd < 0)
-		snprintf(err, errlen, "memfd %s to fd >= %d: %s", name, RAM_FD_MIN,
-			 strerror(errno));
-	close(fd);
-	return ram_fd;
+	return ram_fd_high(fd, name, err, errlen);
 }
 
 int main(int argc, char **argv)
@@ -113,7 +118,8 @@ int main(int argc, char **argv)
 	struct qemu_argv_out out;
 	struct stat st;
 	char err[512];
-	int ram_fd;
+	int ram_fd = -1;
+	bool held;
 
 	if (read_config(&cfg, err, sizeof(err))) {
 		fprintf(stderr, "kvmlu-qemu: config %s\n", err);
@@ -136,7 +142,14 @@ int main(int argc, char **argv)
 			cfg.qmp_dir, errno ? strerror(errno) : "not a directory");
 		return 1;
 	}
-	ram_fd = make_ram_memfd(&plan, err, sizeof(err));
+	if (plan.incoming && held_ram(&cfg, &plan, &ram_fd, err, sizeof(err))) {
+		fprintf(stderr, "kvmlu-qemu: refusing to start QEMU: domain %s: %s\n", plan.uuid,
+			err);
+		return 1;
+	}
+	held = ram_fd >= 0;
+	if (!held)
+		ram_fd = make_ram_memfd(&plan, err, sizeof(err));
 	if (ram_fd < 0) {
 		fprintf(stderr, "kvmlu-qemu: domain %s: %s\n", plan.uuid, err);
 		return 1;
@@ -146,8 +159,12 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kvmlu-qemu: refusing to start QEMU: %s\n", err);
 		return 1;
 	}
+	/* The agent sets x-ignore-shared before libvirt's migrate-incoming. */
+	if (held)
+		qemu_argv_qmp_wait(&out);
 	fprintf(stderr, "kvmlu-qemu: domain %s: pc.ram (%llu bytes) on memfd fd %d%s, kvmlu QMP %s\n",
 		plan.uuid, (unsigned long long)plan.ram_size, ram_fd,
+		held ? " (the RAM the agent held)" :
 		plan.incoming ? " (new and empty: -incoming fills it)" : "", out.qmp);
 	execv(cfg.qemu, out.argv);
 	fprintf(stderr, "kvmlu-qemu: exec %s: %s\n", cfg.qemu, strerror(errno));

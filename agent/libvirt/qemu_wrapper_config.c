@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /* kvmlu-qemu's configuration (see qemu_wrapper_config.h). */
 #include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -30,7 +33,8 @@ static int string_key(json_object *v, const char *key, char *out, size_t outlen,
 int qemu_wrapper_config_parse(const char *text, size_t len, struct qemu_wrapper_config *cfg,
 			      char *err, size_t errlen)
 {
-	struct qemu_wrapper_config c = { .qmp_dir = QEMU_WRAPPER_QMP_DIR };
+	struct qemu_wrapper_config c = { .qmp_dir = QEMU_WRAPPER_QMP_DIR,
+					  .lvram_socket = QEMU_WRAPPER_LVRAM_SOCKET };
 	struct json_strict_error je;
 	json_object *root;
 	int rc;
@@ -47,6 +51,9 @@ int qemu_wrapper_config_parse(const char *text, size_t len, struct qemu_wrapper_
 			rc = string_key(val, key, c.qemu, sizeof(c.qemu), err, errlen);
 		else if (!strcmp(key, "qmp_dir"))
 			rc = string_key(val, key, c.qmp_dir, sizeof(c.qmp_dir), err, errlen);
+		else if (!strcmp(key, "lvram_socket"))
+			rc = string_key(val, key, c.lvram_socket, sizeof(c.lvram_socket), err,
+					errlen);
 		else
 			rc = kvmlu_err(err, errlen, -EINVAL, "unknown key \"%.64s\"", key);
 		if (rc)
@@ -61,5 +68,37 @@ int qemu_wrapper_config_parse(const char *text, size_t len, struct qemu_wrapper_
 		*cfg = c;
 out:
 	json_object_put(root);
+	return rc;
+}
+
+int qemu_wrapper_config_load(const char *path, struct qemu_wrapper_config *cfg,
+			     char *err, size_t errlen)
+{
+	char *text, why[256];
+	ssize_t n;
+	size_t len = 0;
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kvmlu_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
+	text = malloc(QEMU_WRAPPER_CONFIG_MAX + 1);
+	if (!text) {
+		close(fd);
+		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
+	}
+	while ((n = read(fd, text + len, QEMU_WRAPPER_CONFIG_MAX + 1 - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	if (n < 0 || len > QEMU_WRAPPER_CONFIG_MAX) {
+		rc = kvmlu_err(err, errlen, -EINVAL, "%s: %s", path,
+			       n < 0 ? strerror(errno) : "larger than 64 KiB");
+		free(text);
+		return rc;
+	}
+	rc = qemu_wrapper_config_parse(text, len, cfg, why, sizeof(why));
+	if (rc)
+		kvmlu_err(err, errlen, rc, "%s: %s", path, why);
+	free(text);
 	return rc;
 }

@@ -265,4 +265,29 @@
 #define KVMLU_KEY_STEP_APPLY_NS		"apply_ns"	/* TSC, vCPU and device state */
 #define KVMLU_KEY_STEP_START_NS		"start_ns"	/* vCPU threads started */
 
+/*
+ * domain-replace-qemu (the agent's socket, docs/libvirt.md): a running
+ * libvirt domain's QEMU replaced with its RAM kept in place.
+ */
+#define KVMLU_CMD_REPLACE_QEMU	"domain-replace-qemu"
+#define KVMLU_ARG_DOMAIN	"domain"	/* its name or UUID */
+#define KVMLU_KEY_UUID		"uuid"
+#define KVMLU_KEY_OLD_PID	"old_pid"	/* the QEMU replaced */
+#define KVMLU_KEY_NEW_PID	"new_pid"	/* the QEMU that runs it now */
+#define KVMLU_KEY_IMAGE_BYTES	"image_bytes"	/* the managed save: device state only */
+#define KVMLU_KEY_CHECKSUM_AFTER "checksum_after"	/* RAM once the new QEMU has it */
+#define KVMLU_KEY_RAM_HELD	"ram_held"	/* the agent still holds the RAM */
+
+/*
+ * lvram-open (the agent's lvram socket, kvmlu-qemu's request for RAM the
+ * agent holds): -> {"cmd":"lvram-open","args":{"uuid":U,"size":N}}
+ * <- {"ok":true,"return":{"held":B,"ignore_shared":B}} with the memfd
+ * attached (SCM_RIGHTS) when held.
+ */
+#define KVMLU_LVRAM_CMD_OPEN		"lvram-open"
+#define KVMLU_LVRAM_KEY_UUID		"uuid"
+#define KVMLU_LVRAM_KEY_SIZE		"size"
+#define KVMLU_LVRAM_KEY_HELD		"held"
+#define KVMLU_LVRAM_KEY_IGNORE_SHARED	"ignore_shared"
+
 #endif /* KVMLU_CONTROL_WIRE_H */

@@ -52,3 +52,8 @@ bool test_hook_lazy_fault_only(void)
 {
 	return getenv(TEST_HOOK_LAZY_FAULT_ONLY_ENV) != NULL;
 }
+
+bool test_hook_lvram_corrupt(void)
+{
+	return getenv(TEST_HOOK_LVRAM_CORRUPT_ENV) != NULL;
+}

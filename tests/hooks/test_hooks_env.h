@@ -15,6 +15,9 @@
  *     "<step>: failure injected by KVMLU_TEST_RESTORE_FAIL".
  * KVMLU_TEST_LAZY_FAULT_ONLY (set at all)
  *     test_hook_lazy_fault_only: no background verification pass.
+ * KVMLU_TEST_LVRAM_CORRUPT (set at all)
+ *     test_hook_lvram_corrupt: kvmlu-agent changes one byte of the RAM it
+ *     holds for domain-replace-qemu.
  */
 #ifndef KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H
 #define KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H
@@ -22,5 +25,6 @@
 #define TEST_HOOK_STOP_AT_ENV		"KVMLU_TEST_STOP_AT"
 #define TEST_HOOK_RESTORE_FAIL_ENV	"KVMLU_TEST_RESTORE_FAIL"
 #define TEST_HOOK_LAZY_FAULT_ONLY_ENV	"KVMLU_TEST_LAZY_FAULT_ONLY"
+#define TEST_HOOK_LVRAM_CORRUPT_ENV	"KVMLU_TEST_LVRAM_CORRUPT"
 
 #endif /* KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H */

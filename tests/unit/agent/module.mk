@@ -18,4 +18,5 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_hook.c,agent_libvirt
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_tracked.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qemu_argv.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qmp_client.c,agent_libvirt common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt common))
 $(OBJDIR_san)/tests/unit/agent/test_libvirt_domains.o: EXTRA_CFLAGS += $(shell pkg-config --cflags $(LIBVIRT_PKGS))

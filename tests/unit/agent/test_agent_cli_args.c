@@ -60,6 +60,10 @@ static void test_cli_defaults_and_simple_verbs(void **state)
 	assert_int_equal(PARSE(&a, err, "report", "--last", "3"), 0);
 	assert_int_equal(a.verb, CLI_REPORT);
 	assert_int_equal(a.last, 3);
+	assert_int_equal(PARSE(&a, err, "domain-replace-qemu", "web1", "--json"), 0);
+	assert_int_equal(a.verb, CLI_REPLACE_QEMU);
+	assert_string_equal(a.domain, "web1");
+	assert_true(a.json);
 }
 
 static void test_cli_rejects_misplaced_and_unknown(void **state)
@@ -76,6 +80,11 @@ static void test_cli_rejects_misplaced_and_unknown(void **state)
 	assert_int_equal(PARSE(&a, err, "--sock", "x", "status"), -EINVAL);
 	assert_int_equal(PARSE(&a, err, "report", "--last", "0"), -EINVAL);
 	assert_int_equal(PARSE(&a, err, "report", "--last", "5x"), -EINVAL);
+	/* One domain, named. */
+	assert_int_equal(PARSE(&a, err, "domain-replace-qemu"), -EINVAL);
+	assert_non_null(strstr(err, "DOMAIN is required"));
+	assert_int_equal(PARSE(&a, err, "domain-replace-qemu", "a", "b"), -EINVAL);
+	assert_int_equal(PARSE(&a, err, "status", "web1"), -EINVAL);
 	assert_int_equal(cli_args_parse(1, ARGV("x") + 1, &a, err, sizeof(err)), -EINVAL);
 }
 

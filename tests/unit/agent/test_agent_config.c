@@ -30,6 +30,7 @@ static void test_config_defaults_are_safe(void **state)
 	/* No URI: qemu:///system, optional; the state file is on disk, not /run. */
 	assert_string_equal(c.libvirt_uri, "");
 	assert_string_equal(c.libvirt_state_file, "/var/lib/kvmlu/libvirt-domains.json");
+	assert_string_equal(c.qemu_config, "/etc/kvmlu/qemu.json");
 	assert_int_equal(c.prepare_parallel, 8);
 	assert_int_equal(c.client_idle_ms, 10000);
 	assert_int_equal(c.max_clients, 64);
@@ -137,6 +138,7 @@ static void test_config_rejects_wrong_types_and_ranges(void **state)
 	expect_refused("{\"libvirt_uri\": \"QEMU:///system\"}", "not a libvirt URI");
 	expect_refused("{\"libvirt_uri\": \"qemu:///sys\\u0000tem\"}", "libvirt_uri");
 	expect_refused("{\"libvirt_state_file\": \"libvirt.json\"}", "absolute");
+	expect_refused("{\"qemu_config\": \"qemu.json\"}", "absolute");
 	expect_refused("{\"socket\": \"/0123456789012345678901234567890123456789012345678901"
 		       "234567890123456789012345678901234567890123456789/0123456789.sock\"}", "socket");
 }

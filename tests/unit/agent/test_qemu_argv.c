@@ -456,6 +456,8 @@ static void test_qemu_wrapper_config(void **state)
 		{ "{\"qemu\":\"/q\",\"qemu\":\"/r\"}", "qemu" },
 		{ "{\"qemu\":\"/q\",\"emulator\":\"/r\"}", "unknown key \"emulator\"" },
 		{ "{\"qemu\":1}", "must be a string" },
+		{ "{\"qemu\":\"/q\",\"lvram_socket\":\"lvram.sock\"}", "absolute path" },
+		{ "{\"qemu\":\"/q\",\"lvram_socket\":\"/a\",\"lvram_socket\":\"/b\"}", "lvram_socket" },
 		{ "{\"qemu\":\"/q\",\"qmp_dir\":\"/a,b\"}", "has a ','" },
 		{ "{\"qemu\":\"/q\\u0000x\"}", "NUL" },
 		{ "[\"/q\"]", "not a JSON object" },
@@ -470,6 +472,10 @@ static void test_qemu_wrapper_config(void **state)
 	assert_string_equal(cfg.qmp_dir, QEMU_WRAPPER_QMP_DIR);
 	assert_int_equal(cfg_parse("{\"qmp_dir\":\"/tmp/lv\",\"qemu\":\"/q\"}", &cfg, err), 0);
 	assert_string_equal(cfg.qmp_dir, "/tmp/lv");
+	assert_string_equal(cfg.lvram_socket, QEMU_WRAPPER_LVRAM_SOCKET);
+	assert_int_equal(cfg_parse("{\"qemu\":\"/q\",\"lvram_socket\":\"/tmp/lvram.sock\"}", &cfg,
+				   err), 0);
+	assert_string_equal(cfg.lvram_socket, "/tmp/lvram.sock");
 	before = cfg;
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		err[0] = '\0';
