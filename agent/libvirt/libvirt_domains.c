@@ -14,31 +14,18 @@
 #include <time.h>
 
 #include "agent/libvirt/libvirt_domains.h"
+#include "agent/libvirt/libvirt_errors.h"
 #include "agent/libvirt/libvirt_metadata.h"
 #include "common/clock.h"
 #include "common/err.h"
 
-static const char *lv_error(void)
-{
-	const char *m = virGetLastErrorMessage();
-
-	return m ? m : "unknown libvirt error";
-}
-
-/* libvirt prints every error to stderr by default; the agent reports them. */
-static void lv_quiet(void *arg, virErrorPtr e)
-{
-	(void)arg;
-	(void)e;
-}
-
 static int lv_connect(struct libvirt_domains *s, char *err, size_t errlen)
 {
-	virSetErrorFunc(NULL, lv_quiet);
+	libvirt_errors_quiet();
 	s->conn = virConnectOpen(s->uri);
 	if (!s->conn)
 		return kvmlu_err(err, errlen, -ECONNREFUSED, "virConnectOpen %s: %s", s->uri,
-				 lv_error());
+				 libvirt_last_error());
 	return 0;
 }
 
@@ -71,7 +58,7 @@ void libvirt_domains_close(struct libvirt_domains *s)
 static int fail(struct libvirt_domain_report *d, char *err, size_t errlen, int ret,
 		const char *what)
 {
-	snprintf(d->error, sizeof(d->error), "%s: %s", what, lv_error());
+	snprintf(d->error, sizeof(d->error), "%s: %s", what, libvirt_last_error());
 	d->state = LIBVIRT_DOMAIN_FAILED;
 	return kvmlu_err(err, errlen, ret, "libvirt domain %s: %s", d->name, d->error);
 }
@@ -111,7 +98,7 @@ static int list_domains(struct libvirt_domains *s, char *err, size_t errlen)
 	n = virConnectListAllDomains(s->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 	if (n < 0)
 		return kvmlu_err(err, errlen, -EIO, "virConnectListAllDomains %s: %s", s->uri,
-				 lv_error());
+				 libvirt_last_error());
 	if (n > LIBVIRT_DOMAINS_MAX) {
 		ret = kvmlu_err(err, errlen, -E2BIG, "%d libvirt domains running, at most %d handled",
 				n, LIBVIRT_DOMAINS_MAX);
@@ -203,7 +190,7 @@ static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *
 	if (virDomainManagedSave(dom, flags) < 0) {
 		char why[sizeof(d->error)];
 
-		snprintf(why, sizeof(why), "virDomainManagedSave: %s", lv_error());
+		snprintf(why, sizeof(why), "virDomainManagedSave: %s", libvirt_last_error());
 		/* The save failed, the domain is still there: let it run again. */
 		if (!resume(dom, d, err, errlen))
 			d->state = LIBVIRT_DOMAIN_FAILED;

@@ -19,6 +19,7 @@
 #include <libvirt/virterror.h>
 
 #include "agent/config/agent_config.h"
+#include "agent/libvirt/libvirt_errors.h"
 #include "agent/libvirt/lvram_qmp.h"
 #include "agent/libvirt/lvram_server.h"
 #include "agent/libvirt/lvram_store.h"
@@ -49,19 +50,6 @@ struct replace {
 	const char *cls;		/* error class when failing */
 	char err[768];
 };
-
-static const char *lv_error(void)
-{
-	const char *m = virGetLastErrorMessage();
-
-	return m ? m : "unknown libvirt error";
-}
-
-static void lv_quiet(void *arg, virErrorPtr e)
-{
-	(void)arg;
-	(void)e;
-}
 
 static int fail(struct replace *r, const char *cls, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -221,12 +209,12 @@ static int save_and_hold(struct replace *r)
 		close(ram_fd);
 		old_cap_off(r);
 		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: virDomainSuspend: %s", r->name,
-			    lv_error());
+			    libvirt_last_error());
 	}
 	pidfd = (int)syscall(SYS_pidfd_open, r->old_pid, 0);
 	test_hook_stop_at("kvmlu-agent", "replace-suspended");
 	if (virDomainManagedSave(r->dom, VIR_DOMAIN_SAVE_RUNNING) < 0) {
-		snprintf(why, sizeof(why), "%s", lv_error());
+		snprintf(why, sizeof(why), "%s", libvirt_last_error());
 		close(ram_fd);
 		/*
 		 * Alive: back to running on it. Whether it is alive is asked of
@@ -247,7 +235,7 @@ static int save_and_hold(struct replace *r)
 				return fail(r, KVMLU_ERR_FAILED, -EIO,
 					    "domain %s: virDomainManagedSave: %s; and it does not "
 					    "resume: %s (it is paused on its old QEMU: virsh resume %s)",
-					    r->name, why, lv_error(), r->name);
+					    r->name, why, libvirt_last_error(), r->name);
 			}
 		}
 		close(pidfd);
@@ -265,7 +253,7 @@ static int save_and_hold(struct replace *r)
 		close(ram_fd);
 		if (virDomainCreate(r->dom) < 0)
 			snprintf(r->err + strlen(r->err), sizeof(r->err) - strlen(r->err),
-				 "; and starting it from its managed save failed: %s", lv_error());
+				 "; and starting it from its managed save failed: %s", libvirt_last_error());
 		else
 			snprintf(r->err + strlen(r->err), sizeof(r->err) - strlen(r->err),
 				 "; started again from its managed save");
@@ -303,7 +291,7 @@ static int restart_and_verify(struct replace *r)
 	rc = virDomainCreateWithFlags(r->dom, VIR_DOMAIN_START_PAUSED);
 	lvram_store_expect(r->uuid, false);
 	if (rc < 0) {
-		snprintf(why, sizeof(why), "%s", lv_error());
+		snprintf(why, sizeof(why), "%s", libvirt_last_error());
 		lvram_store_ungive(r->uuid);
 		return fail(r, KVMLU_ERR_FAILED, -EIO,
 			    "domain %s: the start on a new QEMU failed: %s. Its managed-save image "
@@ -356,7 +344,7 @@ static int restart_and_verify(struct replace *r)
 	if (virDomainResume(r->dom) < 0)
 		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: virDomainResume: %s; it is "
 			    "paused on its new QEMU with its RAM verified: virsh resume %s",
-			    r->name, lv_error(), r->name);
+			    r->name, libvirt_last_error(), r->name);
 	return 0;
 }
 
@@ -372,7 +360,7 @@ static int find_domain(struct replace *r, const char *which)
 	snprintf(r->name, sizeof(r->name), "%s", virDomainGetName(r->dom));
 	if (virDomainGetUUIDString(r->dom, r->uuid) < 0 ||
 	    virDomainGetState(r->dom, &state, &reason, 0) < 0)
-		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: %s", r->name, lv_error());
+		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: %s", r->name, libvirt_last_error());
 	if (state == VIR_DOMAIN_RUNNING && !lvram_store_held(r->uuid))
 		return 0;
 	if (state == VIR_DOMAIN_SHUTOFF && lvram_store_held(r->uuid) &&
@@ -447,10 +435,10 @@ json_object *qemu_replace_command(const struct agent_config *cfg,
 		goto out;
 	}
 	memcpy(r->qmp_dir, wcfg.qmp_dir, sizeof(r->qmp_dir));
-	virSetErrorFunc(NULL, lv_quiet);
+	libvirt_errors_quiet();
 	r->conn = virConnectOpen(cfg->libvirt_uri[0] ? cfg->libvirt_uri : "qemu:///system");
 	if (!r->conn) {
-		rc = fail(r, KVMLU_ERR_FAILED, -ECONNREFUSED, "libvirt: %s", lv_error());
+		rc = fail(r, KVMLU_ERR_FAILED, -ECONNREFUSED, "libvirt: %s", libvirt_last_error());
 		goto out;
 	}
 	rc = find_domain(r, json_object_get_string(v));
