@@ -154,11 +154,15 @@ int virtio_net_adopt(struct virtio_net *n, int fd, const struct virtio_net_spec 
 	return 0;
 }
 
-/* Copy len bytes at offset off of c's buffers [from, to) into out. */
-static bool chain_copy(const struct virtq_chain *c, unsigned int from, unsigned int to,
-		       size_t off, void *out, size_t len)
+/*
+ * Move len bytes between buf and c's buffers [from, to), starting at
+ * offset off of them: into the chain when in, else out of it. false if
+ * the buffers end first.
+ */
+static bool chain_move(const struct virtq_chain *c, unsigned int from, unsigned int to,
+		       size_t off, void *buf, size_t len, bool in)
 {
-	char *dst = out;
+	char *p = buf;
 
 	for (unsigned int i = from; i < to && len; i++) {
 		const struct virtq_buf *b = &c->bufs[i];
@@ -169,12 +173,21 @@ static bool chain_copy(const struct virtq_chain *c, unsigned int from, unsigned 
 			continue;
 		}
 		k = b->len - off < len ? b->len - off : len;
-		memcpy(dst, (char *)b->hva + off, k);
-		dst += k;
+		if (in)
+			memcpy((char *)b->hva + off, p, k);
+		else
+			memcpy(p, (char *)b->hva + off, k);
+		p += k;
 		len -= k;
 		off = 0;
 	}
 	return len == 0;
+}
+
+static bool chain_copy(const struct virtq_chain *c, unsigned int from, unsigned int to,
+		       size_t off, void *out, size_t len)
+{
+	return chain_move(c, from, to, off, out, len, false);
 }
 
 /* Copy len bytes at offset off of c's readable part into out. */
@@ -331,23 +344,7 @@ static bool fd_readable(int fd)
 /* Copy len bytes of src into c's writable buffers from offset off; false if they end first. */
 static bool chain_copy_in(const struct virtq_chain *c, size_t off, const void *src, size_t len)
 {
-	const char *p = src;
-
-	for (unsigned int i = c->nr_readable; i < c->nr && len; i++) {
-		const struct virtq_buf *b = &c->bufs[i];
-		size_t k;
-
-		if (off >= b->len) {
-			off -= b->len;
-			continue;
-		}
-		k = b->len - off < len ? b->len - off : len;
-		memcpy((char *)b->hva + off, p, k);
-		p += k;
-		len -= k;
-		off = 0;
-	}
-	return len == 0;
+	return chain_move(c, c->nr_readable, c->nr, off, (void *)src, len, true);
 }
 
 /* Copy len bytes at offset off of c's writable part into out (the header the tap wrote). */
