@@ -11,7 +11,8 @@
 # median and its spread (min-max), and each VMM's KVM exits per unit
 # (MiB, request, MB, transaction), the median over the rounds, counted
 # from the QEMU host's debugfs (/sys/kernel/debug/kvm/<pid>-<fd>/exits,
-# io_exits, mmio_exits, irq_exits, halt_exits: sums over the VM's vCPUs)
+# io_exits, mmio_exits, irq_exits, halt_exits, pf_fixed, insn_emulation:
+# sums over the VM's vCPUs)
 # right before and after each run, with a second table by kind.
 #
 # Same guest for both VMMs: Debian's cloud kernel and the test initramfs
@@ -199,13 +200,14 @@ table() { # table LOG: the figures of one run
 			"$(ratios "$log" "$k" | median)" "$(ratios "$log" "$k" | spread)" \
 			"$(per_op "$log" kvmlu "$k" exits "$div" | median)" "$(per_op "$log" qemu "$k" exits "$div" | median)" "$unit"
 	done <<<"$rows"
-	echo "exits per unit by kind (medians; io/mmio: exits to the VMM's userspace; KVM debugfs of the QEMU host):"
-	printf '%-38s %-9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt
+	echo "exits per unit by kind (medians; KVM debugfs of the QEMU host: io/mmio went out to the VMM's userspace;"
+	echo "  irq: a host interrupt; halt: the guest's HLT; npf: nested page faults fixed; emul: instructions emulated)"
+	printf '%-38s %-9s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul
 	while IFS= read -r row; do
 		k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
 		for who in kvmlu qemu; do
 			line=
-			for st in exits io mmio irq halt; do
+			for st in exits io mmio irq halt pf emul; do
 				a=$(per_op "$log" "$who" "$k" "$st" "$div" | median)
 				line="$line $(printf '%9s' "${a:--}")"
 			done

@@ -109,12 +109,14 @@ tcp_send() { # tcp_send IP SECONDS OUT: stream to the guest's sink
 
 # KVM's exit counts of one VM, from the QEMU host's debugfs: each
 # /sys/kernel/debug/kvm/<pid>-<fd>/ file of a vCPU statistic is the sum
-# over the VM's vCPUs. kstat PID sets KS_exits KS_io KS_mmio KS_irq KS_halt
+# over the VM's vCPUs. kstat PID sets KS_exits KS_io KS_mmio KS_irq KS_halt,
+# KS_pf (pf_fixed: nested page faults KVM fixed) and KS_emul
+# (insn_emulation: instructions KVM emulated, an MMIO access among them)
 # (sums over PID's VMs; a VMM that made its VM on another thread than
 # its first would not match its pid: then the only VM there is, since
 # one VM runs at a time here) and KS_n, how many VMs were read.
 kstat() {
-	KS_exits=0 KS_io=0 KS_mmio=0 KS_irq=0 KS_halt=0 KS_n=0
+	KS_exits=0 KS_io=0 KS_mmio=0 KS_irq=0 KS_halt=0 KS_pf=0 KS_emul=0 KS_n=0
 	set -- /sys/kernel/debug/kvm/"$1"-*
 	if [ ! -d "$1" ]; then
 		set -- /sys/kernel/debug/kvm/[0-9]*-*
@@ -127,13 +129,16 @@ kstat() {
 		read -r _v <"$_d/mmio_exits" && KS_mmio=$((KS_mmio + _v))
 		read -r _v <"$_d/irq_exits" && KS_irq=$((KS_irq + _v))
 		read -r _v <"$_d/halt_exits" && KS_halt=$((KS_halt + _v))
+		read -r _v <"$_d/pf_fixed" && KS_pf=$((KS_pf + _v))
+		read -r _v <"$_d/insn_emulation" && KS_emul=$((KS_emul + _v))
 		KS_n=$((KS_n + 1))
 	done
 }
 
 kstat_before() { # kstat_before PID: remember the counts
 	kstat "$1"
-	KB_exits=$KS_exits KB_io=$KS_io KB_mmio=$KS_mmio KB_irq=$KS_irq KB_halt=$KS_halt KB_n=$KS_n
+	KB_exits=$KS_exits KB_io=$KS_io KB_mmio=$KS_mmio KB_irq=$KS_irq KB_halt=$KS_halt
+	KB_pf=$KS_pf KB_emul=$KS_emul KB_n=$KS_n
 }
 
 # report WHO KEY VALUE OPS PID: one run's figure, its unit count (MiB,
@@ -143,7 +148,7 @@ report() {
 	if [ "$KS_n" = 0 ] || [ "$KB_n" != "$KS_n" ]; then
 		_x="$1_$2_exits=-"
 	else
-		_x="$1_$2_exits=$((KS_exits - KB_exits)) $1_$2_io=$((KS_io - KB_io)) $1_$2_mmio=$((KS_mmio - KB_mmio)) $1_$2_irq=$((KS_irq - KB_irq)) $1_$2_halt=$((KS_halt - KB_halt))"
+		_x="$1_$2_exits=$((KS_exits - KB_exits)) $1_$2_io=$((KS_io - KB_io)) $1_$2_mmio=$((KS_mmio - KB_mmio)) $1_$2_irq=$((KS_irq - KB_irq)) $1_$2_halt=$((KS_halt - KB_halt)) $1_$2_pf=$((KS_pf - KB_pf)) $1_$2_emul=$((KS_emul - KB_emul))"
 	fi
 	bench "round=$_round $1_$2=${3:--} $1_$2_ops=${4:--} $_x"
 }
