@@ -27,8 +27,8 @@
 #   randread   4 KiB O_DIRECT reads at random offsets, queue depth 1
 #   randread32, randwrite32  4 KiB O_DIRECT random reads, writes, queue
 #              depth 32 through Linux AIO (raw io_submit: each completion
-#              resubmitted at once; the guest's block layer's average
-#              depth, avgqd, is on the harness log's aio-randread lines)
+#              resubmitted at once; the table gives the guest's block
+#              layer's average depth, avgqd, to show it)
 #   tcp        one stream, QEMU host (bridge br-bench) -> guest sink, timed
 #              by the sender until the guest closed (all bytes received)
 #   tcpout     one stream, guest -> a sink in the QEMU host, timed by the
@@ -200,6 +200,7 @@ table() { # table LOG: the figures of one run
 			"$(ratios "$log" "$k" | median)" "$(ratios "$log" "$k" | spread)" \
 			"$(per_op "$log" kvmlu "$k" exits "$div" | median)" "$(per_op "$log" qemu "$k" exits "$div" | median)" "$unit"
 	done <<<"$rows"
+	echo "QD32: average depth at the guest's block layer (time_in_queue / time), medians: reads $(vals "$log" kvmlu_randread32_avgqd | median) kvmlu-vmm, $(vals "$log" qemu_randread32_avgqd | median) QEMU; writes $(vals "$log" kvmlu_randwrite32_avgqd | median), $(vals "$log" qemu_randwrite32_avgqd | median)"
 	echo "exits per unit by kind (medians; KVM debugfs of the QEMU host: io/mmio went out to the VMM's userspace;"
 	echo "  irq: a host interrupt; halt: the guest's HLT; npf: nested page faults fixed; emul: instructions emulated)"
 	printf '%-38s %-9s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul

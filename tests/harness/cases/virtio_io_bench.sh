@@ -262,8 +262,9 @@ turn() {
 	disk_run 2 seqread seqread_MBps MBps mib
 	disk_run 3 randread randread_iops iops ops
 	disk_run 4 aio-randread randread32_iops iops ops
-	harness_log "$_w round $2: $(grep -a 'KVMLU-LOADGEN aio-randread' "$_s" | tail -n 1 | tr -d '\r')"
 	disk_run 5 aio-randwrite randwrite32_iops iops ops
+	# The depth the guest's block layer saw in the QD32 runs.
+	bench "round=$2 $1_randread32_avgqd=$(kv "$_s" 'KVMLU-LOADGEN aio-randread ' avgqd) $1_randwrite32_avgqd=$(kv "$_s" 'KVMLU-LOADGEN aio-randwrite ' avgqd)"
 	# host -> guest stream
 	kstat_before "$_pid"
 	mark $_m "KVMLU-RUN$2.6;"
