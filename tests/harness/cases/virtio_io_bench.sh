@@ -36,8 +36,9 @@
 # host reads the VMM's KVM exit counts (debugfs, kstat below) right
 # before it says go and right after the run's result, so each run's
 # figure comes with its exits (all of the VM's exits in that window: the
-# go's poll of the mark block and the result line on the serial are in
-# it too, a few dozen, next to thousands for the run).
+# go's poll of the mark block and the result line on the serial, 8250
+# port writes, are in it too: about 100 exits, next to thousands for a
+# 5 s run).
 # Each figure is one line "KVMLU-BENCH key=value ..." on the console,
 # read by the bench. Knobs on the kernel command line (the bench passes
 # them through KVMLU_HARNESS_APPEND): kvmlu.bench_secs (seconds per
