@@ -255,6 +255,8 @@ for i in $(seq 1 "$runs"); do
 	*)
 		echo "$out" | tail -n 40
 		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is the emulator's nested fault, tests/harness/README.md: run it again)"
+		# What the rounds measured before the failure is still worth a look.
+		grep -aq 'KVMLU-BENCH round=' "$log" 2>/dev/null && echo "run $i, up to the failure: $(table "$log")"
 		rc=1
 		continue
 		;;
