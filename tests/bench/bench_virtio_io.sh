@@ -200,7 +200,11 @@ table() { # table LOG: the figures of one run
 			"$(ratios "$log" "$k" | median)" "$(ratios "$log" "$k" | spread)" \
 			"$(per_op "$log" kvmlu "$k" exits "$div" | median)" "$(per_op "$log" qemu "$k" exits "$div" | median)" "$unit"
 	done <<<"$rows"
-	echo "QD32: average depth at the guest's block layer (time_in_queue / time), medians: reads $(vals "$log" kvmlu_randread32_avgqd | median) kvmlu-vmm, $(vals "$log" qemu_randread32_avgqd | median) QEMU; writes $(vals "$log" kvmlu_randwrite32_avgqd | median), $(vals "$log" qemu_randwrite32_avgqd | median)"
+	for who in kvmlu_randread32 qemu_randread32 kvmlu_randwrite32 qemu_randwrite32; do
+		a=$(vals "$log" "${who}_avgqd" | median)
+		eval "qd_$who=\${a:--}"
+	done
+	echo "QD32: average depth at the guest's block layer (time_in_queue / time), medians: reads $qd_kvmlu_randread32 kvmlu-vmm, $qd_qemu_randread32 QEMU; writes $qd_kvmlu_randwrite32, $qd_qemu_randwrite32"
 	echo "exits per unit by kind (medians; KVM debugfs of the QEMU host: io/mmio went out to the VMM's userspace;"
 	echo "  irq: a host interrupt; halt: the guest's HLT; npf: nested page faults fixed; emul: instructions emulated)"
 	printf '%-38s %-9s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul
