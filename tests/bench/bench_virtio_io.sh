@@ -6,9 +6,14 @@
 # one QEMU host (tests/harness, TCG with nested SVM), on its nested
 # /dev/kvm, in the same run: harness case virtio_io_bench. QEMU's guest
 # runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's
-# (one after the other, see the case); the table gives the medians, and
-# the ratio of each round pair (round i of kvmlu-vmm / round i of QEMU)
-# and their median.
+# (one after the other, see the case); the table gives the medians, the
+# ratio of each round pair (round i of kvmlu-vmm / round i of QEMU): its
+# median and its spread (min-max), and each VMM's KVM exits per unit
+# (MiB, request, MB, transaction), the median over the rounds, counted
+# from the QEMU host's debugfs (/sys/kernel/debug/kvm/<pid>-<fd>/exits,
+# io_exits, mmio_exits, irq_exits, halt_exits, pf_fixed, insn_emulation:
+# sums over the VM's vCPUs)
+# right before and after each run, with a second table by kind.
 #
 # Same guest for both VMMs: Debian's cloud kernel and the test initramfs
 # (tests/guest/linux/) with an archive appended that holds
@@ -18,9 +23,19 @@
 # disk /dev/vda for both, each guest in its own part of it (page cache on
 # the QEMU host side for both).
 #   seqwrite   1 MiB pwrite + fdatasync, one after the other (guest clock)
+#   seqread    1 MiB O_DIRECT preads, one after the other, sequential
 #   randread   4 KiB O_DIRECT reads at random offsets, queue depth 1
+#   randread32, randwrite32  4 KiB O_DIRECT random reads, writes, queue
+#              depth 32 through Linux AIO (raw io_submit: each completion
+#              resubmitted at once; the table gives the guest's block
+#              layer's average depth, avgqd, to show it)
 #   tcp        one stream, QEMU host (bridge br-bench) -> guest sink, timed
 #              by the sender until the guest closed (all bytes received)
+#   tcpout     one stream, guest -> a sink in the QEMU host, timed by the
+#              sink (accept to EOF)
+#   tcprr      request/response, 64 bytes each way, TCP_NODELAY, one
+#              transaction at a time: the QEMU host's client against an
+#              echo in the guest, transactions per second
 #   upgrade    kvmlu-ctl upgrade's blackout_ns in ms (pause -> running in the
 #              new process), idle (the guest only polls a 4 KiB block every
 #              200 ms) and busy (the writer and a TCP stream running)
@@ -35,7 +50,7 @@
 # harness initramfs only for this bench, as bench_linux_boot.sh does.
 # Nested KVM under TCG makes every absolute figure tiny; the ratios are
 # what to compare. Knobs: KVMLU_BENCH_VIRTIO_SECS (per throughput run,
-# default 5), KVMLU_BENCH_VIRTIO_ROUNDS (default 3),
+# default 5), KVMLU_BENCH_VIRTIO_ROUNDS (default 5),
 # KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
@@ -50,7 +65,7 @@ cd "$(dirname "$0")/../.."
 top=$PWD
 runs=${KVMLU_BENCH_RUNS:-1}
 secs=${KVMLU_BENCH_VIRTIO_SECS:-5}
-rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-3}
+rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-5}
 region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
@@ -159,19 +174,51 @@ med_max() { # med_max 1.2,3.4,...: "median max"
 		printf "%.2f %.2f\n", m, v[NR] }'
 }
 
+# The workloads: KEY:unit of the exit count (the ops figure's divisor):label
+rows="seqwrite_MBps:MiB:1:seq write 1 MiB + fdatasync, MB/s
+seqread_MBps:MiB:1:seq read 1 MiB O_DIRECT, MB/s
+randread_iops:req:1:rand read 4 KiB O_DIRECT QD1, IOPS
+randread32_iops:req:1:rand read 4 KiB O_DIRECT QD32, IOPS
+randwrite32_iops:req:1:rand write 4 KiB O_DIRECT QD32, IOPS
+tcp_MBps:MB:1000000:TCP stream host -> guest, MB/s
+tcpout_MBps:MB:1000000:TCP stream guest -> host, MB/s
+tcprr_tps:trans:1:TCP req/resp 64 B, trans/s"
+spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.2f-%.2f", lo, hi; else print "-" }'; }
+per_op() { # per_op LOG WHO KEY STAT DIV: STAT exits per unit of each round, one a line
+	paste -d' ' <(vals "$1" "$2_$3_$4") <(vals "$1" "$2_$3_ops") |
+		awk -v d="$5" '$1 ~ /^[0-9]+$/ && $2 + 0 > 0 { printf "%.2f\n", $1 / ($2 / d) }'
+}
 table() { # table LOG: the figures of one run
-	local log=$1 row k label a b im ix bm bx hi hb n
+	local log=$1 row k unit div label a b r im ix bm bx hi hb n who st line
 	n=$(val "$log" upgrades)
 	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
-	printf '%-34s %12s %12s %12s  %s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(each round pair's ratio)"
-	for row in "seqwrite_MBps:seq write 1 MiB + fdatasync, MB/s" \
-		"randread_iops:rand read 4 KiB O_DIRECT QD1, IOPS" \
-		"tcp_MBps:TCP stream host -> guest, MB/s"; do
-		k=${row%%:*} label=${row#*:}
+	printf '%-38s %10s %10s %10s %11s  %-22s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(min-max)" "exits/unit kvmlu qemu"
+	while IFS= read -r row; do
+		k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
 		a=$(vals "$log" "kvmlu_$k" | median) b=$(vals "$log" "qemu_$k" | median)
-		printf '%-34s %12s %12s %12s  %s\n' "$label" "${a:--}" "${b:--}" "$(ratios "$log" "$k" | median)" \
-			"$(ratios "$log" "$k" | tr '\n' ' ')"
+		printf '%-38s %10s %10s %10s %11s  %10s %10s /%s\n' "$label" "${a:--}" "${b:--}" \
+			"$(ratios "$log" "$k" | median)" "$(ratios "$log" "$k" | spread)" \
+			"$(per_op "$log" kvmlu "$k" exits "$div" | median)" "$(per_op "$log" qemu "$k" exits "$div" | median)" "$unit"
+	done <<<"$rows"
+	for who in kvmlu_randread32 qemu_randread32 kvmlu_randwrite32 qemu_randwrite32; do
+		a=$(vals "$log" "${who}_avgqd" | median)
+		eval "qd_$who=\${a:--}"
 	done
+	echo "QD32: average depth at the guest's block layer (time_in_queue / time), medians: reads $qd_kvmlu_randread32 kvmlu-vmm, $qd_qemu_randread32 QEMU; writes $qd_kvmlu_randwrite32, $qd_qemu_randwrite32"
+	echo "exits per unit by kind (medians; KVM debugfs of the QEMU host: io/mmio went out to the VMM's userspace;"
+	echo "  irq: a host interrupt; halt: the guest's HLT; npf: nested page faults fixed; emul: instructions emulated)"
+	printf '%-38s %-9s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul
+	while IFS= read -r row; do
+		k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
+		for who in kvmlu qemu; do
+			line=
+			for st in exits io mmio irq halt pf emul; do
+				a=$(per_op "$log" "$who" "$k" "$st" "$div" | median)
+				line="$line $(printf '%9s' "${a:--}")"
+			done
+			printf '%-38s %-9s%s\n' "${label%%,*}" "$who/$unit" "$line"
+		done
+	done <<<"$rows"
 	read -r im ix <<<"$(med_max "$(val "$log" upgrade_idle_ms)")"
 	read -r bm bx <<<"$(med_max "$(val "$log" upgrade_busy_ms)")"
 	printf '%-34s %12s %12s %12s\n' "live upgrade blackout, ms" idle busy busy/idle
@@ -212,6 +259,8 @@ for i in $(seq 1 "$runs"); do
 	*)
 		echo "$out" | tail -n 40
 		echo "$me: run $i failed, log $log (a triple fault or a QEMU exit without a verdict is the emulator's nested fault, tests/harness/README.md: run it again)"
+		# What the rounds measured before the failure is still worth a look.
+		grep -aq 'KVMLU-BENCH round=' "$log" 2>/dev/null && echo "run $i, up to the failure: $(table "$log")"
 		rc=1
 		continue
 		;;

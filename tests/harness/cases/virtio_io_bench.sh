@@ -12,7 +12,8 @@
 # raw image file on the outer machine), opened by both through the page
 # cache (kvmlu-vmm has no O_DIRECT; QEMU's default cache=writeback), each
 # guest in its own REGION MiB of it, and a tap on the bridge br-bench,
-# whose address 10.17.0.1 is the TCP client's (kvmlu-loadgen tcp-send).
+# whose address 10.17.0.1 is this host's end of the TCP runs (kvmlu-loadgen
+# tcp-send to the guest, tcp-rr against its echo, tcp-sink of its stream).
 #   kvmlu-vmm:  --disk /dev/vda --net tap=ktap0,bridge=br-bench (virtio-mmio)
 #   QEMU:       virtio-blk-pci on /dev/vda, virtio-net-pci on tap qtap0
 #               (userspace virtio, no vhost; QEMU's default offloads)
@@ -31,10 +32,17 @@
 # so the cause is not known: a QEMU guest that is not up within 300 s
 # fails the run; run it again.)
 #
+# The guest starts each of its runs when told (guest-bench-init): this
+# host reads the VMM's KVM exit counts (debugfs, kstat below) right
+# before it says go and right after the run's result, so each run's
+# figure comes with its exits (all of the VM's exits in that window: the
+# go's poll of the mark block and the result line on the serial, 8250
+# port writes, are in it too: about 100 exits, next to thousands for a
+# 5 s run).
 # Each figure is one line "KVMLU-BENCH key=value ..." on the console,
 # read by the bench. Knobs on the kernel command line (the bench passes
 # them through KVMLU_HARNESS_APPEND): kvmlu.bench_secs (seconds per
-# throughput run, default 5), kvmlu.bench_rounds (default 3),
+# throughput run, default 5), kvmlu.bench_rounds (default 5),
 # kvmlu.bench_region (MiB of the disk each guest writes and reads,
 # default 32), kvmlu.bench_upgrades (live upgrades idle and busy, default
 # 3 each), kvmlu.bench_hostupdate (default 1).
@@ -60,7 +68,7 @@ opt() { # opt KEY DEFAULT: kvmlu.KEY= from the command line
 	echo "${_v:-$2}"
 }
 SECS=$(opt bench_secs 5)
-ROUNDS=$(opt bench_rounds 3)
+ROUNDS=$(opt bench_rounds 5)
 REGION=$(opt bench_region 32)
 UPGRADES=$(opt bench_upgrades 3)
 HOSTUPDATE=$(opt bench_hostupdate 1)
@@ -100,11 +108,50 @@ tcp_send() { # tcp_send IP SECONDS OUT: stream to the guest's sink
 	$LG tcp-send "$1" 5001 "$2" >"$3" 2>&1
 }
 
-# The guest's disk and TCP figures of a round: PREFIX SERIAL SENDOUT ROUND
-report_throughput() {
-	bench "round=$4 $1_seqwrite_MBps=$(kv "$2" 'KVMLU-LOADGEN seqwrite ' MBps) $1_seqwrite_mib=$(kv "$2" 'KVMLU-LOADGEN seqwrite ' mib)" \
-		"$1_randread_iops=$(kv "$2" 'KVMLU-LOADGEN randread ' iops)" \
-		"$1_tcp_MBps=$(kv "$3" 'KVMLU-LOADGEN tcp-send' MBps) $1_tcp_sink_MBps=$(kv "$2" 'KVMLU-LOADGEN tcp-sink' MBps)"
+# KVM's exit counts of one VM, from the QEMU host's debugfs: each
+# /sys/kernel/debug/kvm/<pid>-<fd>/ file of a vCPU statistic is the sum
+# over the VM's vCPUs. kstat PID sets KS_exits KS_io KS_mmio KS_irq KS_halt,
+# KS_pf (pf_fixed: nested page faults KVM fixed) and KS_emul
+# (insn_emulation: instructions KVM emulated, an MMIO access among them)
+# (sums over PID's VMs; a VMM that made its VM on another thread than
+# its first would not match its pid: then the only VM there is, since
+# one VM runs at a time here) and KS_n, how many VMs were read.
+kstat() {
+	KS_exits=0 KS_io=0 KS_mmio=0 KS_irq=0 KS_halt=0 KS_pf=0 KS_emul=0 KS_n=0
+	set -- /sys/kernel/debug/kvm/"$1"-*
+	if [ ! -d "$1" ]; then
+		set -- /sys/kernel/debug/kvm/[0-9]*-*
+		[ $# = 1 ] && [ -d "$1" ] || return 0
+	fi
+	for _d in "$@"; do
+		[ -r "$_d/exits" ] || continue
+		read -r _v <"$_d/exits" && KS_exits=$((KS_exits + _v))
+		read -r _v <"$_d/io_exits" && KS_io=$((KS_io + _v))
+		read -r _v <"$_d/mmio_exits" && KS_mmio=$((KS_mmio + _v))
+		read -r _v <"$_d/irq_exits" && KS_irq=$((KS_irq + _v))
+		read -r _v <"$_d/halt_exits" && KS_halt=$((KS_halt + _v))
+		read -r _v <"$_d/pf_fixed" && KS_pf=$((KS_pf + _v))
+		read -r _v <"$_d/insn_emulation" && KS_emul=$((KS_emul + _v))
+		KS_n=$((KS_n + 1))
+	done
+}
+
+kstat_before() { # kstat_before PID: remember the counts
+	kstat "$1"
+	KB_exits=$KS_exits KB_io=$KS_io KB_mmio=$KS_mmio KB_irq=$KS_irq KB_halt=$KS_halt
+	KB_pf=$KS_pf KB_emul=$KS_emul KB_n=$KS_n
+}
+
+# report WHO KEY VALUE OPS PID: one run's figure, its unit count (MiB,
+# requests, bytes, transactions) and PID's VM exits since kstat_before.
+report() {
+	kstat "$5"
+	if [ "$KS_n" = 0 ] || [ "$KB_n" != "$KS_n" ]; then
+		_x="$1_$2_exits=-"
+	else
+		_x="$1_$2_exits=$((KS_exits - KB_exits)) $1_$2_io=$((KS_io - KB_io)) $1_$2_mmio=$((KS_mmio - KB_mmio)) $1_$2_irq=$((KS_irq - KB_irq)) $1_$2_halt=$((KS_halt - KB_halt)) $1_$2_pf=$((KS_pf - KB_pf)) $1_$2_emul=$((KS_emul - KB_emul))"
+	fi
+	bench "round=$_round $1_$2=${3:--} $1_$2_ops=${4:--} $_x"
 }
 
 # upgrades WHAT SERIAL: UPGRADES live upgrades, their blackouts (ms) as a list;
@@ -180,18 +227,70 @@ qemu_boot() {
 	brctl addif $BR qtap0 && ip link set qtap0 up || fail "could not put qtap0 on $BR"
 }
 
-# turn WHO ROUND: one guest's disk and TCP runs (kvmlu: the kvmlu-vmm VM)
+# wait_pid PID SECONDS WHAT: until the host-side PID ended, else fail
+wait_pid() {
+	_i=0
+	while kill -0 "$1" 2>/dev/null; do
+		if [ $_i -ge $(($2 * 5)) ]; then
+			kill "$1" 2>/dev/null
+			fail "$3: not done within $2 s"
+		fi
+		usleep 200000
+		_i=$((_i + 1))
+	done
+	wait "$1" 2>/dev/null
+}
+
+# disk_run N MODE KEY FIELD OPSFIELD: run N of the round, a guest disk run
+# whose result line is "KVMLU-LOADGEN MODE ..."
+disk_run() {
+	kstat_before "$_pid"
+	mark $_m "KVMLU-RUN$_round.$1;"
+	wait_for "$_s" "KVMLU-LOADGEN $2 " $((SECS * 20 + 300)) "$_pid" "$_w round $_round: $2" "$_round"
+	report "$_who" "$3" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$4")" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$5")" "$_pid"
+}
+
+# turn WHO ROUND: one guest's disk and TCP runs (kvmlu: the kvmlu-vmm VM),
+# the VMM's KVM exits read right before and after each
 turn() {
 	if [ "$1" = kvmlu ]; then
 		_s=/tmp/$NAME.serial _m=$KMARK _ip=10.17.0.2 _pid=$(cat "/tmp/$NAME.pid") _w=kvmlu-vmm
 	else
 		_s=/tmp/qx.serial _m=$QMARK _ip=10.17.0.3 _pid=$QPID _w=QEMU
 	fi
-	mark $_m "KVMLU-RUN$2;"
-	wait_for "$_s" 'KVMLU-LOADGEN tcp-listen' $((SECS * 20 + 300)) "$_pid" "$_w round $2: disk runs" "$2"
+	_who=$1 _round=$2
+	disk_run 1 seqwrite seqwrite_MBps MBps mib
+	disk_run 2 seqread seqread_MBps MBps mib
+	disk_run 3 randread randread_iops iops ops
+	disk_run 4 aio-randread randread32_iops iops ops
+	disk_run 5 aio-randwrite randwrite32_iops iops ops
+	# The depth the guest's block layer saw in the QD32 runs.
+	bench "round=$2 $1_randread32_avgqd=$(kv "$_s" 'KVMLU-LOADGEN aio-randread ' avgqd) $1_randwrite32_avgqd=$(kv "$_s" 'KVMLU-LOADGEN aio-randwrite ' avgqd)"
+	# host -> guest stream
+	kstat_before "$_pid"
+	mark $_m "KVMLU-RUN$2.6;"
+	wait_for "$_s" 'KVMLU-LOADGEN tcp-listen' 300 "$_pid" "$_w round $2: TCP sink" "$2"
 	tcp_send $_ip "$SECS" /tmp/$1.send
-	wait_for "$_s" "KVMLU-BENCH-GUEST round=$2 done" 300 "$_pid" "$_w round $2: TCP run"
-	report_throughput "$1" "$_s" /tmp/$1.send "$2"
+	report "$1" tcp_MBps "$(kv /tmp/$1.send 'KVMLU-LOADGEN tcp-send' MBps)" \
+		"$(kv /tmp/$1.send 'KVMLU-LOADGEN tcp-send' bytes)" "$_pid"
+	# request/response, 64-byte messages
+	kstat_before "$_pid"
+	mark $_m "KVMLU-RUN$2.7;"
+	wait_for "$_s" 'KVMLU-LOADGEN tcp-echo-listen' 300 "$_pid" "$_w round $2: TCP echo" "$2"
+	$LG tcp-rr $_ip 5003 "$SECS" 64 >/tmp/$1.rr 2>&1
+	report "$1" tcprr_tps "$(kv /tmp/$1.rr 'KVMLU-LOADGEN tcp-rr' tps)" \
+		"$(kv /tmp/$1.rr 'KVMLU-LOADGEN tcp-rr' trans)" "$_pid"
+	# guest -> host stream, timed by the host's sink (accept to EOF)
+	$LG tcp-sink 5002 >/tmp/$1.sink 2>&1 &
+	_k=$!
+	wait_for /tmp/$1.sink 'KVMLU-LOADGEN tcp-listen' 30 $_k "host TCP sink"
+	kstat_before "$_pid"
+	mark $_m "KVMLU-RUN$2.8;"
+	wait_pid $_k $((SECS * 20 + 300)) "$_w round $2: the guest's TCP stream"
+	report "$1" tcpout_MBps "$(kv /tmp/$1.sink 'KVMLU-LOADGEN tcp-sink' MBps)" \
+		"$(kv /tmp/$1.sink 'KVMLU-LOADGEN tcp-sink' bytes)" "$_pid"
+	wait_for "$_s" "KVMLU-BENCH-GUEST round=$2 done" 300 "$_pid" "$_w round $2: end"
+	bench "round=$2 $1_tcp_sink_MBps=$(kv "$_s" 'KVMLU-LOADGEN tcp-sink' MBps) $1_tcpout_send_MBps=$(kv "$_s" 'KVMLU-LOADGEN tcp-send' MBps)"
 }
 
 guest_up() { # guest_up SERIAL PID WHAT
