@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/cli/report.h"
+#include "agent/journal/journal_report.h"
 
 #define T0 1764763200000000000LL
 #define MS 1000000LL
