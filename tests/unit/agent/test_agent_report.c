@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the report text (agent/cli/report.c). */
+/* Unit tests of the report text (agent/journal/journal_report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
