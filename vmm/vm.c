@@ -36,7 +36,7 @@
 
 #include "common/clock.h"
 #include "common/err.h"
-#include "guestmem/folio.h"
+#include "guestmem/guestmem_folio.h"
 #include "kvmlu/kvm_uapi.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"

@@ -19,6 +19,7 @@
 #include "common/clock.h"
 #include "common/json_line.h"
 #include "guestmem/folio.h"
+#include "guestmem/guestmem_folio.h"
 #include "guestmem/gmem_link.h"
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
