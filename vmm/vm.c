@@ -43,16 +43,9 @@
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
-static void vm_on_guest_reset(void *ctx)
+static void vm_on_guest_reset(void *ctx, const char *why)
 {
-	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (write to port %#x)",
-			RESET_PORT_CF9);
-}
-
-static void vm_on_kbc_reset(void *ctx)
-{
-	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (keyboard controller pulse, port %#x)",
-			I8042_CMD_PORT);
+	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "%s", why);
 }
 
 int vm_irq_line(void *ctx, unsigned int irq, int level)
@@ -133,25 +126,8 @@ static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
 
 static int vm_create_devices(struct vm *vm, char *err, size_t errlen)
 {
-	int rc;
-
 	io_bus_init(&vm->bus);
-	rc = uart8250_register(&vm->uart, &vm->bus, 0x3f8);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register COM1 at 0x3f8: %s", strerror(-rc));
-	rc = test_port_register(&vm->test_port, &vm->bus);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register test port: %s", strerror(-rc));
-	rc = reset_port_register(&vm->reset, &vm->bus, vm_on_guest_reset, vm);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register reset port: %s", strerror(-rc));
-	rc = i8042_init(&vm->kbc, vm_on_kbc_reset, vm);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "i8042 init: %s", strerror(-rc));
-	rc = i8042_register(&vm->kbc, &vm->bus);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register i8042 at 0x60/0x64: %s", strerror(-rc));
-	return 0;
+	return vm_platform_ops.attach(vm->platform, &vm->bus, err, errlen);
 }
 
 static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
@@ -179,6 +155,12 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 
 int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
+	struct vm_platform_args pa = {
+		.serial_fd = cfg->serial_fd,
+		.irq_line = vm_irq_line,
+		.on_reset = vm_on_guest_reset,
+		.ctx = vm,
+	};
 	pthread_condattr_t ca;
 	int rc;
 
@@ -200,16 +182,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vm->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	rc = uart8250_init(&vm->uart, cfg->serial_fd, UART8250_COM1_IRQ, vm_irq_line, vm);
-	if (rc) {
-		kvmlu_err(err, errlen, rc, "UART init: %s", strerror(-rc));
+	rc = vm_platform_ops.create(&pa, &vm->platform, err, errlen);
+	if (rc)
 		goto err_destroy;
-	}
-	rc = test_port_init(&vm->test_port);
-	if (rc) {
-		kvmlu_err(err, errlen, rc, "test port init: %s", strerror(-rc));
-		goto err_destroy;
-	}
 
 	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->stop_efd < 0) {
@@ -364,7 +339,8 @@ void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, const char *fmt,
 	if (!first)
 		return;
 	vm_kick_vcpus(vm);
-	test_port_abort(&vm->test_port);
+	if (vm->platform)
+		vm_platform_ops.stop(vm->platform);
 	if (vm->stop_efd >= 0 && write(vm->stop_efd, &one, sizeof(one)) < 0) {
 		/* Nonblocking eventfd: only fails if the counter is full, i.e. already signalled. */
 	}
@@ -406,9 +382,8 @@ void vm_destroy(struct vm *vm)
 	if (vm->stop_efd >= 0)
 		close(vm->stop_efd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_efd = -1;
-	test_port_destroy(&vm->test_port);
-	uart8250_destroy(&vm->uart);
-	i8042_destroy(&vm->kbc);
+	vm_platform_ops.destroy(vm->platform);
+	vm->platform = NULL;
 	pthread_cond_destroy(&vm->cond);
 	pthread_mutex_destroy(&vm->lock);
 }

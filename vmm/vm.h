@@ -24,11 +24,8 @@
 
 #include "guestmem/guestmem.h"
 #include "vmm/device.h"
-#include "vmm/devices/i8042.h"
-#include "vmm/devices/reset_port.h"
-#include "vmm/devices/test_port.h"
-#include "vmm/devices/uart8250.h"
 #include "vmm/io_bus.h"
+#include "vmm/platform.h"
 #include "vmm/vm_config.h"
 
 #define VM_NAME_MAX	63
@@ -72,10 +69,8 @@ struct vm {
 	uint64_t ram_size;
 	uint64_t tsc_khz;
 	struct io_bus bus;
-	struct uart8250 uart;
-	struct test_port test_port;
-	struct reset_port reset;
-	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
+	/* COM1, the test, reset and i8042 ports (vmm/platform.h, vmm/devices/platform.h) */
+	struct vm_platform *platform;
 	/* virtio devices (vmm/device.h), in slot order: devs[i] is in slot i (vm_virtio.h) */
 	struct vm_device *devs[VM_MAX_DEVICES];
 	unsigned int nr_devs;

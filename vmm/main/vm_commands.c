@@ -24,6 +24,7 @@
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
+#include "vmm/devices/platform.h"
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/live_update/live_update.h"
@@ -114,9 +115,9 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 
 	(void)args;
 	(void)e;
-	pthread_mutex_lock(&vm->uart.lock);
-	tx = vm->uart.tx_bytes;
-	pthread_mutex_unlock(&vm->uart.lock);
+	pthread_mutex_lock(&vm->platform->uart.lock);
+	tx = vm->platform->uart.tx_bytes;
+	pthread_mutex_unlock(&vm->platform->uart.lock);
 	json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(vm->name));
 	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(vm_state_name(vm_get_state(vm))));
 	json_object_object_add(o, KVMLU_KEY_VCPUS, json_object_new_int64((int)vm->nr_vcpus));
@@ -357,7 +358,7 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
 					   "guest-verify needs a running guest; it is %s", vm_state_name(s));
 	t0 = kvmlu_mono_ns();
-	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
+	rc = test_port_request(&ctx->vm->platform->test_port, KVMLU_REQ_VERIFY, timeout, &result);
 	t1 = kvmlu_mono_ns();
 	if (rc == -ETIMEDOUT)
 		return json_line_error_set(e, KVMLU_ERR_TIMEOUT,

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "kvmlu/version.h"
+#include "vmm/devices/platform.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -123,7 +124,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 	ret = vm_devices_state_capture(vm->vm_fd, &s->devices, err, errlen);
 	if (ret)
 		goto err_free;
-	uart8250_get_state(&vm->uart, &s->uart);
+	uart8250_get_state(&vm->platform->uart, &s->uart);
 	s->has_uart = true;
 	ret = capture_devices(vm, s, err, errlen);
 	if (ret)
@@ -177,7 +178,7 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 	if (ret)
 		return ret;
 	if (s->has_uart) {
-		ret = uart8250_set_state(&vm->uart, &s->uart);
+		ret = uart8250_set_state(&vm->platform->uart, &s->uart);
 		if (ret)
 			return kvmlu_err(err, errlen, ret, "restore %s: UART state: %s", vm->name,
 					 strerror(-ret));

@@ -70,6 +70,7 @@
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_binary.h"
 #include "vmm/upgrade/upgrade_wire.h"
+#include "vmm/devices/platform.h"
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/vm.h"
@@ -178,7 +179,7 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	json_object_object_add(o, "serial_fd", json_object_new_int64((int)n));
-	fds[n++] = vm->uart.out_fd;
+	fds[n++] = vm->platform->uart.out_fd;
 	if (ctx->listen_fd >= 0 && ctx->control_path) {
 		json_object_object_add(o, "listen_fd", json_object_new_int64((int)n));
 		fds[n++] = ctx->listen_fd;
