@@ -130,18 +130,48 @@ static int vm_create_devices(struct vm *vm, char *err, size_t errlen)
 	return vm_platform_ops.attach(vm->platform, &vm->bus, err, errlen);
 }
 
+static bool vm_vcpu_park(void *ctx, struct vcpu *v);
+
+/* vcpu_host's stop: a guest-caused end or a failed KVM_RUN. */
+static void vm_vcpu_stop(void *ctx, enum vm_stop_reason reason, const char *msg)
+{
+	vm_request_stop(ctx, reason, "%s", msg);
+}
+
+/* vcpu_host's exited: the vCPU thread is gone (a pause no longer waits for it). */
+static void vm_vcpu_exited(void *ctx)
+{
+	struct vm *vm = ctx;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->nr_threads--;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
+}
+
 static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 {
 	unsigned int i;
 	int rc, khz;
 
+	vm->vcpu_host = (struct vcpu_host){
+		.kvm_fd = vm->kvm_fd,
+		.vm_fd = vm->vm_fd,
+		.run_size = vm->run_size,
+		.bus = &vm->bus,
+		.kick = &vm->kick,
+		.park = vm_vcpu_park,
+		.stop = vm_vcpu_stop,
+		.exited = vm_vcpu_exited,
+		.ctx = vm,
+	};
 	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
 		return kvmlu_err(err, errlen, -ENOMEM, "allocate %u vCPUs", vm->nr_vcpus);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vm->vcpus[i].fd = -1;
 	for (i = 0; i < vm->nr_vcpus; i++) {
-		rc = vcpu_create(vm, &vm->vcpus[i], i, err, errlen);
+		rc = vcpu_create(&vm->vcpu_host, &vm->vcpus[i], i, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -532,8 +562,10 @@ int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
 	return 0;
 }
 
-bool vm_vcpu_park(struct vm *vm, struct vcpu *v)
+/* vcpu_host's park: on the vCPU thread, when vm->kick is set. */
+static bool vm_vcpu_park(void *ctx, struct vcpu *v)
 {
+	struct vm *vm = ctx;
 	bool stop;
 
 	pthread_mutex_lock(&vm->lock);

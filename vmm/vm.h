@@ -26,6 +26,8 @@
 #include "vmm/device.h"
 #include "vmm/io_bus.h"
 #include "vmm/platform.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm_stop.h"
 #include "vmm/vm_config.h"
 
 #define VM_NAME_MAX	63
@@ -42,22 +44,6 @@ enum vm_state {
 	VM_STATE_STOPPED,	/* all vCPU threads gone */
 };
 
-/* Why the VM stopped; main() turns this into the exit status. */
-enum vm_stop_reason {
-	VM_STOP_NONE = 0,
-	VM_STOP_REQUESTED,	/* `shutdown` control command */
-	VM_STOP_SIGNAL,		/* SIGTERM / SIGINT */
-	VM_STOP_GUEST_TRIPLE_FAULT,	/* KVM_EXIT_SHUTDOWN */
-	VM_STOP_GUEST_RESET,	/* port 0xcf9, KVM_SYSTEM_EVENT_RESET */
-	VM_STOP_GUEST_POWEROFF,	/* KVM_SYSTEM_EVENT_SHUTDOWN */
-	VM_STOP_GUEST_CRASH,	/* KVM_SYSTEM_EVENT_CRASH */
-	VM_STOP_INTERNAL_ERROR,	/* KVM_EXIT_INTERNAL_ERROR */
-	VM_STOP_FAIL_ENTRY,	/* KVM_EXIT_FAIL_ENTRY */
-	VM_STOP_VMM_ERROR,	/* the VMM itself failed (an ioctl, an odd exit) */
-};
-
-struct vcpu;
-
 struct vm {
 	char name[VM_NAME_MAX + 1];
 	int kvm_fd;
@@ -65,6 +51,7 @@ struct vm {
 	int run_size;		/* bytes of each vCPU's kvm_run mapping */
 	unsigned int nr_vcpus;
 	struct vcpu *vcpus;
+	struct vcpu_host vcpu_host;	/* what each of them needs of this VM */
 	struct guestmem mem;
 	uint64_t ram_size;
 	uint64_t tsc_khz;
@@ -90,7 +77,7 @@ struct vm {
 	unsigned int nr_parked;
 	unsigned int nr_threads;	/* vCPU threads still alive */
 	enum vm_stop_reason stop_reason;
-	char stop_msg[256];
+	char stop_msg[VM_STOP_MSG_MAX];
 	int stop_efd;		/* eventfd, readable once a stop is requested */
 };
 
@@ -159,11 +146,5 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
  * -ESRCH if the VM is stopping.
  */
 int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen);
-
-/*
- * vCPU side: called by the KVM_RUN loop when vm->kick is set. Parks while
- * a pause is requested; returns true when the thread must exit.
- */
-bool vm_vcpu_park(struct vm *vm, struct vcpu *v);
 
 #endif /* KVMLU_VMM_VM_H */
