@@ -41,7 +41,6 @@
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 
 static void vm_on_guest_reset(void *ctx, const char *why)
 {
@@ -263,7 +262,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	rc = vm_create_devices(vm, err, errlen);
 	if (rc)
 		goto err_destroy;
-	rc = vm_virtio_create(vm, cfg, err, errlen);
+	rc = vm_virtio_create(&vm->virtio, cfg, vm->vm_fd, &vm->bus, &vm->mem, err, errlen);
 	if (rc)
 		goto err_destroy;
 	rc = vm_create_vcpus(vm, err, errlen);
@@ -283,7 +282,7 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 	int rc;
 
 	/* Device threads first: a vCPU's first notify must find its thread. */
-	rc = vm_virtio_start(vm, err, errlen);
+	rc = vm_virtio_start(&vm->virtio, err, errlen);
 	if (rc) {
 		vm_request_stop(vm, VM_STOP_VMM_ERROR, "%s", err ? err : "device start failed");
 		return rc;
@@ -334,7 +333,7 @@ int vm_start_paused(struct vm *vm, char *err, size_t errlen)
 	vm->state = VM_STATE_PAUSED;
 	pthread_mutex_unlock(&vm->lock);
 	/* As after every pause: vm_resume() undoes it. */
-	vm_virtio_quiesce(vm);
+	vm_virtio_quiesce(&vm->virtio);
 	return 0;
 }
 
@@ -403,7 +402,7 @@ void vm_destroy(struct vm *vm)
 		vm->vcpus = NULL;
 	}
 	/* Before RAM goes: the I/O threads write into it. */
-	vm_virtio_destroy(vm);
+	vm_virtio_destroy(&vm->virtio);
 	guestmem_destroy(&vm->mem);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
@@ -509,7 +508,7 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
 		vm->state = VM_STATE_PAUSED;
 		pthread_mutex_unlock(&vm->lock);
 		/* No vCPU can add a request now: finish the ones it made. */
-		vm_virtio_quiesce(vm);
+		vm_virtio_quiesce(&vm->virtio);
 		*ns = kvmlu_mono_ns() - t0;
 		return 0;
 	}
@@ -552,7 +551,7 @@ int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
 	atomic_store(&vm->kick, 0);
 	vm->state = VM_STATE_RUNNING;
 	/* NICs held their frames since the quiesce; they move again (only eventfd writes). */
-	vm_virtio_resume(vm);
+	vm_virtio_resume(&vm->virtio);
 	pthread_cond_broadcast(&vm->cond);
 	/* Resumed means every vCPU is on its way back into KVM_RUN. */
 	while (vm->nr_parked > 0 && !vm->stop_req)

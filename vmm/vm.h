@@ -28,6 +28,7 @@
 #include "vmm/platform.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm_stop.h"
+#include "vmm/vm_virtio.h"
 #include "vmm/vm_config.h"
 
 #define VM_NAME_MAX	63
@@ -58,9 +59,7 @@ struct vm {
 	struct io_bus bus;
 	/* COM1, the test, reset and i8042 ports (vmm/platform.h, vmm/devices/platform.h) */
 	struct vm_platform *platform;
-	/* virtio devices (vmm/device.h), in slot order: devs[i] is in slot i (vm_virtio.h) */
-	struct vm_device *devs[VM_MAX_DEVICES];
-	unsigned int nr_devs;
+	struct vm_virtio virtio;	/* virtio devices, in slot order (vm_virtio.h) */
 	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*

@@ -53,8 +53,8 @@ static json_object *status_disks(struct vm *vm)
 {
 	json_object *disks = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_blk_type); i++) {
-		struct vm_device *dev = vm_virtio_find(vm, &virtio_blk_type, i);
+	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_blk_type); i++) {
+		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_blk_type, i);
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 		struct virtio_blk_info d;
 		json_object *j;
@@ -84,8 +84,8 @@ static json_object *status_nets(struct vm *vm)
 {
 	json_object *nets = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_net_type); i++) {
-		struct vm_device *dev = vm_virtio_find(vm, &virtio_net_type, i);
+	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_net_type); i++) {
+		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_net_type, i);
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 		struct virtio_net_info d;
 		json_object *j;
@@ -171,9 +171,9 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, KVMLU_KEY_MMIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, KVMLU_KEY_UNHANDLED_IO, io);
-	if (vm_virtio_count(vm, &virtio_blk_type))
+	if (vm_virtio_count(&vm->virtio, &virtio_blk_type))
 		json_object_object_add(o, KVMLU_KEY_DISKS, status_disks(vm));
-	if (vm_virtio_count(vm, &virtio_net_type))
+	if (vm_virtio_count(&vm->virtio, &virtio_net_type))
 		json_object_object_add(o, KVMLU_KEY_NETS, status_nets(vm));
 	*ret = o;
 	return 0;
