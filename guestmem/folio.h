@@ -22,6 +22,7 @@
  * the setting can change at any time, and a folio keeps the size it got.
  * What the RAM actually holds is measured, not assumed:
  * guestmem_folio_huge_mapped() reads the VMM's own /proc/self/smaps.
+ * What one VM's RAM gets, over its regions: guestmem_folio.h.
  */
 #ifndef KVMLU_GUESTMEM_FOLIO_H
 #define KVMLU_GUESTMEM_FOLIO_H
@@ -75,38 +76,5 @@ int guestmem_folio_map(int fd, uint64_t size, uint64_t offset, bool huge,
  */
 int guestmem_folio_huge_mapped(const void *hva, uint64_t size, const char *path,
 			       uint64_t *bytes);
-
-struct guestmem;
-
-/*
- * Bytes of gm's RAM mapped with 2 MiB entries now (every region, as
- * guestmem_folio_huge_mapped()). memfd only: -EOPNOTSUPP for guest_memfd.
- */
-int guestmem_folio_huge_bytes(const struct guestmem *gm, uint64_t *bytes);
-
-/*
- * Map gm's memfd RAM with 2 MiB entries again where its folios are 2 MiB
- * (madvise MADV_COLLAPSE on every region): after lazy verification
- * (lazy_verify.c), whose UFFDIO_CONTINUE maps a verified chunk with 4 KiB
- * PTEs although the file's folio is 2 MiB. For a chunk already in one 2
- * MiB folio the kernel only installs the PMD (collapse_pte_mapped_thp);
- * chunks still in 4 KiB pages (holes PRESERVE_FD filled) are copied into
- * a new 2 MiB folio. Only when gm asked for 2 MiB folios (huge_advised);
- * else nothing (0). 0 when every region collapsed, else the first -errno
- * (the other regions are still tried; a kernel without MADV_COLLAPSE
- * says -EINVAL). Safe while vCPUs run: KVM's mapping follows through its
- * MMU notifier.
- */
-int guestmem_folio_collapse(const struct guestmem *gm);
-
-/* "2M" when gm's memfd RAM asked for 2 MiB folios, else "4K". */
-const char *guestmem_folio_name(const struct guestmem *gm);
-
-/*
- * One sentence for the VMM's log: which folio size gm's RAM gets and why,
- * e.g. "guest RAM in 4 KiB pages: shmem_enabled is never (advise gives
- * 2 MiB folios, docs/live-update-memory.md)".
- */
-void guestmem_folio_describe(const struct guestmem *gm, char *buf, size_t len);
 
 #endif /* KVMLU_GUESTMEM_FOLIO_H */

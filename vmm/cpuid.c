@@ -8,12 +8,11 @@
 #include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
 #include "vmm/cpuid.h"
-#include "vmm/vcpu.h"
 
 #define CPUID_MAX_ENTRIES 512
 #define CPUID_1_ECX_HYPERVISOR (1u << 31)
 
-int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
+int cpuid_setup(int kvm_fd, int vcpu_fd, unsigned int index, char *err, size_t errlen)
 {
 	struct kvm_cpuid2 *c;
 	unsigned int n = 64, i;
@@ -24,7 +23,7 @@ int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
 		c = calloc(1, sizeof(*c) + n * sizeof(c->entries[0]));
 		if (!c)
 			return kvmlu_err(err, errlen, -ENOMEM, "vCPU %u: CPUID buffer of %u entries",
-				       v->index, n);
+				       index, n);
 		c->nent = n;
 		if (ioctl(kvm_fd, KVM_GET_SUPPORTED_CPUID, c) == 0)
 			break;
@@ -40,19 +39,19 @@ int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen)
 
 		switch (e->function) {
 		case 1:
-			e->ebx = (e->ebx & 0x00ffffffu) | (v->index << 24);
+			e->ebx = (e->ebx & 0x00ffffffu) | (index << 24);
 			e->ecx |= CPUID_1_ECX_HYPERVISOR;
 			break;
 		case 0xb:
 		case 0x1f:
-			e->edx = v->index;	/* x2APIC id */
+			e->edx = index;	/* x2APIC id */
 			break;
 		}
 	}
 	rc = 0;
-	if (ioctl(v->fd, KVM_SET_CPUID2, c) < 0)
+	if (ioctl(vcpu_fd, KVM_SET_CPUID2, c) < 0)
 		rc = kvmlu_err(err, errlen, -errno, "vCPU %u: KVM_SET_CPUID2 (%u entries): %s",
-			     v->index, c->nent, strerror(errno));
+			     index, c->nent, strerror(errno));
 	free(c);
 	return rc;
 }

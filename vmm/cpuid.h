@@ -10,8 +10,7 @@
 
 #include <stddef.h>
 
-struct vcpu;
-
-int cpuid_setup(int kvm_fd, struct vcpu *v, char *err, size_t errlen);
+/* On the vCPU fd vcpu_fd, vCPU number index (its APIC id). */
+int cpuid_setup(int kvm_fd, int vcpu_fd, unsigned int index, char *err, size_t errlen);
 
 #endif /* KVMLU_VMM_CPUID_H */

@@ -5,8 +5,8 @@
  * Each device type (virtio-blk, virtio-net) fills one struct
  * vm_device_type in its own files and is listed once in
  * vmm/devices/device_types.c; the VM holds its devices as a list of
- * struct vm_device (vm->devs) and walks it; the state reader, writer and
- * validator walk the types (kvmtool's struct virtio_ops, Firecracker's
+ * struct vm_device (vm->virtio.devs, vm_virtio.h) and walks it; the
+ * state reader, writer and validator walk the types (kvmtool's struct virtio_ops, Firecracker's
  * VirtioDevice with a persist.rs beside each device).
  *
  * Lifecycle of one device, each step an op of its type:

@@ -16,14 +16,14 @@
 #ifndef KVMLU_VMM_OPTIONS_H
 #define KVMLU_VMM_OPTIONS_H
 
+#include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "guestmem/guestmem.h"
-#include "vmm/devices/virtio_blk.h"
-#include "vmm/devices/virtio_net.h"
+#include "vmm/device_config.h"
 
 /* --disk may be given this often: one virtio-mmio slot each (vmm/vm_virtio.h). */
 #define VMM_MAX_DISKS 8

@@ -3,9 +3,10 @@
  * vCPU threads and the KVM_RUN loop (see vcpu.h).
  *
  * Every exit costs ~110 us on the hosts here, so the loop does the least
- * it can: one atomic load of vm->kick, KVM_RUN, a switch on the exit
- * reason. Pause and stop go through vm->kick plus a kick: the kicker sets
- * kvm_run.immediate_exit and sends VCPU_KICK_SIGNAL. The signal gets a
+ * it can: one atomic load of the VM's kick flag (vcpu_host), KVM_RUN, a
+ * switch on the exit reason. Pause and stop go through that flag plus a
+ * kick: the kicker sets kvm_run.immediate_exit and sends
+ * VCPU_KICK_SIGNAL. The signal gets a
  * thread out of a KVM_RUN already in progress; immediate_exit covers the
  * window where the thread has read kick but not yet entered KVM_RUN.
  *
@@ -15,6 +16,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -24,8 +26,22 @@
 
 #include "common/err.h"
 #include "vmm/cpuid.h"
+#include "vmm/io_bus.h"
 #include "vmm/vcpu.h"
-#include "vmm/vm.h"
+
+/* Stop the VM with a message, as vm_request_stop() would be asked to. */
+static void vcpu_stop(struct vcpu *v, enum vm_stop_reason reason, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static void vcpu_stop(struct vcpu *v, enum vm_stop_reason reason, const char *fmt, ...)
+{
+	char msg[VM_STOP_MSG_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	v->host->stop(v->host->ctx, reason, msg);
+}
 
 static void vcpu_kick_handler(int sig)
 {
@@ -46,33 +62,33 @@ int vcpu_kick_signal_setup(void)
 	return 0;
 }
 
-int vcpu_create(struct vm *vm, struct vcpu *v, unsigned int index,
+int vcpu_create(const struct vcpu_host *host, struct vcpu *v, unsigned int index,
 		char *err, size_t errlen)
 {
 	int rc;
 
 	memset(v, 0, sizeof(*v));
-	v->vm = vm;
+	v->host = host;
 	v->index = index;
-	v->fd = ioctl(vm->vm_fd, KVM_CREATE_VCPU, (unsigned long)index);
+	v->fd = ioctl(host->vm_fd, KVM_CREATE_VCPU, (unsigned long)index);
 	if (v->fd < 0) {
 		rc = -errno;
 		v->fd = -1;
 		return kvmlu_err(err, errlen, rc, "KVM_CREATE_VCPU %u: %s", index, strerror(-rc));
 	}
-	v->run = mmap(NULL, (size_t)vm->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
+	v->run = mmap(NULL, (size_t)host->run_size, PROT_READ | PROT_WRITE, MAP_SHARED, v->fd, 0);
 	if (v->run == MAP_FAILED) {
 		rc = kvmlu_err(err, errlen, -errno, "vCPU %u: mmap kvm_run (%d bytes): %s",
-			     index, vm->run_size, strerror(errno));
+			     index, host->run_size, strerror(errno));
 		v->run = NULL;
 		goto err_close;
 	}
-	rc = cpuid_setup(vm->kvm_fd, v, err, errlen);
+	rc = cpuid_setup(host->kvm_fd, v->fd, index, err, errlen);
 	if (rc)
 		goto err_unmap;
 	return 0;
 err_unmap:
-	munmap(v->run, (size_t)vm->run_size);
+	munmap(v->run, (size_t)host->run_size);
 	v->run = NULL;
 err_close:
 	close(v->fd);
@@ -90,17 +106,17 @@ static int vcpu_handle_pio(struct vcpu *v)
 
 	/* The kernel fills these, but a bad offset would be a wild write. */
 	if (run->io.size == 0 || run->io.size > 4 ||
-	    run->io.data_offset > (uint64_t)v->vm->run_size ||
-	    bytes > (uint64_t)v->vm->run_size - run->io.data_offset) {
-		vm_request_stop(v->vm, VM_STOP_VMM_ERROR,
+	    run->io.data_offset > (uint64_t)v->host->run_size ||
+	    bytes > (uint64_t)v->host->run_size - run->io.data_offset) {
+		vcpu_stop(v, VM_STOP_VMM_ERROR,
 				"vCPU %u: KVM_EXIT_IO port %#x size %u count %u data_offset %llu outside kvm_run (%d bytes)",
 				v->index, run->io.port, run->io.size, run->io.count,
-				(unsigned long long)run->io.data_offset, v->vm->run_size);
+				(unsigned long long)run->io.data_offset, v->host->run_size);
 		return -EINVAL;
 	}
 	data = (uint8_t *)run + run->io.data_offset;
 	for (i = 0; i < run->io.count; i++)
-		io_bus_access(&v->vm->bus, IO_SPACE_PIO, run->io.port,
+		io_bus_access(v->host->bus, IO_SPACE_PIO, run->io.port,
 			      data + (size_t)i * run->io.size, run->io.size, is_write);
 	return 0;
 }
@@ -146,19 +162,19 @@ static int vcpu_handle_system_event(struct vcpu *v)
 {
 	switch (v->run->system_event.type) {
 	case KVM_SYSTEM_EVENT_SHUTDOWN:
-		vm_request_stop(v->vm, VM_STOP_GUEST_POWEROFF,
+		vcpu_stop(v, VM_STOP_GUEST_POWEROFF,
 				"vCPU %u: guest powered off (KVM_SYSTEM_EVENT_SHUTDOWN)", v->index);
 		break;
 	case KVM_SYSTEM_EVENT_RESET:
-		vm_request_stop(v->vm, VM_STOP_GUEST_RESET,
+		vcpu_stop(v, VM_STOP_GUEST_RESET,
 				"vCPU %u: guest reset (KVM_SYSTEM_EVENT_RESET)", v->index);
 		break;
 	case KVM_SYSTEM_EVENT_CRASH:
-		vm_request_stop(v->vm, VM_STOP_GUEST_CRASH,
+		vcpu_stop(v, VM_STOP_GUEST_CRASH,
 				"vCPU %u: guest crashed (KVM_SYSTEM_EVENT_CRASH)", v->index);
 		break;
 	default:
-		vm_request_stop(v->vm, VM_STOP_VMM_ERROR,
+		vcpu_stop(v, VM_STOP_VMM_ERROR,
 				"vCPU %u: unknown KVM_EXIT_SYSTEM_EVENT type %u", v->index,
 				v->run->system_event.type);
 		break;
@@ -175,7 +191,7 @@ static int vcpu_handle_exit(struct vcpu *v)
 	case KVM_EXIT_IO:
 		return vcpu_handle_pio(v);
 	case KVM_EXIT_MMIO:
-		io_bus_access(&v->vm->bus, IO_SPACE_MMIO, run->mmio.phys_addr,
+		io_bus_access(v->host->bus, IO_SPACE_MMIO, run->mmio.phys_addr,
 			      run->mmio.data, run->mmio.len, run->mmio.is_write);
 		return 0;
 	case KVM_EXIT_INTR:
@@ -183,7 +199,7 @@ static int vcpu_handle_exit(struct vcpu *v)
 		return 0;
 	case KVM_EXIT_SHUTDOWN:
 		vcpu_report_stopped(v);
-		vm_request_stop(v->vm, VM_STOP_GUEST_TRIPLE_FAULT,
+		vcpu_stop(v, VM_STOP_GUEST_TRIPLE_FAULT,
 				"vCPU %u: guest shutdown (triple fault, KVM_EXIT_SHUTDOWN)", v->index);
 		return -ECANCELED;
 	case KVM_EXIT_SYSTEM_EVENT:
@@ -197,20 +213,20 @@ static int vcpu_handle_exit(struct vcpu *v)
 			len += (size_t)snprintf(data + len, sizeof(data) - len, "%s%#llx", i ? " " : "",
 						(unsigned long long)run->internal.data[i]);
 		vcpu_report_stopped(v);
-		vm_request_stop(v->vm, VM_STOP_INTERNAL_ERROR,
+		vcpu_stop(v, VM_STOP_INTERNAL_ERROR,
 				"vCPU %u: KVM_EXIT_INTERNAL_ERROR suberror %u (data: %s)",
 				v->index, run->internal.suberror, data[0] ? data : "none");
 		return -ECANCELED;
 	}
 	case KVM_EXIT_FAIL_ENTRY:
-		vm_request_stop(v->vm, VM_STOP_FAIL_ENTRY,
+		vcpu_stop(v, VM_STOP_FAIL_ENTRY,
 				"vCPU %u: KVM_EXIT_FAIL_ENTRY hardware_entry_failure_reason %#llx on cpu %u",
 				v->index,
 				(unsigned long long)run->fail_entry.hardware_entry_failure_reason,
 				run->fail_entry.cpu);
 		return -ECANCELED;
 	default:
-		vm_request_stop(v->vm, VM_STOP_VMM_ERROR,
+		vcpu_stop(v, VM_STOP_VMM_ERROR,
 				"vCPU %u: unexpected KVM exit reason %u", v->index, run->exit_reason);
 		return -ECANCELED;
 	}
@@ -231,7 +247,7 @@ static void vcpu_complete_pending_io(struct vcpu *v)
 static void *vcpu_thread(void *arg)
 {
 	struct vcpu *v = arg;
-	struct vm *vm = v->vm;
+	const struct vcpu_host *h = v->host;
 	char tname[16];
 	sigset_t set;
 
@@ -242,11 +258,11 @@ static void *vcpu_thread(void *arg)
 	pthread_setname_np(pthread_self(), tname);
 
 	for (;;) {
-		if (atomic_load_explicit(&vm->kick, memory_order_acquire)) {
+		if (atomic_load_explicit(h->kick, memory_order_acquire)) {
 			vcpu_complete_pending_io(v);
 			v->run->immediate_exit = 0;
 			atomic_thread_fence(memory_order_seq_cst);
-			if (vm_vcpu_park(vm, v))
+			if (h->park(h->ctx, v))
 				break;
 			continue;
 		}
@@ -261,7 +277,7 @@ static void *vcpu_thread(void *arg)
 				atomic_thread_fence(memory_order_seq_cst);
 				continue;
 			}
-			vm_request_stop(vm, VM_STOP_VMM_ERROR, "vCPU %u: KVM_RUN: %s",
+			vcpu_stop(v, VM_STOP_VMM_ERROR, "vCPU %u: KVM_RUN: %s",
 					v->index, strerror(errno));
 			break;
 		}
@@ -270,10 +286,7 @@ static void *vcpu_thread(void *arg)
 			break;
 	}
 
-	pthread_mutex_lock(&vm->lock);
-	vm->nr_threads--;
-	pthread_cond_broadcast(&vm->cond);
-	pthread_mutex_unlock(&vm->lock);
+	h->exited(h->ctx);
 	return NULL;
 }
 
@@ -300,7 +313,7 @@ void vcpu_kick(struct vcpu *v)
 void vcpu_destroy(struct vcpu *v)
 {
 	if (v->run)
-		munmap(v->run, (size_t)v->vm->run_size);
+		munmap(v->run, (size_t)v->host->run_size);
 	v->run = NULL;
 	if (v->fd >= 0)
 		close(v->fd);

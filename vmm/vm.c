@@ -36,23 +36,15 @@
 
 #include "common/clock.h"
 #include "common/err.h"
-#include "guestmem/folio.h"
+#include "guestmem/guestmem_folio.h"
 #include "kvmlu/kvm_uapi.h"
 #include "vmm/kvm.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 
-static void vm_on_guest_reset(void *ctx)
+static void vm_on_guest_reset(void *ctx, const char *why)
 {
-	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (write to port %#x)",
-			RESET_PORT_CF9);
-}
-
-static void vm_on_kbc_reset(void *ctx)
-{
-	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "guest reset (keyboard controller pulse, port %#x)",
-			I8042_CMD_PORT);
+	vm_request_stop(ctx, VM_STOP_GUEST_RESET, "%s", why);
 }
 
 int vm_irq_line(void *ctx, unsigned int irq, int level)
@@ -133,25 +125,27 @@ static int vm_create_kvm_objects(struct vm *vm, char *err, size_t errlen)
 
 static int vm_create_devices(struct vm *vm, char *err, size_t errlen)
 {
-	int rc;
-
 	io_bus_init(&vm->bus);
-	rc = uart8250_register(&vm->uart, &vm->bus, 0x3f8);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register COM1 at 0x3f8: %s", strerror(-rc));
-	rc = test_port_register(&vm->test_port, &vm->bus);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register test port: %s", strerror(-rc));
-	rc = reset_port_register(&vm->reset, &vm->bus, vm_on_guest_reset, vm);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register reset port: %s", strerror(-rc));
-	rc = i8042_init(&vm->kbc, vm_on_kbc_reset, vm);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "i8042 init: %s", strerror(-rc));
-	rc = i8042_register(&vm->kbc, &vm->bus);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "register i8042 at 0x60/0x64: %s", strerror(-rc));
-	return 0;
+	return vm_platform_ops.attach(vm->platform, &vm->bus, err, errlen);
+}
+
+static bool vm_vcpu_park(void *ctx, struct vcpu *v);
+
+/* vcpu_host's stop: a guest-caused end or a failed KVM_RUN. */
+static void vm_vcpu_stop(void *ctx, enum vm_stop_reason reason, const char *msg)
+{
+	vm_request_stop(ctx, reason, "%s", msg);
+}
+
+/* vcpu_host's exited: the vCPU thread is gone (a pause no longer waits for it). */
+static void vm_vcpu_exited(void *ctx)
+{
+	struct vm *vm = ctx;
+
+	pthread_mutex_lock(&vm->lock);
+	vm->nr_threads--;
+	pthread_cond_broadcast(&vm->cond);
+	pthread_mutex_unlock(&vm->lock);
 }
 
 static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
@@ -159,13 +153,24 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 	unsigned int i;
 	int rc, khz;
 
+	vm->vcpu_host = (struct vcpu_host){
+		.kvm_fd = vm->kvm_fd,
+		.vm_fd = vm->vm_fd,
+		.run_size = vm->run_size,
+		.bus = &vm->bus,
+		.kick = &vm->kick,
+		.park = vm_vcpu_park,
+		.stop = vm_vcpu_stop,
+		.exited = vm_vcpu_exited,
+		.ctx = vm,
+	};
 	vm->vcpus = calloc(vm->nr_vcpus, sizeof(*vm->vcpus));
 	if (!vm->vcpus)
 		return kvmlu_err(err, errlen, -ENOMEM, "allocate %u vCPUs", vm->nr_vcpus);
 	for (i = 0; i < vm->nr_vcpus; i++)
 		vm->vcpus[i].fd = -1;
 	for (i = 0; i < vm->nr_vcpus; i++) {
-		rc = vcpu_create(vm, &vm->vcpus[i], i, err, errlen);
+		rc = vcpu_create(&vm->vcpu_host, &vm->vcpus[i], i, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -179,6 +184,12 @@ static int vm_create_vcpus(struct vm *vm, char *err, size_t errlen)
 
 int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
 {
+	struct vm_platform_args pa = {
+		.serial_fd = cfg->serial_fd,
+		.irq_line = vm_irq_line,
+		.on_reset = vm_on_guest_reset,
+		.ctx = vm,
+	};
 	pthread_condattr_t ca;
 	int rc;
 
@@ -200,16 +211,9 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vm->cond, &ca);
 	pthread_condattr_destroy(&ca);
-	rc = uart8250_init(&vm->uart, cfg->serial_fd, UART8250_COM1_IRQ, vm_irq_line, vm);
-	if (rc) {
-		kvmlu_err(err, errlen, rc, "UART init: %s", strerror(-rc));
+	rc = vm_platform_ops.create(&pa, &vm->platform, err, errlen);
+	if (rc)
 		goto err_destroy;
-	}
-	rc = test_port_init(&vm->test_port);
-	if (rc) {
-		kvmlu_err(err, errlen, rc, "test port init: %s", strerror(-rc));
-		goto err_destroy;
-	}
 
 	vm->stop_efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (vm->stop_efd < 0) {
@@ -258,7 +262,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	rc = vm_create_devices(vm, err, errlen);
 	if (rc)
 		goto err_destroy;
-	rc = vm_virtio_create(vm, cfg, err, errlen);
+	rc = vm_virtio_create(&vm->virtio, cfg, vm->vm_fd, &vm->bus, &vm->mem, err, errlen);
 	if (rc)
 		goto err_destroy;
 	rc = vm_create_vcpus(vm, err, errlen);
@@ -278,7 +282,7 @@ int vm_start(struct vm *vm, char *err, size_t errlen)
 	int rc;
 
 	/* Device threads first: a vCPU's first notify must find its thread. */
-	rc = vm_virtio_start(vm, err, errlen);
+	rc = vm_virtio_start(&vm->virtio, err, errlen);
 	if (rc) {
 		vm_request_stop(vm, VM_STOP_VMM_ERROR, "%s", err ? err : "device start failed");
 		return rc;
@@ -329,7 +333,7 @@ int vm_start_paused(struct vm *vm, char *err, size_t errlen)
 	vm->state = VM_STATE_PAUSED;
 	pthread_mutex_unlock(&vm->lock);
 	/* As after every pause: vm_resume() undoes it. */
-	vm_virtio_quiesce(vm);
+	vm_virtio_quiesce(&vm->virtio);
 	return 0;
 }
 
@@ -364,7 +368,8 @@ void vm_request_stop(struct vm *vm, enum vm_stop_reason reason, const char *fmt,
 	if (!first)
 		return;
 	vm_kick_vcpus(vm);
-	test_port_abort(&vm->test_port);
+	if (vm->platform)
+		vm_platform_ops.stop(vm->platform);
 	if (vm->stop_efd >= 0 && write(vm->stop_efd, &one, sizeof(one)) < 0) {
 		/* Nonblocking eventfd: only fails if the counter is full, i.e. already signalled. */
 	}
@@ -397,7 +402,7 @@ void vm_destroy(struct vm *vm)
 		vm->vcpus = NULL;
 	}
 	/* Before RAM goes: the I/O threads write into it. */
-	vm_virtio_destroy(vm);
+	vm_virtio_destroy(&vm->virtio);
 	guestmem_destroy(&vm->mem);
 	if (vm->vm_fd >= 0)
 		close(vm->vm_fd);
@@ -406,9 +411,8 @@ void vm_destroy(struct vm *vm)
 	if (vm->stop_efd >= 0)
 		close(vm->stop_efd);
 	vm->vm_fd = vm->kvm_fd = vm->stop_efd = -1;
-	test_port_destroy(&vm->test_port);
-	uart8250_destroy(&vm->uart);
-	i8042_destroy(&vm->kbc);
+	vm_platform_ops.destroy(vm->platform);
+	vm->platform = NULL;
 	pthread_cond_destroy(&vm->cond);
 	pthread_mutex_destroy(&vm->lock);
 }
@@ -504,7 +508,7 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
 		vm->state = VM_STATE_PAUSED;
 		pthread_mutex_unlock(&vm->lock);
 		/* No vCPU can add a request now: finish the ones it made. */
-		vm_virtio_quiesce(vm);
+		vm_virtio_quiesce(&vm->virtio);
 		*ns = kvmlu_mono_ns() - t0;
 		return 0;
 	}
@@ -547,7 +551,7 @@ int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
 	atomic_store(&vm->kick, 0);
 	vm->state = VM_STATE_RUNNING;
 	/* NICs held their frames since the quiesce; they move again (only eventfd writes). */
-	vm_virtio_resume(vm);
+	vm_virtio_resume(&vm->virtio);
 	pthread_cond_broadcast(&vm->cond);
 	/* Resumed means every vCPU is on its way back into KVM_RUN. */
 	while (vm->nr_parked > 0 && !vm->stop_req)
@@ -557,8 +561,10 @@ int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen)
 	return 0;
 }
 
-bool vm_vcpu_park(struct vm *vm, struct vcpu *v)
+/* vcpu_host's park: on the vCPU thread, when vm->kick is set. */
+static bool vm_vcpu_park(void *ctx, struct vcpu *v)
 {
+	struct vm *vm = ctx;
 	bool stop;
 
 	pthread_mutex_lock(&vm->lock);

@@ -24,11 +24,11 @@
 
 #include "guestmem/guestmem.h"
 #include "vmm/device.h"
-#include "vmm/devices/i8042.h"
-#include "vmm/devices/reset_port.h"
-#include "vmm/devices/test_port.h"
-#include "vmm/devices/uart8250.h"
 #include "vmm/io_bus.h"
+#include "vmm/platform.h"
+#include "vmm/vcpu.h"
+#include "vmm/vm_stop.h"
+#include "vmm/vm_virtio.h"
 #include "vmm/vm_config.h"
 
 #define VM_NAME_MAX	63
@@ -45,22 +45,6 @@ enum vm_state {
 	VM_STATE_STOPPED,	/* all vCPU threads gone */
 };
 
-/* Why the VM stopped; main() turns this into the exit status. */
-enum vm_stop_reason {
-	VM_STOP_NONE = 0,
-	VM_STOP_REQUESTED,	/* `shutdown` control command */
-	VM_STOP_SIGNAL,		/* SIGTERM / SIGINT */
-	VM_STOP_GUEST_TRIPLE_FAULT,	/* KVM_EXIT_SHUTDOWN */
-	VM_STOP_GUEST_RESET,	/* port 0xcf9, KVM_SYSTEM_EVENT_RESET */
-	VM_STOP_GUEST_POWEROFF,	/* KVM_SYSTEM_EVENT_SHUTDOWN */
-	VM_STOP_GUEST_CRASH,	/* KVM_SYSTEM_EVENT_CRASH */
-	VM_STOP_INTERNAL_ERROR,	/* KVM_EXIT_INTERNAL_ERROR */
-	VM_STOP_FAIL_ENTRY,	/* KVM_EXIT_FAIL_ENTRY */
-	VM_STOP_VMM_ERROR,	/* the VMM itself failed (an ioctl, an odd exit) */
-};
-
-struct vcpu;
-
 struct vm {
 	char name[VM_NAME_MAX + 1];
 	int kvm_fd;
@@ -68,17 +52,14 @@ struct vm {
 	int run_size;		/* bytes of each vCPU's kvm_run mapping */
 	unsigned int nr_vcpus;
 	struct vcpu *vcpus;
+	struct vcpu_host vcpu_host;	/* what each of them needs of this VM */
 	struct guestmem mem;
 	uint64_t ram_size;
 	uint64_t tsc_khz;
 	struct io_bus bus;
-	struct uart8250 uart;
-	struct test_port test_port;
-	struct reset_port reset;
-	struct i8042 kbc;	/* ports 0x60/0x64: Linux `reboot` (vmm/boot/linux*) */
-	/* virtio devices (vmm/device.h), in slot order: devs[i] is in slot i (vm_virtio.h) */
-	struct vm_device *devs[VM_MAX_DEVICES];
-	unsigned int nr_devs;
+	/* COM1, the test, reset and i8042 ports (vmm/platform.h, vmm/devices/platform.h) */
+	struct vm_platform *platform;
+	struct vm_virtio virtio;	/* virtio devices, in slot order (vm_virtio.h) */
 	uint64_t created_ns;	/* kvmlu_mono_ns() at vm_create() */
 
 	/*
@@ -95,7 +76,7 @@ struct vm {
 	unsigned int nr_parked;
 	unsigned int nr_threads;	/* vCPU threads still alive */
 	enum vm_stop_reason stop_reason;
-	char stop_msg[256];
+	char stop_msg[VM_STOP_MSG_MAX];
 	int stop_efd;		/* eventfd, readable once a stop is requested */
 };
 
@@ -164,11 +145,5 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
  * -ESRCH if the VM is stopping.
  */
 int vm_resume(struct vm *vm, uint64_t *ns, char *err, size_t errlen);
-
-/*
- * vCPU side: called by the KVM_RUN loop when vm->kick is set. Parks while
- * a pause is requested; returns true when the thread must exit.
- */
-bool vm_vcpu_park(struct vm *vm, struct vcpu *v);
 
 #endif /* KVMLU_VMM_VM_H */

@@ -10,13 +10,10 @@
 #define KVMLU_VMM_VM_CONFIG_H
 
 #include "guestmem/guestmem.h"
+#include "vmm/device_config.h"
 
 /* virtio devices of one VM, all types together: GSIs 16..23, the IOAPIC's last pins. */
 #define VM_MAX_DEVICES	8u
-
-struct virtio_blk_spec;
-struct virtio_blk_identity;
-struct virtio_net_spec;
 
 struct vm_config {
 	const char *name;

@@ -10,7 +10,8 @@
 
 #include "common/err.h"
 #include "kvmlu/kvm_uapi.h"
-#include "vmm/vm.h"
+#include "guestmem/guestmem.h"
+#include "vmm/io_bus.h"
 #include "vmm/vm_virtio.h"
 
 struct vm_virtio_slot vm_virtio_slot(unsigned int i)
@@ -22,34 +23,34 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i)
 	};
 }
 
-unsigned int vm_virtio_mmio_devices(const struct vm *vm, struct vm_virtio_slot *out,
+unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max)
 {
-	for (unsigned int i = 0; i < vm->nr_devs && i < max; i++)
+	for (unsigned int i = 0; i < vv->nr_devs && i < max; i++)
 		out[i] = vm_virtio_slot(i);
-	return vm->nr_devs;
+	return vv->nr_devs;
 }
 
-struct vm_device *vm_virtio_find(const struct vm *vm, const struct vm_device_type *t,
+struct vm_device *vm_virtio_find(const struct vm_virtio *vv, const struct vm_device_type *t,
 				 unsigned int i)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++)
-		if (vm->devs[k]->type == t && vm->devs[k]->index == i)
-			return vm->devs[k];
+	for (unsigned int k = 0; k < vv->nr_devs; k++)
+		if (vv->devs[k]->type == t && vv->devs[k]->index == i)
+			return vv->devs[k];
 	return NULL;
 }
 
-unsigned int vm_virtio_count(const struct vm *vm, const struct vm_device_type *t)
+unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_type *t)
 {
 	unsigned int n = 0;
 
-	for (unsigned int k = 0; k < vm->nr_devs; k++)
-		n += vm->devs[k]->type == t;
+	for (unsigned int k = 0; k < vv->nr_devs; k++)
+		n += vv->devs[k]->type == t;
 	return n;
 }
 
 /* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
-static int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+static int vm_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
 			char *err, size_t errlen)
 {
 	struct kvm_ioeventfd io = {
@@ -57,7 +58,7 @@ static int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t dat
 		.flags = KVM_IOEVENTFD_FLAG_DATAMATCH,
 	};
 
-	if (ioctl(vm->vm_fd, KVM_IOEVENTFD, &io) < 0)
+	if (ioctl(vm_fd, KVM_IOEVENTFD, &io) < 0)
 		return kvmlu_err(err, errlen, -errno, "KVM_IOEVENTFD at 0x%llx (value %llu): %s",
 				 (unsigned long long)addr, (unsigned long long)datamatch,
 				 strerror(errno));
@@ -65,37 +66,38 @@ static int vm_ioeventfd(struct vm *vm, uint64_t addr, uint32_t len, uint64_t dat
 }
 
 /* KVM_IRQFD: a write to fd is an edge on gsi of the in-kernel irqchip. */
-static int vm_irqfd(struct vm *vm, int fd, uint32_t gsi, char *err, size_t errlen)
+static int vm_irqfd(int vm_fd, int fd, uint32_t gsi, char *err, size_t errlen)
 {
 	struct kvm_irqfd irq = { .fd = (__u32)fd, .gsi = gsi };
 
-	if (ioctl(vm->vm_fd, KVM_IRQFD, &irq) < 0)
+	if (ioctl(vm_fd, KVM_IRQFD, &irq) < 0)
 		return kvmlu_err(err, errlen, -errno, "KVM_IRQFD on GSI %u: %s", gsi,
 				 strerror(errno));
 	return 0;
 }
 
 /* The device's window on the bus, its eventfds into KVM: notify without an exit, interrupt without an ioctl. */
-static int vm_virtio_wire(struct vm *vm, struct vm_device *d, char *err, size_t errlen)
+static int vm_virtio_wire(int vm_fd, struct io_bus *bus, struct vm_device *d, char *err, size_t errlen)
 {
 	struct vm_virtio_slot s = vm_virtio_slot(d->slot);
 	int rc;
 
-	rc = io_bus_register(&vm->bus, IO_SPACE_MMIO, s.base, s.size, d->mmio_ops, d->mmio_ctx,
+	rc = io_bus_register(bus, IO_SPACE_MMIO, s.base, s.size, d->mmio_ops, d->mmio_ctx,
 			     d->name);
 	if (rc)
 		return kvmlu_err(err, errlen, rc, "%s: MMIO window at 0x%llx: %s", d->name,
 				 (unsigned long long)s.base, strerror(-rc));
 	for (unsigned int q = 0; q < d->nr_notify; q++) {
-		rc = vm_ioeventfd(vm, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
+		rc = vm_ioeventfd(vm_fd, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
 				  errlen);
 		if (rc)
 			return rc;
 	}
-	return vm_irqfd(vm, d->irq_fd, s.gsi, err, errlen);
+	return vm_irqfd(vm_fd, d->irq_fd, s.gsi, err, errlen);
 }
 
-int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen)
+int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
+		     struct io_bus *bus, const struct guestmem *mem, char *err, size_t errlen)
 {
 	unsigned int nr = 0;
 	int rc;
@@ -114,8 +116,8 @@ int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size
 					 t->max);
 		for (unsigned int i = 0; i < n; i++) {
 			struct vm_device_args a = {
-				.cfg = cfg, .i = i, .slot = vm->nr_devs, .mem = &vm->mem,
-				.devs = vm->devs, .nr_devs = vm->nr_devs,
+				.cfg = cfg, .i = i, .slot = vv->nr_devs, .mem = mem,
+				.devs = vv->devs, .nr_devs = vv->nr_devs,
 			};
 			struct vm_device *d = NULL;
 
@@ -123,10 +125,10 @@ int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size
 			if (rc)
 				return rc;
 			d->type = t;
-			d->slot = vm->nr_devs;
+			d->slot = vv->nr_devs;
 			d->index = i;
-			vm->devs[vm->nr_devs++] = d;
-			rc = vm_virtio_wire(vm, d, err, errlen);
+			vv->devs[vv->nr_devs++] = d;
+			rc = vm_virtio_wire(vm_fd, bus, d, err, errlen);
 			if (rc)
 				return rc;
 		}
@@ -134,10 +136,10 @@ int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size
 	return 0;
 }
 
-int vm_virtio_start(struct vm *vm, char *err, size_t errlen)
+int vm_virtio_start(struct vm_virtio *vv, char *err, size_t errlen)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++) {
-		int rc = vm->devs[k]->type->start(vm->devs[k], err, errlen);
+	for (unsigned int k = 0; k < vv->nr_devs; k++) {
+		int rc = vv->devs[k]->type->start(vv->devs[k], err, errlen);
 
 		if (rc)
 			return rc;
@@ -145,22 +147,22 @@ int vm_virtio_start(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-void vm_virtio_quiesce(struct vm *vm)
+void vm_virtio_quiesce(struct vm_virtio *vv)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++)
-		vm->devs[k]->type->quiesce(vm->devs[k]);
+	for (unsigned int k = 0; k < vv->nr_devs; k++)
+		vv->devs[k]->type->quiesce(vv->devs[k]);
 }
 
-void vm_virtio_resume(struct vm *vm)
+void vm_virtio_resume(struct vm_virtio *vv)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++)
-		vm->devs[k]->type->resume(vm->devs[k]);
+	for (unsigned int k = 0; k < vv->nr_devs; k++)
+		vv->devs[k]->type->resume(vv->devs[k]);
 }
 
-int vm_virtio_sync(struct vm *vm, char *err, size_t errlen)
+int vm_virtio_sync(struct vm_virtio *vv, char *err, size_t errlen)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++) {
-		struct vm_device *d = vm->devs[k];
+	for (unsigned int k = 0; k < vv->nr_devs; k++) {
+		struct vm_device *d = vv->devs[k];
 		int rc = d->type->sync ? d->type->sync(d, err, errlen) : 0;
 
 		if (rc)
@@ -169,11 +171,11 @@ int vm_virtio_sync(struct vm *vm, char *err, size_t errlen)
 	return 0;
 }
 
-void vm_virtio_destroy(struct vm *vm)
+void vm_virtio_destroy(struct vm_virtio *vv)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++) {
-		vm->devs[k]->type->destroy(vm->devs[k]);
-		vm->devs[k] = NULL;
+	for (unsigned int k = 0; k < vv->nr_devs; k++) {
+		vv->devs[k]->type->destroy(vv->devs[k]);
+		vv->devs[k] = NULL;
 	}
-	vm->nr_devs = 0;
+	vv->nr_devs = 0;
 }

@@ -2,9 +2,11 @@
 /*
  * The VM's virtio-mmio devices: where they sit in the guest's physical
  * address space, which GSI each interrupts on, their wiring into KVM,
- * and the walks over vm->devs that every lifecycle step of the VM makes
- * (each device's own ops, vmm/device.h). Nothing here names a device
- * type: the types are in vmm/devices/device_types.c.
+ * and the walks over them (struct vm_virtio, vm->virtio) that every
+ * lifecycle step of the VM makes (each device's own ops, vmm/device.h).
+ * Nothing here names a device type: the types are in
+ * vmm/devices/device_types.c. Nothing here knows struct vm either: vm.c
+ * hands over its fd, bus and RAM.
  *
  * Layout (docs/devices.md): device i (the i-th --disk, then the --net
  * NICs after the last disk: the order of vm_device_types) has the 4 KiB
@@ -41,7 +43,14 @@
 #define VM_VIRTIO_GSI_BASE	16u
 #define VM_VIRTIO_MAX_DEVICES	VM_MAX_DEVICES
 
-struct vm;
+struct guestmem;
+struct io_bus;
+
+/* The VM's virtio devices (vmm/device.h), in slot order: devs[i] is in slot i. In struct vm. */
+struct vm_virtio {
+	struct vm_device *devs[VM_MAX_DEVICES];
+	unsigned int nr_devs;
+};
 
 /* One device as an ACPI table builder needs it (struct acpi_mmio_device). */
 struct vm_virtio_slot {
@@ -57,22 +66,23 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i);
  * The VM's virtio-mmio devices in slot order, at most max of them into
  * out; returns how many the VM has.
  */
-unsigned int vm_virtio_mmio_devices(const struct vm *vm, struct vm_virtio_slot *out,
+unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max);
 
 /* The i-th device of type t (i < vm_virtio_count(vm, t)), or NULL. */
-struct vm_device *vm_virtio_find(const struct vm *vm, const struct vm_device_type *t,
+struct vm_device *vm_virtio_find(const struct vm_virtio *vv, const struct vm_device_type *t,
 				 unsigned int i);
-unsigned int vm_virtio_count(const struct vm *vm, const struct vm_device_type *t);
+unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_type *t);
 
 /* Every type's devices of cfg, in slot order, opened by path or adopted (vm_config.h). */
-int vm_virtio_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errlen);
-int vm_virtio_start(struct vm *vm, char *err, size_t errlen);
-void vm_virtio_quiesce(struct vm *vm);
+int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
+		     struct io_bus *bus, const struct guestmem *mem, char *err, size_t errlen);
+int vm_virtio_start(struct vm_virtio *vv, char *err, size_t errlen);
+void vm_virtio_quiesce(struct vm_virtio *vv);
 /* What every device wrote made durable (its type's sync), for prepare-update. */
-int vm_virtio_sync(struct vm *vm, char *err, size_t errlen);
+int vm_virtio_sync(struct vm_virtio *vv, char *err, size_t errlen);
 /* After a pause: the devices move again. */
-void vm_virtio_resume(struct vm *vm);
-void vm_virtio_destroy(struct vm *vm);
+void vm_virtio_resume(struct vm_virtio *vv);
+void vm_virtio_destroy(struct vm_virtio *vv);
 
 #endif /* KVMLU_VMM_VM_VIRTIO_H */

@@ -19,8 +19,8 @@
 #include "agent/cli/cli_commands.h"
 #include "agent/cli/cli_json.h"
 #include "agent/cli/progress.h"
-#include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
+#include "agent/journal/journal_report.h"
 #include "kvmlu/control_wire.h"
 
 static void on_event(void *arg, struct json_object *ev)

@@ -11,8 +11,8 @@
 
 #include "agent/cli/cli_commands.h"
 #include "agent/cli/cli_json.h"
-#include "agent/cli/report.h"
 #include "agent/journal/journal_json.h"
+#include "agent/journal/journal_report.h"
 #include "kvmlu/control_wire.h"
 
 int cmd_report(const struct cli_args *a)

@@ -4,7 +4,7 @@
 #include <string.h>
 
 #include "agent/cli/progress.h"
-#include "agent/cli/report.h"
+#include "agent/journal/journal_report.h"
 #include "kvmlu/control_wire.h"
 
 #define BAR_WIDTH 30

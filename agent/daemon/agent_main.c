@@ -33,6 +33,13 @@
 #include "agent/update/update_ops_host.h"
 #include "common/luo_session.h"
 
+/* The hook's domains (agent/libvirt/), as the agent's commands see them. */
+static const struct agent_domain_table libvirt_domains = {
+	.event = libvirt_tracked_event,
+	.count = libvirt_tracked_count,
+	.to_json = libvirt_tracked_to_json,
+};
+
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: kvmlu-agent [--config FILE] [--restore]\n"
@@ -118,7 +125,7 @@ int main(int argc, char **argv)
 	 */
 	update_ops_host_set_domains(&libvirt_update_provider);
 
-	agent_commands_set_domains(&libvirt_tracked_table);
+	agent_commands_set_domains(&libvirt_domains);
 	agent_commands_set_replace_qemu(qemu_replace_command);
 	agent_commands_recover(&cfg);
 	lfd = agent_server_listen(&cfg, err, sizeof(err));

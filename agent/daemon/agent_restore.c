@@ -8,8 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "agent/cli/report.h"
 #include "agent/daemon/agent_restore.h"
+#include "agent/journal/journal_report.h"
 #include "agent/journal/journal_store.h"
 #include "agent/journal/kexec_marker.h"
 #include "agent/update/restore_plan.h"

@@ -26,7 +26,7 @@
 #include <stdint.h>
 
 #include "agent/journal/domain_report.h"
-#include "agent/update/update_phase.h"
+#include "agent/journal/update_phase.h"
 
 #define JOURNAL_VERSION		1
 #define JOURNAL_MAX_VMS		64

@@ -185,8 +185,7 @@ void libvirt_tracked_reset(void)
 	pthread_mutex_unlock(&tracked_lock);
 }
 
-/* libvirt-event: checked (-EINVAL), then recorded (-ENOSPC when full). */
-static int table_event(struct json_object *args, int64_t now_ns, char *err, size_t errlen)
+int libvirt_tracked_event(struct json_object *args, int64_t now_ns, char *err, size_t errlen)
 {
 	struct libvirt_hook_event ev;
 	int ret = libvirt_tracked_parse(args, &ev, err, errlen);
@@ -195,9 +194,3 @@ static int table_event(struct json_object *args, int64_t now_ns, char *err, size
 		return -EINVAL;
 	return libvirt_tracked_record(&ev, now_ns, err, errlen);
 }
-
-const struct agent_domain_table libvirt_tracked_table = {
-	.event = table_event,
-	.count = libvirt_tracked_count,
-	.to_json = libvirt_tracked_to_json,
-};

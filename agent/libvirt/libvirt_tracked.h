@@ -19,7 +19,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "agent/daemon/agent_commands.h"
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/libvirt/libvirt_hook_event.h"
 
@@ -48,8 +47,12 @@ void libvirt_tracked_count(unsigned int *total, unsigned int *active);
 /* The table as a JSON array (a new object), one object per domain. */
 struct json_object *libvirt_tracked_to_json(void);
 
-/* The table as the agent's commands use it (agent_commands_set_domains()). */
-extern const struct agent_domain_table libvirt_tracked_table;
+/*
+ * A libvirt-event's args at now_ns: checked (-EINVAL, err says why), then
+ * recorded (-ENOSPC when full). kvmlu-agent's main hands this, count and
+ * to_json to the agent's commands (agent_commands_set_domains()).
+ */
+int libvirt_tracked_event(struct json_object *args, int64_t now_ns, char *err, size_t errlen);
 
 /* Forget everything (tests). */
 void libvirt_tracked_reset(void);

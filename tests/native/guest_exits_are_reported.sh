@@ -59,6 +59,6 @@ kv_log "stage 3: reset through port 0xcf9"
 # mov $0xcf9,%dx; mov $6,%al; out %al,%dx; jmp .
 payload reset 66baf90cb006eeebfe
 KV_NO_WAIT=1 kv_start --memory 64M --cpus 1
-expect_exit 11 'guest reset'
+expect_exit 11 'guest reset \(write to port 0xcf9\)'
 
 kv_pass

@@ -52,7 +52,7 @@ static int linux_boot_mmio(const struct vm *vm,
 			   char *err, size_t errlen)
 {
 	struct vm_virtio_slot slots[VM_VIRTIO_MAX_DEVICES];
-	unsigned int n = vm_virtio_mmio_devices(vm, slots, VM_VIRTIO_MAX_DEVICES);
+	unsigned int n = vm_virtio_mmio_devices(&vm->virtio, slots, VM_VIRTIO_MAX_DEVICES);
 
 	/* A device the guest is not told of would be a disk it never sees. */
 	if (n > VM_VIRTIO_MAX_DEVICES)

@@ -18,28 +18,13 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "vmm/device_config.h"
 #include "vmm/devices/tap.h"
 
 #define TAP_FLAGS (IFF_TAP | IFF_NO_PI | IFF_VNET_HDR)
 
 _Static_assert(TAP_OFFLOADS_ALL == (TUN_F_CSUM | TUN_F_TSO4 | TUN_F_TSO6 | TUN_F_TSO_ECN),
 	       "the offloads virtio-net sets");
-
-bool tap_name_valid(const char *name)
-{
-	size_t n = strnlen(name, IFNAMSIZ);
-
-	if (n == 0 || n >= IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = name[i];
-
-		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-		      c == '.' || c == '_' || c == '-'))
-			return false;
-	}
-	return true;
-}
 
 static const char *tunsetiff_hint(int e)
 {

@@ -32,9 +32,6 @@
 
 #define TAP_VNET_HDR_LEN 12	/* sizeof(struct virtio_net_hdr_v1) */
 
-/* 1-15 characters of [A-Za-z0-9._-]: what IFNAMSIZ allows, without '%' templates. */
-bool tap_name_valid(const char *name);
-
 /*
  * Open (or create) tap name, nonblocking, up, and a port of bridge if
  * bridge is non-empty. *fd_out is the tap's fd on success.

@@ -37,12 +37,12 @@
 #include <sys/types.h>
 
 #include "vmm/device.h"
+#include "vmm/device_config.h"
 #include "vmm/devices/device_thread.h"
 #include "vmm/virtio/virtio_mmio.h"
 
 #define VIRTIO_ID_BLOCK_DEVICE	2
 #define VIRTIO_BLK_SECTOR	512
-#define VIRTIO_BLK_ID_MAX	20	/* VIRTIO_BLK_ID_BYTES */
 /*
  * Data segments of one request: a chain holds at most VIRTQ_MAX_SIZE
  * buffers (virtq.h; through an indirect table too), of which header and
@@ -55,20 +55,6 @@
 #define VIRTIO_BLK_WORKERS	8
 /* Largest data length of one request; Linux sends at most a few MiB. */
 #define VIRTIO_BLK_REQ_MAX	(1ULL << 30)
-
-/* What --disk asked for (vmm/options.c). */
-struct virtio_blk_spec {
-	const char *path;
-	bool readonly;
-	char id[VIRTIO_BLK_ID_MAX + 1];	/* "" when not given */
-};
-
-/* What identifies the disk: recorded at pause, checked after a kexec. */
-struct virtio_blk_identity {
-	char path[PATH_MAX];	/* absolute, as opened */
-	uint64_t dev, ino;	/* st_dev, st_ino; a block device: st_rdev, 0 */
-	uint64_t size;		/* bytes */
-};
 
 /* One request in flight: its chain, from the ring until the used ring. */
 struct virtio_blk_req {

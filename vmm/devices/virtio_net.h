@@ -60,6 +60,7 @@
 #include <stdint.h>
 
 #include "vmm/device.h"
+#include "vmm/device_config.h"
 #include "vmm/devices/device_thread.h"
 #include "vmm/devices/tap.h"
 #include "vmm/virtio/virtio_mmio.h"
@@ -83,14 +84,6 @@
 #define VIRTIO_NET_OFFLOADS_UNKNOWN	0xffffffffu
 /* Frames one virtio_net_rx() call reads at most before the thread looks at tx again. */
 #define VIRTIO_NET_RX_BUDGET	64
-
-/* What --net asked for (vmm/options.c); after creation the MAC is always set. */
-struct virtio_net_spec {
-	char tap[IFNAMSIZ];
-	char bridge[IFNAMSIZ];	/* "" when not given */
-	uint8_t mac[6];
-	bool has_mac;		/* mac given (or generated and recorded) */
-};
 
 struct virtio_net {
 	struct virtio_mmio t;
@@ -122,12 +115,6 @@ struct virtio_net {
 	/* atomic: `status` reads them */
 	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
 };
-
-/* "52:54:00:12:34:56" (case-insensitive hex, ':' between bytes); false if not a unicast MAC. */
-bool virtio_net_mac_parse(const char *s, uint8_t mac[6]);
-void virtio_net_mac_format(const uint8_t mac[6], char out[18]);
-/* A random locally administered unicast MAC. */
-int virtio_net_mac_generate(uint8_t mac[6]);
 
 /*
  * Open spec->tap (tap_open(): created if missing, up, on spec->bridge)

@@ -17,7 +17,6 @@
 #include "common/json_line.h"
 #include "kvmlu/version.h"
 #include "vmm/live_update/hold.h"
-#include "vmm/live_update/live_update.h"
 
 int live_update_hold_init(struct live_update_hold *h, const char *vm_name, const char *session)
 {
@@ -195,8 +194,8 @@ int live_update_hold_gate(struct control_ctx *ctx, const char *cmd, json_object 
 	pthread_mutex_lock(&h->lock);
 	rc = h->live ? 1 : 0;
 	pthread_mutex_unlock(&h->lock);
-	if (rc) {
-		rc = live_update_lazy_gate(cmd, h->vm_name, e);
+	if (rc && h->live_gate) {
+		rc = h->live_gate(cmd, h->vm_name, e);
 		if (rc != CONTROL_GATE_PASS)
 			return rc;
 	}

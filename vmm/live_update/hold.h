@@ -45,6 +45,13 @@ struct live_update_hold {
 	char vm_name[64];
 	char session[64];
 	char reachable[108];		/* where the control socket listens */
+	/*
+	 * Once live, asked first about every command (NULL: nothing to ask):
+	 * what holds back commands until guest memory is verified
+	 * (live_update_lazy_gate(), lazy_restore.c, which is above the hold:
+	 * it holds the VM on a checksum mismatch). Set by the hold's maker.
+	 */
+	int (*live_gate)(const char *cmd, const char *vm_name, struct json_line_error *e);
 };
 
 enum live_update_hold_wake {

@@ -42,7 +42,7 @@
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/json_line.h"
-#include "guestmem/folio.h"
+#include "guestmem/guestmem_folio.h"
 #include "guestmem/lazy_verify.h"
 #include "vmm/live_update/hold.h"
 #include "vmm/live_update/live_update.h"

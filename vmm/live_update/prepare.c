@@ -291,7 +291,7 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	 * would go on with a completed write that is not on its disk. So
 	 * make every disk durable here, while nothing can write to it.
 	 */
-	rc = vm_virtio_sync(vm, err, sizeof(err));
+	rc = vm_virtio_sync(&vm->virtio, err, sizeof(err));
 	if (rc) {
 		json_line_error_set(e, KVMLU_ERR_FAILED, "disk: %s", err);
 		luo_session_close(&s);

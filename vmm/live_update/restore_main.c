@@ -349,6 +349,7 @@ int live_update_restore_main(const char *session, const char *control, const cha
 			strerror(errno));
 		goto out_sig;
 	}
+	r.hold.live_gate = live_update_lazy_gate;
 	r.ctx.vm = &r.vm;
 	r.ctx.listen_fd = -1;
 	r.ctx.gate = live_update_hold_gate;

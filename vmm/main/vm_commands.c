@@ -19,10 +19,12 @@
 #include "common/clock.h"
 #include "common/json_line.h"
 #include "guestmem/folio.h"
+#include "guestmem/guestmem_folio.h"
 #include "guestmem/gmem_link.h"
 #include "kvmlu/payload_abi.h"
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
+#include "vmm/devices/platform.h"
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/live_update/live_update.h"
@@ -51,8 +53,8 @@ static json_object *status_disks(struct vm *vm)
 {
 	json_object *disks = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_blk_type); i++) {
-		struct vm_device *dev = vm_virtio_find(vm, &virtio_blk_type, i);
+	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_blk_type); i++) {
+		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_blk_type, i);
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 		struct virtio_blk_info d;
 		json_object *j;
@@ -82,8 +84,8 @@ static json_object *status_nets(struct vm *vm)
 {
 	json_object *nets = json_object_new_array();
 
-	for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_net_type); i++) {
-		struct vm_device *dev = vm_virtio_find(vm, &virtio_net_type, i);
+	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_net_type); i++) {
+		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_net_type, i);
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 		struct virtio_net_info d;
 		json_object *j;
@@ -113,9 +115,9 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 
 	(void)args;
 	(void)e;
-	pthread_mutex_lock(&vm->uart.lock);
-	tx = vm->uart.tx_bytes;
-	pthread_mutex_unlock(&vm->uart.lock);
+	pthread_mutex_lock(&vm->platform->uart.lock);
+	tx = vm->platform->uart.tx_bytes;
+	pthread_mutex_unlock(&vm->platform->uart.lock);
 	json_object_object_add(o, KVMLU_KEY_NAME, json_object_new_string(vm->name));
 	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(vm_state_name(vm_get_state(vm))));
 	json_object_object_add(o, KVMLU_KEY_VCPUS, json_object_new_int64((int)vm->nr_vcpus));
@@ -169,9 +171,9 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, KVMLU_KEY_MMIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, KVMLU_KEY_UNHANDLED_IO, io);
-	if (vm_virtio_count(vm, &virtio_blk_type))
+	if (vm_virtio_count(&vm->virtio, &virtio_blk_type))
 		json_object_object_add(o, KVMLU_KEY_DISKS, status_disks(vm));
-	if (vm_virtio_count(vm, &virtio_net_type))
+	if (vm_virtio_count(&vm->virtio, &virtio_net_type))
 		json_object_object_add(o, KVMLU_KEY_NETS, status_nets(vm));
 	*ret = o;
 	return 0;
@@ -356,7 +358,7 @@ static int vm_cmd_guest_verify(struct control_ctx *ctx, json_object *args, json_
 		return json_line_error_set(e, KVMLU_ERR_NOT_RUNNING,
 					   "guest-verify needs a running guest; it is %s", vm_state_name(s));
 	t0 = kvmlu_mono_ns();
-	rc = test_port_request(&ctx->vm->test_port, KVMLU_REQ_VERIFY, timeout, &result);
+	rc = test_port_request(&ctx->vm->platform->test_port, KVMLU_REQ_VERIFY, timeout, &result);
 	t1 = kvmlu_mono_ns();
 	if (rc == -ETIMEDOUT)
 		return json_line_error_set(e, KVMLU_ERR_TIMEOUT,

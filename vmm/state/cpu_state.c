@@ -12,7 +12,6 @@
 
 #include "common/err.h"
 #include "vmm/state/cpu_state.h"
-#include "vmm/state/state_vm.h"
 
 #define MSR_IA32_TSC 0x10
 

@@ -12,6 +12,7 @@
 
 #include "common/err.h"
 #include "kvmlu/version.h"
+#include "vmm/devices/platform.h"
 #include "vmm/state/vm_capture.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
@@ -39,8 +40,8 @@ void state_vm_uuid_set(const char *uuid)
 /* Each device into the entry of its type's array, with its place in the layout. */
 static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
 {
-	for (unsigned int k = 0; k < vm->nr_devs; k++) {
-		struct vm_device *dev = vm->devs[k];
+	for (unsigned int k = 0; k < vm->virtio.nr_devs; k++) {
+		struct vm_device *dev = vm->virtio.devs[k];
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 		struct state_devices d;
 		unsigned int t = 0;
@@ -71,13 +72,13 @@ static int restore_devices(struct vm *vm, const struct state_vm *s, char *err, s
 	struct state_devices d;
 
 	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
-		unsigned int have = vm_virtio_count(vm, d.type);
+		unsigned int have = vm_virtio_count(&vm->virtio, d.type);
 
 		if (*d.nr != have)
 			return kvmlu_err(err, errlen, -EINVAL, "restore: the state has %u %s, the VM %u",
 					 *d.nr, d.type->whats, have);
 		for (uint32_t i = 0; i < *d.nr; i++) {
-			struct vm_device *dev = vm_virtio_find(vm, d.type, i);
+			struct vm_device *dev = vm_virtio_find(&vm->virtio, d.type, i);
 			int ret = d.type->restore(dev, state_devices_at(&d, i), err, errlen);
 
 			if (ret)
@@ -123,7 +124,7 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 	ret = vm_devices_state_capture(vm->vm_fd, &s->devices, err, errlen);
 	if (ret)
 		goto err_free;
-	uart8250_get_state(&vm->uart, &s->uart);
+	uart8250_get_state(&vm->platform->uart, &s->uart);
 	s->has_uart = true;
 	ret = capture_devices(vm, s, err, errlen);
 	if (ret)
@@ -177,7 +178,7 @@ int state_vm_restore(struct vm *vm, const struct state_vm *s, char *err, size_t 
 	if (ret)
 		return ret;
 	if (s->has_uart) {
-		ret = uart8250_set_state(&vm->uart, &s->uart);
+		ret = uart8250_set_state(&vm->platform->uart, &s->uart);
 		if (ret)
 			return kvmlu_err(err, errlen, ret, "restore %s: UART state: %s", vm->name,
 					 strerror(-ret));

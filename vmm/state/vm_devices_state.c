@@ -13,7 +13,6 @@
 
 #include "common/clock.h"
 #include "common/err.h"
-#include "vmm/state/state_vm.h"
 #include "vmm/state/vm_devices_state.h"
 
 static int get_chip(int vm_fd, uint32_t id, void *out, size_t len)

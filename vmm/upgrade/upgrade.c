@@ -70,6 +70,7 @@
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_binary.h"
 #include "vmm/upgrade/upgrade_wire.h"
+#include "vmm/devices/platform.h"
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/vm.h"
@@ -178,7 +179,7 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 	json_object_object_add(o, "backend",
 			       json_object_new_string(guestmem_backend_name(vm->mem.backend)));
 	json_object_object_add(o, "serial_fd", json_object_new_int64((int)n));
-	fds[n++] = vm->uart.out_fd;
+	fds[n++] = vm->platform->uart.out_fd;
 	if (ctx->listen_fd >= 0 && ctx->control_path) {
 		json_object_object_add(o, "listen_fd", json_object_new_int64((int)n));
 		fds[n++] = ctx->listen_fd;
@@ -189,12 +190,12 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
-	if (vm_virtio_count(vm, &virtio_blk_type)) {
+	if (vm_virtio_count(&vm->virtio, &virtio_blk_type)) {
 		json_object *disks = json_object_new_array();
 
-		for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_blk_type); i++) {
+		for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_blk_type); i++) {
 			const struct virtio_blk *b =
-				virtio_blk_of(vm_virtio_find(vm, &virtio_blk_type, i));
+				virtio_blk_of(vm_virtio_find(&vm->virtio, &virtio_blk_type, i));
 			json_object *d = json_object_new_object();
 
 			json_object_object_add(d, "fd", json_object_new_int64((int)n));
@@ -209,12 +210,12 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		}
 		json_object_object_add(o, "disks", disks);
 	}
-	if (vm_virtio_count(vm, &virtio_net_type)) {
+	if (vm_virtio_count(&vm->virtio, &virtio_net_type)) {
 		json_object *nets = json_object_new_array();
 
-		for (unsigned int i = 0; i < vm_virtio_count(vm, &virtio_net_type); i++) {
+		for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_net_type); i++) {
 			const struct virtio_net *nd =
-				virtio_net_of(vm_virtio_find(vm, &virtio_net_type, i));
+				virtio_net_of(vm_virtio_find(&vm->virtio, &virtio_net_type, i));
 			json_object *d = json_object_new_object();
 			char mac[18];
 

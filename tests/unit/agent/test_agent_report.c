@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Unit tests of the report text (agent/cli/report.c). */
+/* Unit tests of the report text (agent/journal/journal_report.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -9,7 +9,7 @@
 #include <string.h>
 #include <cmocka.h>
 
-#include "agent/cli/report.h"
+#include "agent/journal/journal_report.h"
 
 #define T0 1764763200000000000LL
 #define MS 1000000LL

@@ -188,6 +188,45 @@ static void test_libvirt_tracked_makes_room_only_from_stopped(void **state)
 	assert_int_equal(active, LIBVIRT_TRACKED_MAX);
 }
 
+/* libvirt-event as the agent's commands call it: refused whole or recorded. */
+static void test_libvirt_tracked_event_records_only_what_it_accepts(void **state)
+{
+	struct libvirt_hook_event ev;
+	unsigned int total, active;
+	struct json_object *o, *arr;
+	char name[32], err[256];
+
+	(void)state;
+	o = msg("{\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"kill\",\"sub\":\"begin\",\"extra\":\"-\"}");
+	err[0] = 0;
+	assert_int_equal(libvirt_tracked_event(o, 10, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "operation \"kill\" unknown"));
+	json_object_put(o);
+	libvirt_tracked_count(&total, &active);
+	assert_int_equal(total, 0);
+
+	o = msg("{\"domain\":\"w\",\"uuid\":\"" UUID "\",\"op\":\"started\",\"sub\":\"begin\",\"extra\":\"-\"}");
+	assert_int_equal(libvirt_tracked_event(o, 20, err, sizeof(err)), 0);
+	libvirt_tracked_count(&total, &active);
+	assert_int_equal(total, 1);
+	assert_int_equal(active, 1);
+	arr = libvirt_tracked_to_json();
+	assert_string_equal(state_of(arr, "w"), "running");
+	json_object_put(arr);
+
+	/* Full of running domains: a new one is refused. */
+	for (int i = 1; i < LIBVIRT_TRACKED_MAX; i++) {
+		snprintf(name, sizeof(name), "d%d", i);
+		ev = event(name, i, LIBVIRT_HOOK_STARTED);
+		assert_int_equal(libvirt_tracked_record(&ev, 100 + i, err, sizeof(err)), 0);
+	}
+	json_object_object_add(o, "uuid", json_object_new_string("3f1c0b2a-1111-4222-8333-999999999999"));
+	assert_int_equal(libvirt_tracked_event(o, 30, err, sizeof(err)), -ENOSPC);
+	json_object_put(o);
+	libvirt_tracked_count(&total, &active);
+	assert_int_equal(total, LIBVIRT_TRACKED_MAX);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -195,6 +234,7 @@ int main(void)
 		cmocka_unit_test(test_libvirt_tracked_refuses_bad_messages_whole),
 		cmocka_unit_test_setup(test_libvirt_tracked_follows_a_domain_by_uuid, reset),
 		cmocka_unit_test_setup(test_libvirt_tracked_makes_room_only_from_stopped, reset),
+		cmocka_unit_test_setup(test_libvirt_tracked_event_records_only_what_it_accepts, reset),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

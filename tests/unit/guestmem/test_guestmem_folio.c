@@ -23,6 +23,7 @@
 
 #include "guestmem/folio.h"
 #include "guestmem/guestmem.h"
+#include "guestmem/guestmem_folio.h"
 
 #define MiB (1ULL << 20)
 

@@ -154,8 +154,8 @@ static uint16_t used_idx(struct vm *vm)
 /* The VM's one disk, through the device interface. */
 static struct vm_device *disk0(struct vm *vm)
 {
-	assert_int_equal(vm_virtio_count(vm, &virtio_blk_type), 1);
-	return vm_virtio_find(vm, &virtio_blk_type, 0);
+	assert_int_equal(vm_virtio_count(&vm->virtio, &virtio_blk_type), 1);
+	return vm_virtio_find(&vm->virtio, &virtio_blk_type, 0);
 }
 
 static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **state)
@@ -172,16 +172,16 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 		skip();
 	snprintf(spec.id, sizeof(spec.id), "root");
 	make_vm(&a, &spec, NULL, NULL, 0);
-	assert_int_equal(vm_virtio_mmio_devices(&a, slots, 8), 1);
+	assert_int_equal(vm_virtio_mmio_devices(&a.virtio, slots, 8), 1);
 	assert_int_equal(slots[0].base, BASE);
 	assert_int_equal(slots[0].size, 0x1000);
 	assert_int_equal(slots[0].gsi, 16);
 	assert_int_equal(rd(&a, VIRTIO_MMIO_MAGIC_VALUE), 0x74726976);
 	assert_int_equal(rd(&a, VIRTIO_MMIO_DEVICE_ID), 2);
 	drive(&a);
-	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&a.virtio, err, sizeof(err)), 0);
 	submit_write(&a, 0, 4, 0x11);
-	vm_virtio_quiesce(&a);
+	vm_virtio_quiesce(&a.virtio);
 	assert_int_equal(used_idx(&a), 1);
 	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
 	assert_true(rd(&a, VIRTIO_MMIO_INTERRUPT_STATUS) & 1);
@@ -207,9 +207,9 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	assert_int_equal(virtio_blk_type.restore(disk0(&b), &st, err, sizeof(err)), 0);
 	assert_int_equal(rd(&b, VIRTIO_MMIO_STATUS), 15);
 	vm_destroy(&a);
-	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&b.virtio, err, sizeof(err)), 0);
 	submit_write(&b, 1, 5, 0x22);
-	vm_virtio_quiesce(&b);
+	vm_virtio_quiesce(&b.virtio);
 	assert_int_equal(used_idx(&b), 2);
 	assert_int_equal(*(uint8_t *)gpa(&b, STATUS), VIRTIO_BLK_S_OK);
 	vm_destroy(&b);

@@ -288,8 +288,8 @@ static void post_rx(struct vm *vm, uint16_t n)
 /* The VM's one NIC, through the device interface. */
 static struct virtio_net *nic0(struct vm *vm)
 {
-	assert_int_equal(vm_virtio_count(vm, &virtio_net_type), 1);
-	return virtio_net_of(vm_virtio_find(vm, &virtio_net_type, 0));
+	assert_int_equal(vm_virtio_count(&vm->virtio, &virtio_net_type), 1);
+	return virtio_net_of(vm_virtio_find(&vm->virtio, &virtio_net_type, 0));
 }
 
 static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void **state)
@@ -309,7 +309,7 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	assert_int_equal(rd(&a, VIRTIO_MMIO_DEVICE_ID), 1);
 	drive(&a);
 	s = peer_open();
-	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&a.virtio, err, sizeof(err)), 0);
 
 	/* Transmit: header, then a frame from the guest's MAC. */
 	memset(gpa(&a, TXBUF), 0, 12);
@@ -319,11 +319,11 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 1);
 	assert_int_equal(net_recv(s, f, sizeof(f), "kvmlu-tx-1", 5000), 60);
 	assert_memory_equal(f + 12 + 6, MAC, 6);
-	vm_virtio_quiesce(&a);
+	vm_virtio_quiesce(&a.virtio);
 	assert_int_equal(used_idx(&a, 1), 1);
 
 	/* Receive: buffers posted, a frame into the tap lands in one. */
-	vm_virtio_resume(&a);
+	vm_virtio_resume(&a.virtio);
 	for (uint16_t n = 0; n < QN; n++)
 		post_rx(&a, n);
 	wr(&a, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
@@ -331,7 +331,7 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	assert_int_equal(rx_find(&a, &seen, "kvmlu-rx-1", 5000), 1);
 
 	/* Upgrade: paused, a frame arrives and waits in the tap, not in guest RAM. */
-	vm_virtio_quiesce(&a);
+	vm_virtio_quiesce(&a.virtio);
 	net_send(s, "kvmlu-rx-2");
 	assert_int_equal(rx_find(&a, &seen, "kvmlu-rx-2", 300), 0);
 	assert_int_equal(virtio_net_type.capture(&nic0(&a)->dev, &st, err, sizeof(err)), 0);
@@ -342,7 +342,7 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x40000);
 	assert_int_equal(virtio_net_type.restore(&nic0(&b)->dev, &st, err, sizeof(err)), 0);
 	vm_destroy(&a);
-	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&b.virtio, err, sizeof(err)), 0);
 	/* The frame that waited is delivered once, by the new VM, where the old one stopped. */
 	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 5000), 1);
 	assert_int_equal(rx_find(&b, &seen, "kvmlu-rx-2", 300), 0);
@@ -516,7 +516,7 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	make_vm(&a, NULL);
 	drive_with(&a, acks);
 	s = peer_open();
-	assert_int_equal(vm_virtio_start(&a, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&a.virtio, err, sizeof(err)), 0);
 	repost_rx(&a, &posted, seen);
 	/*
 	 * The I/O thread sets the tap's offloads at its first receive step
@@ -550,7 +550,7 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	assert_int_equal(nic0(&a)->tx_packets, 1);
 
 	/* A host kexec in miniature: the state out, the tap gone with the VM, a new tap. */
-	vm_virtio_quiesce(&a);
+	vm_virtio_quiesce(&a.virtio);
 	assert_int_equal(virtio_net_type.capture(&nic0(&a)->dev, &st, err, sizeof(err)), 0);
 	ram = malloc(0x40000);
 	assert_non_null(ram);
@@ -562,7 +562,7 @@ static void test_vm_virtio_net_offloads_on_a_real_tap_and_after_a_new_tap(void *
 	free(ram);
 	assert_int_equal(virtio_net_type.restore(&nic0(&b)->dev, &st, err, sizeof(err)), 0);
 	assert_int_equal(nic0(&b)->tap_offloads, TUN_F_CSUM | TUN_F_TSO4);
-	assert_int_equal(vm_virtio_start(&b, err, sizeof(err)), 0);
+	assert_int_equal(vm_virtio_start(&b.virtio, err, sizeof(err)), 0);
 	repost_rx(&b, &posted, seen);
 	n = make_tso_frame(f, host, MAC, "kvmlu-tso-2");
 	assert_int_equal(write(s, f, n), (ssize_t)n);

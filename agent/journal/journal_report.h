@@ -3,11 +3,13 @@
  * The human-readable report of a host update, from its journal: outcome,
  * what failed, time per phase, blackout and checksums per VM, the libvirt domains with
  * their action, downtime and result, notes. The
- * JSON form is journal_to_json(). Used by `kvmlu report` and at the end of
- * `kvmlu host-update`.
+ * JSON form is journal_to_json(). Used by `kvmlu report`, at the end of
+ * `kvmlu host-update`, and by `kvmlu-agent --restore` for the journal it
+ * finishes (agent/daemon/agent_restore.c), hence here with the journal,
+ * below both.
  */
-#ifndef KVMLU_REPORT_H
-#define KVMLU_REPORT_H
+#ifndef KVMLU_JOURNAL_REPORT_H
+#define KVMLU_JOURNAL_REPORT_H
 
 #include <stdint.h>
 #include <stdio.h>
@@ -23,4 +25,4 @@ void report_format_summary(const struct journal *j, FILE *out);
 /* The full report. */
 void report_format_text(const struct journal *j, FILE *out);
 
-#endif /* KVMLU_REPORT_H */
+#endif /* KVMLU_JOURNAL_REPORT_H */

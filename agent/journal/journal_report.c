@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
-/* Report text of a host update (see report.h). */
+/* Report text of a host update (see journal_report.h). */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
-#include "agent/cli/report.h"
+#include "agent/journal/journal_report.h"
 
 void report_duration(int64_t ns, char *buf, size_t len)
 {

@@ -3,7 +3,7 @@
 #include <errno.h>
 #include <string.h>
 
-#include "agent/update/update_phase.h"
+#include "agent/journal/update_phase.h"
 
 static const char *const phase_names[UPDATE_NR_PHASES] = {
 	[UPDATE_PREFLIGHT] = "preflight",

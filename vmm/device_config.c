@@ -1,14 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A NIC's MAC address (virtio_net.h): parsed from an option, shown in
- * status, or made up when none is given.
+ * The values of a --net (device_config.h): a tap's name, checked; a NIC's
+ * MAC address, parsed from an option, shown in status, or made up when
+ * none is given.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
-#include "vmm/devices/virtio_net.h"
+#include "vmm/device_config.h"
+
+bool tap_name_valid(const char *name)
+{
+	size_t n = strnlen(name, IFNAMSIZ);
+
+	if (n == 0 || n >= IFNAMSIZ || !strcmp(name, ".") || !strcmp(name, ".."))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = name[i];
+
+		if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+		      c == '.' || c == '_' || c == '-'))
+			return false;
+	}
+	return true;
+}
 
 static int hexval(char c)
 {

@@ -3,7 +3,8 @@
  * The phases of a host update, in the order they run (update_machine.c
  * drives them), and the outcome an update ends with. The names are what
  * the CLI prints, the journal stores and the report shows: keep them
- * stable.
+ * stable. Here, with the journal that records them, so that every layer
+ * of the agent can name them (update/ is above journal/).
  */
 #ifndef KVMLU_UPDATE_PHASE_H
 #define KVMLU_UPDATE_PHASE_H
