@@ -14,6 +14,7 @@
 #include "agent/config/agent_config.h"
 #include "agent/journal/journal.h"
 #include "common/err.h"
+#include "common/file_read.h"
 #include "common/path_name.h"
 #include "common/json_strict.h"
 
@@ -288,31 +289,15 @@ int agent_config_load(const char *path, struct agent_config *c,
 		      char *err, size_t errlen)
 {
 	char *buf;
-	ssize_t n;
 	size_t len = 0;
-	int fd, ret;
+	int ret;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kvmlu_err(err, errlen, -errno, "config %s: %s", path, strerror(errno));
-	buf = malloc(CONFIG_MAX_BYTES + 1);
-	if (!buf) {
-		ret = kvmlu_err(err, errlen, -ENOMEM, "config %s: out of memory", path);
-		goto err_close;
-	}
-	while ((n = read(fd, buf + len, CONFIG_MAX_BYTES + 1 - len)) > 0) {
-		len += (size_t)n;
-		if (len > CONFIG_MAX_BYTES) {
-			ret = kvmlu_err(err, errlen, -EFBIG, "config %s: larger than %d bytes",
-					path, CONFIG_MAX_BYTES);
-			goto err_free;
-		}
-	}
-	if (n < 0) {
-		ret = kvmlu_err(err, errlen, -errno, "config %s: read: %s", path, strerror(errno));
-		goto err_free;
-	}
-	buf[len] = 0;
+	ret = file_read_all(path, CONFIG_MAX_BYTES, &buf, &len);
+	if (ret == -EFBIG)
+		return kvmlu_err(err, errlen, ret, "config %s: larger than %d bytes", path,
+				 CONFIG_MAX_BYTES);
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "config %s: %s", path, strerror(-ret));
 	if (strlen(buf) != len) {
 		ret = kvmlu_err(err, errlen, -EINVAL, "config %s: contains a NUL byte", path);
 		goto err_free;
@@ -326,7 +311,5 @@ int agent_config_load(const char *path, struct agent_config *c,
 	}
 err_free:
 	free(buf);
-err_close:
-	close(fd);
 	return ret;
 }

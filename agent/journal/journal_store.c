@@ -13,6 +13,7 @@
 #include "agent/journal/journal_json.h"
 #include "agent/journal/journal_store.h"
 #include "common/err.h"
+#include "common/file_read.h"
 
 static int mkdir_p(const char *dir)
 {
@@ -82,42 +83,6 @@ err_text:
 	return ret;
 }
 
-int journal_store_read_file(const char *path, char **buf, size_t *len, size_t max)
-{
-	size_t used = 0;
-	ssize_t n;
-	char *b;
-	int fd, ret = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	b = malloc(max + 1);
-	if (!b) {
-		ret = -ENOMEM;
-		goto err_close;
-	}
-	while ((n = read(fd, b + used, max + 1 - used)) > 0) {
-		used += (size_t)n;
-		if (used > max) {
-			ret = -EFBIG;
-			break;
-		}
-	}
-	if (n < 0)
-		ret = -errno;
-	if (ret) {
-		free(b);
-		goto err_close;
-	}
-	b[used] = 0;
-	*buf = b;
-	*len = used;
-err_close:
-	close(fd);
-	return ret;
-}
-
 int journal_store_save(const char *state_dir, const struct journal *j)
 {
 	return write_atomic(state_dir, "journal.json", j);
@@ -131,7 +96,7 @@ int journal_store_load(const char *state_dir, struct journal *j, char *err, size
 	int ret;
 
 	snprintf(path, sizeof(path), "%s/journal.json", state_dir);
-	ret = journal_store_read_file(path, &buf, &len, JOURNAL_MAX_BYTES);
+	ret = file_read_all(path, JOURNAL_MAX_BYTES, &buf, &len);
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "%s: %s", path, strerror(-ret));
 	ret = journal_parse(buf, len, j, err, errlen);
@@ -312,7 +277,7 @@ int journal_store_history_list(const char *history_dir, struct journal *js,
 		char *buf;
 
 		snprintf(path, sizeof(path), "%s/%s", history_dir, names[i]);
-		if (journal_store_read_file(path, &buf, &len, JOURNAL_MAX_BYTES)) {
+		if (file_read_all(path, JOURNAL_MAX_BYTES, &buf, &len)) {
 			(*bad)++;
 			continue;
 		}

@@ -47,7 +47,5 @@ int journal_store_history_add(const char *history_dir, unsigned int keep,
 int journal_store_history_list(const char *history_dir, struct journal *js,
 			       unsigned int max, unsigned int *n, unsigned int *bad);
 
-/* Read a whole small file (journals, configs): malloc'd, NUL-terminated. */
-int journal_store_read_file(const char *path, char **buf, size_t *len, size_t max);
 
 #endif /* KVMLU_JOURNAL_STORE_H */

@@ -10,6 +10,7 @@
 
 #include "agent/journal/journal_store.h"
 #include "agent/journal/kexec_marker.h"
+#include "common/file_read.h"
 #include "common/err.h"
 #include "common/json_strict.h"
 #include "common/luo_session.h"
@@ -298,7 +299,7 @@ int kexec_marker_read(const char *dir, struct kexec_marker *m, char *err, size_t
 	int ret;
 
 	marker_path(dir, "", path, sizeof(path));
-	ret = journal_store_read_file(path, &buf, &len, KEXEC_MARKER_MAX_BYTES);
+	ret = file_read_all(path, KEXEC_MARKER_MAX_BYTES, &buf, &len);
 	if (ret == -ENOENT)
 		return kvmlu_err(err, errlen, ret, "%s: none", path);
 	if (ret)

@@ -15,6 +15,7 @@
 
 #include "agent/libvirt/libvirt_update.h"
 #include "agent/journal/journal_store.h"
+#include "common/file_read.h"
 #include "common/err.h"
 #include "common/json_strict.h"
 
@@ -97,7 +98,7 @@ static int load_state(struct libvirt_update *u, char *err, size_t errlen)
 	 * it comes from disk. No bigger than a journal, which holds the same
 	 * domains and more.
 	 */
-	ret = journal_store_read_file(u->state_file, &text, &len, JOURNAL_MAX_BYTES);
+	ret = file_read_all(u->state_file, JOURNAL_MAX_BYTES, &text, &len);
 	if (ret == -ENOENT)
 		return ret;
 	if (ret)

@@ -12,6 +12,7 @@
 #include "agent/libvirt/qemu_argv.h"
 #include "agent/libvirt/qemu_wrapper_config.h"
 #include "common/err.h"
+#include "common/file_read.h"
 #include "common/json_strict.h"
 
 static int string_key(json_object *v, const char *key, char *out, size_t outlen, char *err,
@@ -75,27 +76,13 @@ int qemu_wrapper_config_load(const char *path, struct qemu_wrapper_config *cfg,
 			     char *err, size_t errlen)
 {
 	char *text, why[256];
-	ssize_t n;
 	size_t len = 0;
-	int fd, rc;
+	int rc;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return kvmlu_err(err, errlen, -errno, "%s: %s", path, strerror(errno));
-	text = malloc(QEMU_WRAPPER_CONFIG_MAX + 1);
-	if (!text) {
-		close(fd);
-		return kvmlu_err(err, errlen, -ENOMEM, "out of memory");
-	}
-	while ((n = read(fd, text + len, QEMU_WRAPPER_CONFIG_MAX + 1 - len)) > 0)
-		len += (size_t)n;
-	close(fd);
-	if (n < 0 || len > QEMU_WRAPPER_CONFIG_MAX) {
-		rc = kvmlu_err(err, errlen, -EINVAL, "%s: %s", path,
-			       n < 0 ? strerror(errno) : "larger than 64 KiB");
-		free(text);
-		return rc;
-	}
+	rc = file_read_all(path, QEMU_WRAPPER_CONFIG_MAX, &text, &len);
+	if (rc)
+		return kvmlu_err(err, errlen, rc == -EFBIG ? -EINVAL : rc, "%s: %s", path,
+				 rc == -EFBIG ? "larger than 64 KiB" : strerror(-rc));
 	rc = qemu_wrapper_config_parse(text, len, cfg, why, sizeof(why));
 	if (rc)
 		kvmlu_err(err, errlen, rc, "%s: %s", path, why);
