@@ -103,6 +103,19 @@ struct vm_device_type {
 	const char *status_key;
 	void (*status)(struct vm_device *d, struct vm_device_health *h, struct json_object *j);
 
+	/*
+	 * Live upgrade, in the old process (vmm/upgrade/upgrade.c): what the
+	 * new process needs to take the device over, as one object of the
+	 * prepare message's array under handover_key: the fds it passes
+	 * (each appended at fds[*nr_fds], *nr_fds < max_fds, its index the
+	 * object's "fd") and its spec. The new process parses it
+	 * (vmm/upgrade/incoming.c), so its keys are the upgrade wire's
+	 * format: an old or new VMM on the other end reads them.
+	 */
+	const char *handover_key;
+	int (*handover)(struct vm_device *d, struct json_object *o, int *fds,
+			unsigned int *nr_fds, unsigned int max_fds);
+
 	size_t state_size;		/* bytes of its state struct, at most VM_DEVICE_STATE_MAX */
 	/* The properties after compatible, reg, slot and gsi, and any subnodes. */
 	int (*encode)(void *fdt, const void *state);

@@ -183,6 +183,25 @@ static void blk_status(struct vm_device *dev, struct vm_device_health *h, json_o
 	json_object_object_add(j, KVMLU_KEY_IO_ERRORS, json_line_new_u64(d.io_errors));
 }
 
+/* The upgrade wire's disk: its fd, what it was opened as, and its identity. */
+static int blk_handover(struct vm_device *dev, json_object *d, int *fds, unsigned int *nr_fds,
+			unsigned int max_fds)
+{
+	const struct virtio_blk *b = virtio_blk_of(dev);
+
+	if (*nr_fds >= max_fds)
+		return -E2BIG;
+	json_object_object_add(d, "fd", json_object_new_int64((int)*nr_fds));
+	fds[(*nr_fds)++] = b->fd;
+	json_object_object_add(d, "path", json_object_new_string(b->ident.path));
+	json_object_object_add(d, "readonly", json_object_new_boolean(b->readonly));
+	json_object_object_add(d, "id", json_object_new_string(b->id));
+	json_object_object_add(d, "dev", json_line_new_u64(b->ident.dev));
+	json_object_object_add(d, "ino", json_line_new_u64(b->ident.ino));
+	json_object_object_add(d, "size", json_line_new_u64(b->ident.size));
+	return 0;
+}
+
 _Static_assert(sizeof(struct virtio_blk_state) <= VM_DEVICE_STATE_MAX,
 	       "a disk's state must fit a state's device slot");
 
@@ -196,6 +215,7 @@ const struct vm_device_type virtio_blk_type = {
 	.encode = virtio_blk_state_encode, .decode = virtio_blk_state_decode,
 	.validate = blk_validate,
 	.status_key = KVMLU_KEY_DISKS, .status = blk_status,
+	.handover_key = "disks", .handover = blk_handover,
 	.off_slot = offsetof(struct virtio_blk_state, slot),
 	.off_base = offsetof(struct virtio_blk_state, base),
 	.off_gsi = offsetof(struct virtio_blk_state, gsi),

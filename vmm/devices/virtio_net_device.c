@@ -160,6 +160,24 @@ static void net_status(struct vm_device *dev, struct vm_device_health *h, json_o
 	json_object_object_add(j, KVMLU_KEY_TX_DROPPED, json_line_new_u64(d.tx_dropped));
 }
 
+/* The upgrade wire's NIC: its tap fd, the tap, bridge and MAC. */
+static int net_handover(struct vm_device *dev, json_object *d, int *fds, unsigned int *nr_fds,
+			unsigned int max_fds)
+{
+	const struct virtio_net *n = virtio_net_of(dev);
+	char mac[18];
+
+	if (*nr_fds >= max_fds)
+		return -E2BIG;
+	virtio_net_mac_format(n->spec.mac, mac);
+	json_object_object_add(d, "fd", json_object_new_int64((int)*nr_fds));
+	fds[(*nr_fds)++] = n->fd;
+	json_object_object_add(d, "tap", json_object_new_string(n->spec.tap));
+	json_object_object_add(d, "bridge", json_object_new_string(n->spec.bridge));
+	json_object_object_add(d, "mac", json_object_new_string(mac));
+	return 0;
+}
+
 _Static_assert(sizeof(struct virtio_net_state) <= VM_DEVICE_STATE_MAX,
 	       "a NIC's state must fit a state's device slot");
 
@@ -173,6 +191,7 @@ const struct vm_device_type virtio_net_type = {
 	.encode = virtio_net_state_encode, .decode = virtio_net_state_decode,
 	.validate = net_validate,
 	.status_key = KVMLU_KEY_NETS, .status = net_status,
+	.handover_key = "nets", .handover = net_handover,
 	.off_slot = offsetof(struct virtio_net_state, slot),
 	.off_base = offsetof(struct virtio_net_state, base),
 	.off_gsi = offsetof(struct virtio_net_state, gsi),

@@ -43,6 +43,8 @@ static void test_device_types_have_every_op_and_their_own_node(void **state)
 		assert_non_null(t->validate);
 		assert_non_null(t->status_key);
 		assert_non_null(t->status);
+		assert_non_null(t->handover_key);
+		assert_non_null(t->handover);
 		assert_true(t->state_size > 0);
 		assert_true(t->state_size <= VM_DEVICE_STATE_MAX);
 		assert_true(t->off_slot + sizeof(uint32_t) <= t->state_size);
@@ -52,6 +54,7 @@ static void test_device_types_have_every_op_and_their_own_node(void **state)
 			assert_string_not_equal(vm_device_types[j]->kind, t->kind);
 			assert_string_not_equal(vm_device_types[j]->compat, t->compat);
 			assert_string_not_equal(vm_device_types[j]->status_key, t->status_key);
+			assert_string_not_equal(vm_device_types[j]->handover_key, t->handover_key);
 		}
 	}
 	assert_int_equal(n, 2);
