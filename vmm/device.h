@@ -48,6 +48,21 @@ struct io_dev_ops;
 struct state_node;
 struct vm_config;
 struct vm_device;
+struct json_object;
+
+/*
+ * The most bytes a type's state struct may have: a state holds each
+ * device's in a slot of this size (struct state_device), and each type
+ * asserts its struct fits.
+ */
+#define VM_DEVICE_STATE_MAX	4608
+
+/* What `status` shows of every device alike, filled by the type's status op. */
+struct vm_device_health {
+	uint32_t driver_status;		/* virtio device status the driver set */
+	bool device_error;
+	char error[160];		/* why, when device_error */
+};
 
 /* What a type's create is given. */
 struct vm_device_args {
@@ -78,17 +93,42 @@ struct vm_device_type {
 	int (*restore)(struct vm_device *d, const void *state, char *err, size_t errlen);
 	void (*destroy)(struct vm_device *d);
 
-	size_t state_size;		/* bytes of its state struct */
+	/*
+	 * `status`: the reply key of the array of this type's devices
+	 * (KVMLU_KEY_*, absent when the VM has none), and one device's own
+	 * keys into j (after the slot, window and health every device shows,
+	 * which it fills in h). Called on the control thread while the
+	 * device runs.
+	 */
+	const char *status_key;
+	void (*status)(struct vm_device *d, struct vm_device_health *h, struct json_object *j);
+
+	/*
+	 * Live upgrade, in the old process (vmm/upgrade/upgrade.c): what the
+	 * new process needs to take the device over, as one object of the
+	 * prepare message's array under handover_key: the fds it passes
+	 * (each appended at fds[*nr_fds], *nr_fds < max_fds, its index the
+	 * object's "fd") and its spec. The new process parses it
+	 * (vmm/upgrade/incoming.c), so its keys are the upgrade wire's
+	 * format: an old or new VMM on the other end reads them.
+	 */
+	const char *handover_key;
+	int (*handover)(struct vm_device *d, struct json_object *o, int *fds,
+			unsigned int *nr_fds, unsigned int max_fds);
+
+	size_t state_size;		/* bytes of its state struct, at most VM_DEVICE_STATE_MAX */
 	/* The properties after compatible, reg, slot and gsi, and any subnodes. */
 	int (*encode)(void *fdt, const void *state);
 	/* Into a zeroed state struct. */
 	int (*decode)(const struct state_node *n, void *state);
 	/*
-	 * The values of device i of this type in a state (states: all of
-	 * them, so it can refuse two sharing what must be one's own); its
-	 * slot, base and GSI are the layout's to check (state_validate.c).
+	 * The values of one device of this type in a state (before: the
+	 * nr_before of its type ahead of it, so it can refuse two sharing
+	 * what must be one's own); its slot, base and GSI are the layout's
+	 * to check (state_validate.c).
 	 */
-	int (*validate)(const void *states, uint32_t i, char *err, size_t errlen);
+	int (*validate)(const void *state, const void *const *before, uint32_t nr_before,
+			char *err, size_t errlen);
 	/* Where in its state struct the slot, window base and GSI are. */
 	size_t off_slot, off_base, off_gsi;
 };

@@ -17,6 +17,8 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/json_line.h"
+#include "kvmlu/control_wire.h"
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_blk_state.h"
 #include "vmm/vm_config.h"
@@ -149,10 +151,59 @@ static void blk_destroy(struct vm_device *d)
 	free(b);
 }
 
-static int blk_validate(const void *states, uint32_t i, char *err, size_t errlen)
+static int blk_validate(const void *state, const void *const *before, uint32_t nr_before,
+			char *err, size_t errlen)
 {
-	return virtio_blk_state_validate((const struct virtio_blk_state *)states + i, err, errlen);
+	(void)before;
+	(void)nr_before;
+	return virtio_blk_state_validate(state, err, errlen);
 }
+
+static void blk_status(struct vm_device *dev, struct vm_device_health *h, json_object *j)
+{
+	struct virtio_blk_info d;
+
+	virtio_blk_info(virtio_blk_of(dev), &d);
+	h->driver_status = d.status;
+	h->device_error = d.device_error;
+	snprintf(h->error, sizeof(h->error), "%s", d.error);
+	json_object_object_add(j, KVMLU_KEY_ID, json_object_new_string(d.id));
+	json_object_object_add(j, KVMLU_KEY_PATH, json_object_new_string(d.path));
+	/* The agent's preflight checks the path still names this file. */
+	json_object_object_add(j, KVMLU_KEY_DEV, json_line_new_u64(d.dev));
+	json_object_object_add(j, KVMLU_KEY_INO, json_line_new_u64(d.ino));
+	json_object_object_add(j, KVMLU_KEY_SIZE, json_line_new_u64(d.size));
+	/* Read from the open file now: truncated, grown or deleted under the VM. */
+	json_object_object_add(j, KVMLU_KEY_SIZE_NOW, d.now.known ? json_line_new_u64(d.now.size) : NULL);
+	json_object_object_add(j, KVMLU_KEY_DELETED, json_object_new_boolean(d.now.deleted));
+	json_object_object_add(j, KVMLU_KEY_PROBLEM, d.now.problem[0] ?
+			       json_object_new_string(d.now.problem) : NULL);
+	json_object_object_add(j, KVMLU_KEY_READONLY, json_object_new_boolean(d.readonly));
+	json_object_object_add(j, KVMLU_KEY_REQUESTS, json_line_new_u64(d.requests));
+	json_object_object_add(j, KVMLU_KEY_IO_ERRORS, json_line_new_u64(d.io_errors));
+}
+
+/* The upgrade wire's disk: its fd, what it was opened as, and its identity. */
+static int blk_handover(struct vm_device *dev, json_object *d, int *fds, unsigned int *nr_fds,
+			unsigned int max_fds)
+{
+	const struct virtio_blk *b = virtio_blk_of(dev);
+
+	if (*nr_fds >= max_fds)
+		return -E2BIG;
+	json_object_object_add(d, "fd", json_object_new_int64((int)*nr_fds));
+	fds[(*nr_fds)++] = b->fd;
+	json_object_object_add(d, "path", json_object_new_string(b->ident.path));
+	json_object_object_add(d, "readonly", json_object_new_boolean(b->readonly));
+	json_object_object_add(d, "id", json_object_new_string(b->id));
+	json_object_object_add(d, "dev", json_line_new_u64(b->ident.dev));
+	json_object_object_add(d, "ino", json_line_new_u64(b->ident.ino));
+	json_object_object_add(d, "size", json_line_new_u64(b->ident.size));
+	return 0;
+}
+
+_Static_assert(sizeof(struct virtio_blk_state) <= VM_DEVICE_STATE_MAX,
+	       "a disk's state must fit a state's device slot");
 
 const struct vm_device_type virtio_blk_type = {
 	.kind = "virtio-blk", .what = "disk", .whats = "disks",
@@ -163,6 +214,8 @@ const struct vm_device_type virtio_blk_type = {
 	.state_size = sizeof(struct virtio_blk_state),
 	.encode = virtio_blk_state_encode, .decode = virtio_blk_state_decode,
 	.validate = blk_validate,
+	.status_key = KVMLU_KEY_DISKS, .status = blk_status,
+	.handover_key = "disks", .handover = blk_handover,
 	.off_slot = offsetof(struct virtio_blk_state, slot),
 	.off_base = offsetof(struct virtio_blk_state, base),
 	.off_gsi = offsetof(struct virtio_blk_state, gsi),

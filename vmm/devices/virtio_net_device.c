@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "common/err.h"
+#include "common/json_line.h"
+#include "kvmlu/control_wire.h"
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/devices/virtio_net_state.h"
 #include "vmm/vm_config.h"
@@ -121,19 +123,63 @@ static void net_destroy(struct vm_device *d)
 }
 
 /* Its values, and no two NICs on one tap or with one MAC. */
-static int net_validate(const void *states, uint32_t i, char *err, size_t errlen)
+static int net_validate(const void *state, const void *const *before, uint32_t nr_before,
+			char *err, size_t errlen)
 {
-	const struct virtio_net_state *s = states;
-	int rc = virtio_net_state_validate(&s[i], err, errlen);
+	const struct virtio_net_state *s = state;
+	int rc = virtio_net_state_validate(s, err, errlen);
 
 	if (rc)
 		return rc;
-	for (uint32_t j = 0; j < i; j++)
-		if (!strcmp(s[j].tap, s[i].tap) || !memcmp(s[j].mac, s[i].mac, 6))
+	for (uint32_t j = 0; j < nr_before; j++) {
+		const struct virtio_net_state *o = before[j];
+
+		if (!strcmp(o->tap, s->tap) || !memcmp(o->mac, s->mac, 6))
 			return kvmlu_err(err, errlen, -EINVAL, "NICs %u and %u share a tap or a MAC",
-					 j, i);
+					 j, nr_before);
+	}
 	return 0;
 }
+
+static void net_status(struct vm_device *dev, struct vm_device_health *h, json_object *j)
+{
+	struct virtio_net_info d;
+
+	virtio_net_info(virtio_net_of(dev), &d);
+	h->driver_status = d.status;
+	h->device_error = d.device_error;
+	snprintf(h->error, sizeof(h->error), "%s", d.error);
+	json_object_object_add(j, KVMLU_KEY_TAP, json_object_new_string(d.tap));
+	json_object_object_add(j, KVMLU_KEY_BRIDGE, d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
+	json_object_object_add(j, KVMLU_KEY_MAC, json_object_new_string(d.mac));
+	json_object_object_add(j, KVMLU_KEY_RX_PACKETS, json_line_new_u64(d.rx_packets));
+	json_object_object_add(j, KVMLU_KEY_RX_BYTES, json_line_new_u64(d.rx_bytes));
+	json_object_object_add(j, KVMLU_KEY_RX_DROPPED, json_line_new_u64(d.rx_dropped));
+	json_object_object_add(j, KVMLU_KEY_TX_PACKETS, json_line_new_u64(d.tx_packets));
+	json_object_object_add(j, KVMLU_KEY_TX_BYTES, json_line_new_u64(d.tx_bytes));
+	json_object_object_add(j, KVMLU_KEY_TX_DROPPED, json_line_new_u64(d.tx_dropped));
+}
+
+/* The upgrade wire's NIC: its tap fd, the tap, bridge and MAC. */
+static int net_handover(struct vm_device *dev, json_object *d, int *fds, unsigned int *nr_fds,
+			unsigned int max_fds)
+{
+	const struct virtio_net *n = virtio_net_of(dev);
+	char mac[18];
+
+	if (*nr_fds >= max_fds)
+		return -E2BIG;
+	virtio_net_mac_format(n->spec.mac, mac);
+	json_object_object_add(d, "fd", json_object_new_int64((int)*nr_fds));
+	fds[(*nr_fds)++] = n->fd;
+	json_object_object_add(d, "tap", json_object_new_string(n->spec.tap));
+	json_object_object_add(d, "bridge", json_object_new_string(n->spec.bridge));
+	json_object_object_add(d, "mac", json_object_new_string(mac));
+	return 0;
+}
+
+_Static_assert(sizeof(struct virtio_net_state) <= VM_DEVICE_STATE_MAX,
+	       "a NIC's state must fit a state's device slot");
 
 const struct vm_device_type virtio_net_type = {
 	.kind = "virtio-net", .what = "NIC", .whats = "NICs",
@@ -144,6 +190,8 @@ const struct vm_device_type virtio_net_type = {
 	.state_size = sizeof(struct virtio_net_state),
 	.encode = virtio_net_state_encode, .decode = virtio_net_state_decode,
 	.validate = net_validate,
+	.status_key = KVMLU_KEY_NETS, .status = net_status,
+	.handover_key = "nets", .handover = net_handover,
 	.off_slot = offsetof(struct virtio_net_state, slot),
 	.off_base = offsetof(struct virtio_net_state, base),
 	.off_gsi = offsetof(struct virtio_net_state, gsi),

@@ -25,8 +25,6 @@
 #include "kvmlu/version.h"
 #include "vmm/control/commands.h"
 #include "vmm/devices/platform.h"
-#include "vmm/devices/virtio_blk_device.h"
-#include "vmm/devices/virtio_net_device.h"
 #include "vmm/live_update/live_update.h"
 #include "vmm/memory_digest.h"
 #include "vmm/state/save_state.h"
@@ -34,76 +32,44 @@
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
-/* What every virtio device shows in status: where it sits, its driver, its error. */
-static json_object *status_virtio(unsigned int slot, const struct vm_virtio_slot *at,
-				  uint32_t driver_status, bool device_error, const char *error)
+/*
+ * One device in status: where it sits and its driver's state, every
+ * device alike, then its type's own keys (its status op).
+ */
+static json_object *status_device(struct vm_device *dev)
 {
-	json_object *j = json_object_new_object();
+	struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
+	json_object *j = json_object_new_object(), *own = json_object_new_object();
+	struct vm_device_health h = { 0 };
 
-	json_object_object_add(j, KVMLU_KEY_SLOT, json_object_new_int64((int)slot));
-	json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at->base));
-	json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at->gsi));
-	json_object_object_add(j, KVMLU_KEY_DRIVER_STATUS, json_object_new_int64((int)driver_status));
+	dev->type->status(dev, &h, own);
+	json_object_object_add(j, KVMLU_KEY_SLOT, json_object_new_int64((int)dev->slot));
+	json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at.base));
+	json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at.gsi));
+	json_object_object_add(j, KVMLU_KEY_DRIVER_STATUS, json_object_new_int64((int)h.driver_status));
 	json_object_object_add(j, KVMLU_KEY_DEVICE_ERROR,
-			       device_error ? json_object_new_string(error) : NULL);
+			       h.device_error ? json_object_new_string(h.error) : NULL);
+	json_object_object_foreach(own, key, val)
+		json_object_object_add(j, key, json_object_get(val));
+	json_object_put(own);
 	return j;
 }
 
-static json_object *status_disks(struct vm *vm)
+/* Each device type's devices, as an array under the type's key; none: no key. */
+static void status_devices(struct vm *vm, json_object *o)
 {
-	json_object *disks = json_object_new_array();
+	for (unsigned int k = 0; vm_device_types[k]; k++) {
+		const struct vm_device_type *t = vm_device_types[k];
+		unsigned int n = vm_virtio_count(&vm->virtio, t);
+		json_object *arr;
 
-	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_blk_type); i++) {
-		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_blk_type, i);
-		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
-		struct virtio_blk_info d;
-		json_object *j;
-
-		virtio_blk_info(virtio_blk_of(dev), &d);
-		j = status_virtio(dev->slot, &at, d.status, d.device_error, d.error);
-		json_object_object_add(j, KVMLU_KEY_ID, json_object_new_string(d.id));
-		json_object_object_add(j, KVMLU_KEY_PATH, json_object_new_string(d.path));
-		/* The agent's preflight checks the path still names this file. */
-		json_object_object_add(j, KVMLU_KEY_DEV, json_line_new_u64(d.dev));
-		json_object_object_add(j, KVMLU_KEY_INO, json_line_new_u64(d.ino));
-		json_object_object_add(j, KVMLU_KEY_SIZE, json_line_new_u64(d.size));
-		/* Read from the open file now: truncated, grown or deleted under the VM. */
-		json_object_object_add(j, KVMLU_KEY_SIZE_NOW, d.now.known ? json_line_new_u64(d.now.size) : NULL);
-		json_object_object_add(j, KVMLU_KEY_DELETED, json_object_new_boolean(d.now.deleted));
-		json_object_object_add(j, KVMLU_KEY_PROBLEM, d.now.problem[0] ?
-				       json_object_new_string(d.now.problem) : NULL);
-		json_object_object_add(j, KVMLU_KEY_READONLY, json_object_new_boolean(d.readonly));
-		json_object_object_add(j, KVMLU_KEY_REQUESTS, json_line_new_u64(d.requests));
-		json_object_object_add(j, KVMLU_KEY_IO_ERRORS, json_line_new_u64(d.io_errors));
-		json_object_array_add(disks, j);
+		if (!n)
+			continue;
+		arr = json_object_new_array();
+		for (unsigned int i = 0; i < n; i++)
+			json_object_array_add(arr, status_device(vm_virtio_find(&vm->virtio, t, i)));
+		json_object_object_add(o, t->status_key, arr);
 	}
-	return disks;
-}
-
-static json_object *status_nets(struct vm *vm)
-{
-	json_object *nets = json_object_new_array();
-
-	for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_net_type); i++) {
-		struct vm_device *dev = vm_virtio_find(&vm->virtio, &virtio_net_type, i);
-		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
-		struct virtio_net_info d;
-		json_object *j;
-
-		virtio_net_info(virtio_net_of(dev), &d);
-		j = status_virtio(dev->slot, &at, d.status, d.device_error, d.error);
-		json_object_object_add(j, KVMLU_KEY_TAP, json_object_new_string(d.tap));
-		json_object_object_add(j, KVMLU_KEY_BRIDGE, d.bridge[0] ? json_object_new_string(d.bridge) : NULL);
-		json_object_object_add(j, KVMLU_KEY_MAC, json_object_new_string(d.mac));
-		json_object_object_add(j, KVMLU_KEY_RX_PACKETS, json_line_new_u64(d.rx_packets));
-		json_object_object_add(j, KVMLU_KEY_RX_BYTES, json_line_new_u64(d.rx_bytes));
-		json_object_object_add(j, KVMLU_KEY_RX_DROPPED, json_line_new_u64(d.rx_dropped));
-		json_object_object_add(j, KVMLU_KEY_TX_PACKETS, json_line_new_u64(d.tx_packets));
-		json_object_object_add(j, KVMLU_KEY_TX_BYTES, json_line_new_u64(d.tx_bytes));
-		json_object_object_add(j, KVMLU_KEY_TX_DROPPED, json_line_new_u64(d.tx_dropped));
-		json_object_array_add(nets, j);
-	}
-	return nets;
 }
 
 static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object **ret,
@@ -171,10 +137,7 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(io, KVMLU_KEY_MMIO_WRITES,
 			       json_line_new_u64(io_bus_unhandled(&vm->bus, IO_SPACE_MMIO, true)));
 	json_object_object_add(o, KVMLU_KEY_UNHANDLED_IO, io);
-	if (vm_virtio_count(&vm->virtio, &virtio_blk_type))
-		json_object_object_add(o, KVMLU_KEY_DISKS, status_disks(vm));
-	if (vm_virtio_count(&vm->virtio, &virtio_net_type))
-		json_object_object_add(o, KVMLU_KEY_NETS, status_nets(vm));
+	status_devices(vm, o);
 	*ret = o;
 	return 0;
 }

@@ -31,6 +31,8 @@
 #include "common/json_line.h"
 #include "kvmlu/control_wire.h"
 #include "guestmem/gmem_link.h"
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_net_device.h"
 #include "vmm/resume/resume.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
@@ -117,12 +119,14 @@ void resume_plan_from_state(struct resume_plan *p)
 	 * recorded (device, inode, size), and the VM is held, not run on it.
 	 */
 	p->adopt_fds = false;
-	p->nr_disks = s->nr_disks;
-	for (uint32_t i = 0; i < s->nr_disks; i++) {
-		p->disk_ident[i] = s->disks[i].ident;
+	p->nr_disks = state_vm_count(s, &virtio_blk_type);
+	for (uint32_t i = 0; i < p->nr_disks; i++) {
+		const struct virtio_blk_state *d = state_vm_device(s, &virtio_blk_type, i);
+
+		p->disk_ident[i] = d->ident;
 		p->disk[i] = (struct virtio_blk_spec){ .path = p->disk_ident[i].path,
-						       .readonly = s->disks[i].readonly };
-		snprintf(p->disk[i].id, sizeof(p->disk[i].id), "%s", s->disks[i].id);
+						       .readonly = d->readonly };
+		snprintf(p->disk[i].id, sizeof(p->disk[i].id), "%s", d->id);
 	}
 	/*
 	 * Nor do tap fds, and a tap we created went with its fd: make it
@@ -130,9 +134,9 @@ void resume_plan_from_state(struct resume_plan *p)
 	 * guest the recorded MAC. A tap that cannot be made fails the build
 	 * (tap_open() names it).
 	 */
-	p->nr_nets = s->nr_nets;
-	for (uint32_t i = 0; i < s->nr_nets; i++)
-		virtio_net_state_spec(&s->nets[i], &p->net[i]);
+	p->nr_nets = state_vm_count(s, &virtio_net_type);
+	for (uint32_t i = 0; i < p->nr_nets; i++)
+		virtio_net_state_spec(state_vm_device(s, &virtio_net_type, i), &p->net[i]);
 }
 
 static bool same_file(int a, int b)

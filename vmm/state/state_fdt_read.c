@@ -294,27 +294,30 @@ static int read_uart(const struct state_node *n, struct uart8250_state *u)
 }
 
 /*
- * A device node of type d.type: where it sits (reg, slot, gsi), every
- * type alike, then the type's own properties (its decode).
+ * A device node of type t: where it sits (reg, slot, gsi), every type
+ * alike, then the type's own properties (its decode), into a new entry
+ * of s's list (after the devices of its type and the types before it,
+ * whatever the node order).
  */
-static int read_device(const struct state_node *n, const struct state_devices *d)
+static int read_device(const struct state_node *n, const struct vm_device_type *t,
+		       struct state_vm *s)
 {
-	void *st = state_devices_at(d, *d->nr);
 	const void *v = NULL;
+	void *st;
 
-	if (*d->nr >= d->max)
-		return state_node_err(n, "more than %u %s devices", d->max, d->type->kind);
-	memset(st, 0, d->type->state_size);
+	if (state_vm_count(s, t) >= t->max)
+		return state_node_err(n, "more than %u %s devices", t->max, t->kind);
+	st = state_vm_add_device(s, t);
+	if (!st)
+		return state_node_err(n, "more than %u virtio devices", STATE_MAX_DEVICES);
 	TRY(state_node_prop(n, "reg", 8, false, &v, NULL));
-	*vm_device_state_base(d->type, st) = fdt32_ld(v);
+	*vm_device_state_base(t, st) = fdt32_ld(v);
 	if (fdt32_ld((const fdt32_t *)v + 1) != VM_VIRTIO_MMIO_SIZE)
 		return state_node_err(n, "reg size 0x%x, expected 0x%x",
 				      fdt32_ld((const fdt32_t *)v + 1), VM_VIRTIO_MMIO_SIZE);
-	TRY(state_node_u32(n, "slot", false, vm_device_state_slot(d->type, st)));
-	TRY(state_node_u32(n, "gsi", false, vm_device_state_gsi(d->type, st)));
-	TRY(d->type->decode(n, st));
-	(*d->nr)++;
-	return 0;
+	TRY(state_node_u32(n, "slot", false, vm_device_state_slot(t, st)));
+	TRY(state_node_u32(n, "gsi", false, vm_device_state_gsi(t, st)));
+	return t->decode(n, st);
 }
 
 /*
@@ -334,13 +337,12 @@ static int read_device_nodes(const struct state_node *dev, struct state_vm *s)
 	fdt_for_each_subnode(node, dev->fdt, dev->node) {
 		const char *c = fdt_getprop(dev->fdt, node, "compatible", NULL);
 		struct state_node n = state_node_at(dev, node);
-		struct state_devices d;
 		bool ok = false;
 
-		for (unsigned int k = 0; !ok && state_vm_devices(s, k, &d); k++) {
-			if (fdt_node_check_compatible(dev->fdt, node, d.type->compat))
+		for (unsigned int k = 0; !ok && vm_device_types[k]; k++) {
+			if (fdt_node_check_compatible(dev->fdt, node, vm_device_types[k]->compat))
 				continue;
-			TRY(read_device(&n, &d));
+			TRY(read_device(&n, vm_device_types[k], s));
 			ok = true;
 		}
 		for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)

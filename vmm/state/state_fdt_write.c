@@ -221,7 +221,6 @@ static int write_device(void *fdt, const struct vm_device_type *t, const void *s
 static int write_devices(void *fdt, const struct state_vm *s)
 {
 	const struct vm_devices_state *d = &s->devices;
-	struct state_devices devs;
 
 	TRY(fdt_begin_node(fdt, "devices"));
 	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_DEVICES));
@@ -253,9 +252,8 @@ static int write_devices(void *fdt, const struct state_vm *s)
 	}
 	if (s->has_uart)
 		TRY(write_uart(fdt, &s->uart));
-	for (unsigned int k = 0; state_vm_devices(s, k, &devs); k++)
-		for (uint32_t i = 0; i < *devs.nr && i < devs.max; i++)
-			TRY(write_device(fdt, devs.type, state_devices_at(&devs, i)));
+	for (uint32_t k = 0; k < s->nr_devs && k < STATE_MAX_DEVICES; k++)
+		TRY(write_device(fdt, s->devs[k].type, s->devs[k].state.bytes));
 	return fdt_end_node(fdt);
 }
 

@@ -217,39 +217,47 @@ static int check_devices(const struct state_vm *s, char *err, size_t errlen)
 }
 
 /*
- * The virtio devices: each type's in order, in the slots after the
- * types before it (disks, then NICs: vm_device_types), at the layout's
- * window and GSI (vm_virtio.h); then each one's values, by its type.
+ * The virtio devices: in slot order, each type's after the types before
+ * it (disks, then NICs: vm_device_types), at the layout's window and GSI
+ * (vm_virtio.h); then each one's values, by its type.
  */
 static int check_virtio_devices(const struct state_vm *s, char *err, size_t errlen)
 {
-	uint32_t slot = 0, total = state_vm_nr_devices(s);
-	struct state_devices d;
+	const void *before[STATE_MAX_DEVICES];
+	unsigned int rank = 0;
 	char why[256];
 
-	if (total > VM_VIRTIO_MAX_DEVICES)
+	if (s->nr_devs > VM_VIRTIO_MAX_DEVICES || s->nr_devs > STATE_MAX_DEVICES)
 		return kvmlu_err(err, errlen, -EINVAL, "state: %u virtio devices, at most %u",
-				 total, VM_VIRTIO_MAX_DEVICES);
-	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
-		if (*d.nr > d.max)
-			return kvmlu_err(err, errlen, -EINVAL, "state: %u %s, at most %u", *d.nr,
-					 d.type->whats, d.max);
-		for (uint32_t i = 0; i < *d.nr; i++, slot++) {
-			void *st = state_devices_at(&d, i);
-			struct vm_virtio_slot want = vm_virtio_slot(slot);
-			uint32_t have_slot = *vm_device_state_slot(d.type, st);
-			uint64_t base = *vm_device_state_base(d.type, st);
-			uint32_t gsi = *vm_device_state_gsi(d.type, st);
+				 s->nr_devs, VM_VIRTIO_MAX_DEVICES);
+	for (uint32_t slot = 0; slot < s->nr_devs; slot++) {
+		const struct vm_device_type *t = s->devs[slot].type;
+		const void *st = s->devs[slot].state.bytes;
+		struct vm_virtio_slot want = vm_virtio_slot(slot);
+		uint32_t have_slot = *vm_device_state_slot(t, (void *)st);
+		uint64_t base = *vm_device_state_base(t, (void *)st);
+		uint32_t gsi = *vm_device_state_gsi(t, (void *)st);
+		uint32_t i = 0;
 
-			if (have_slot != slot || base != want.base || gsi != want.gsi)
-				return kvmlu_err(err, errlen, -EINVAL,
-						 "state: %s %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
-						 d.type->what, i, have_slot, (unsigned long long)base,
-						 gsi, slot, (unsigned long long)want.base, want.gsi);
-			if (d.type->validate(d.at, i, why, sizeof(why)))
-				return kvmlu_err(err, errlen, -EINVAL, "state: %s@%llx: %s",
-						 d.type->kind, (unsigned long long)base, why);
-		}
+		while (vm_device_types[rank] && vm_device_types[rank] != t)
+			rank++;
+		if (!vm_device_types[rank])
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "state: device %u is of a type out of slot order", slot);
+		for (uint32_t k = 0; k < slot; k++)
+			if (s->devs[k].type == t)
+				before[i++] = s->devs[k].state.bytes;
+		if (i >= t->max)
+			return kvmlu_err(err, errlen, -EINVAL, "state: %u %s, at most %u", i + 1,
+					 t->whats, t->max);
+		if (have_slot != slot || base != want.base || gsi != want.gsi)
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "state: %s %u is slot %u at 0x%llx GSI %u, expected slot %u at 0x%llx GSI %u",
+					 t->what, i, have_slot, (unsigned long long)base,
+					 gsi, slot, (unsigned long long)want.base, want.gsi);
+		if (t->validate(st, before, i, why, sizeof(why)))
+			return kvmlu_err(err, errlen, -EINVAL, "state: %s@%llx: %s",
+					 t->kind, (unsigned long long)base, why);
 	}
 	return 0;
 }

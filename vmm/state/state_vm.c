@@ -13,8 +13,6 @@
 #include <string.h>
 #include <sys/random.h>
 
-#include "vmm/devices/virtio_blk_device.h"
-#include "vmm/devices/virtio_net_device.h"
 #include "vmm/state/state_vm.h"
 
 int state_vm_init(struct state_vm *s, uint32_t nr_vcpus)
@@ -69,55 +67,66 @@ const char *state_backend_name(enum state_backend b)
 	return "unknown";
 }
 
-/* Where each device type's devices are in struct state_vm: one line per type. */
-static const struct {
-	const struct vm_device_type *type;
-	size_t nr, at;
-	uint32_t max;
-} state_arrays[] = {
-	{ &virtio_blk_type, offsetof(struct state_vm, nr_disks), offsetof(struct state_vm, disks),
-	  STATE_MAX_DISKS },
-	{ &virtio_net_type, offsetof(struct state_vm, nr_nets), offsetof(struct state_vm, nets),
-	  STATE_MAX_NETS },
-};
-
-bool state_vm_devices(const struct state_vm *s, unsigned int k, struct state_devices *out)
+/* Where t is in vm_device_types: the slot order of types. -1: not listed. */
+static int type_rank(const struct vm_device_type *t)
 {
-	/* The caller's const: the codec reads through it, the reader fills it. */
-	char *base = (char *)s;
+	for (int k = 0; vm_device_types[k]; k++)
+		if (vm_device_types[k] == t)
+			return k;
+	return -1;
+}
 
-	if (k >= sizeof(state_arrays) / sizeof(state_arrays[0]))
-		return false;
-	*out = (struct state_devices){
-		.type = state_arrays[k].type, .nr = (uint32_t *)(base + state_arrays[k].nr),
-		.at = base + state_arrays[k].at, .max = state_arrays[k].max,
-	};
-	return true;
+void *state_vm_add_device(struct state_vm *s, const struct vm_device_type *t)
+{
+	int rank = type_rank(t);
+	uint32_t at = 0;
+
+	if (rank < 0 || s->nr_devs >= STATE_MAX_DEVICES || state_vm_count(s, t) >= t->max ||
+	    t->state_size > VM_DEVICE_STATE_MAX)
+		return NULL;
+	while (at < s->nr_devs && type_rank(s->devs[at].type) <= rank)
+		at++;
+	memmove(&s->devs[at + 1], &s->devs[at], (s->nr_devs - at) * sizeof(s->devs[0]));
+	memset(&s->devs[at], 0, sizeof(s->devs[at]));
+	s->devs[at].type = t;
+	s->nr_devs++;
+	return s->devs[at].state.bytes;
+}
+
+void *state_vm_device(const struct state_vm *s, const struct vm_device_type *t, uint32_t i)
+{
+	for (uint32_t k = 0; k < s->nr_devs && k < STATE_MAX_DEVICES; k++)
+		if (s->devs[k].type == t && i-- == 0)
+			/* The caller's const: the codec reads through it, the reader fills it. */
+			return (void *)s->devs[k].state.bytes;
+	return NULL;
+}
+
+uint32_t state_vm_count(const struct state_vm *s, const struct vm_device_type *t)
+{
+	uint32_t n = 0;
+
+	for (uint32_t k = 0; k < s->nr_devs && k < STATE_MAX_DEVICES; k++)
+		n += s->devs[k].type == t;
+	return n;
 }
 
 uint32_t state_vm_nr_devices(const struct state_vm *s)
 {
-	struct state_devices d;
-	uint32_t n = 0;
-
-	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++)
-		n += *d.nr;
-	return n;
+	return s->nr_devs;
 }
 
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor)
 {
-	struct state_devices d;
-
 	*major = STATE_FORMAT_MAJOR;
 	*minor = STATE_FORMAT_MINOR;
-	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
-		if (!*d.nr)
-			continue;
+	for (uint32_t k = 0; k < s->nr_devs && k < STATE_MAX_DEVICES; k++) {
+		const struct vm_device_type *t = s->devs[k].type;
+
 		if (*major != STATE_FORMAT_MAJOR_VIRTIO)
 			*minor = STATE_FORMAT_MINOR_VIRTIO;
 		*major = STATE_FORMAT_MAJOR_VIRTIO;
-		if (d.type->format_minor > *minor)
-			*minor = d.type->format_minor;
+		if (t->format_minor > *minor)
+			*minor = t->format_minor;
 	}
 }

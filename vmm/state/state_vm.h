@@ -44,8 +44,7 @@
 
 #define STATE_MAX_VCPUS	256
 #define STATE_MAX_REGIONS	8	/* GUESTMEM_MAX_REGIONS */
-#define STATE_MAX_DISKS		8	/* VM_VIRTIO_MAX_DEVICES */
-#define STATE_MAX_NETS		4	/* VMM_MAX_NETS */
+#define STATE_MAX_DEVICES	8	/* VM_VIRTIO_MAX_DEVICES, all types together */
 #define STATE_NAME_MAX	64
 #define STATE_UUID_LEN	36	/* 8-4-4-4-12 hex digits */
 #define STATE_VERSION_MAX	32
@@ -63,6 +62,15 @@ struct state_vm_region {
 	uint64_t file_offset;	/* where the region starts in its file */
 	uint64_t token;		/* names the file: fd index on upgrade, LUO token after kexec */
 	uint32_t slot;		/* KVM memslot id */
+};
+
+/* One device of a state: its type and its type's state struct (type->state_size bytes). */
+struct state_device {
+	const struct vm_device_type *type;
+	union {
+		uint64_t align;
+		unsigned char bytes[VM_DEVICE_STATE_MAX];
+	} state;
 };
 
 struct state_vm {
@@ -89,15 +97,13 @@ struct state_vm {
 	bool has_uart;
 	struct uart8250_state uart;
 	/*
-	 * The devices, one array per type (state_vm_devices() walks them,
-	 * state_vm.c lists them), each in slot order. Named arrays rather
-	 * than one list because the restore after a kexec reads the disks'
-	 * paths and the NICs' taps to open them again.
+	 * The virtio devices, all types in one list in slot order: grouped by
+	 * type in the order of vm_device_types (a VM's disks, then its NICs),
+	 * which state_vm_add_device() keeps. Each entry's state is its type's
+	 * own struct, opaque here.
 	 */
-	uint32_t nr_disks;		/* virtio-blk devices (2.0), in slot order */
-	struct virtio_blk_state disks[STATE_MAX_DISKS];
-	uint32_t nr_nets;		/* virtio-net devices (2.1), in slot order after the disks */
-	struct virtio_net_state nets[STATE_MAX_NETS];
+	uint32_t nr_devs;
+	struct state_device devs[STATE_MAX_DEVICES];
 };
 
 /* Zero s and allocate nr_vcpus zeroed vCPU states. */
@@ -118,27 +124,18 @@ const char *state_backend_name(enum state_backend b);
 void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor);
 
 /*
- * The devices of one type in a state: nr entries of type->state_size
- * bytes at at, room for max. The state reader, writer, validator and the
- * capture and restore walk these, never a device's fields.
+ * A new zeroed device of type t in s, placed after the devices of its
+ * type and of the types before it (vm_device_types), so the list stays
+ * in slot order whatever order the devices come in. NULL when s holds
+ * STATE_MAX_DEVICES devices or t->max of type t, or t is not listed.
  */
-struct state_devices {
-	const struct vm_device_type *type;
-	uint32_t *nr;
-	void *at;
-	uint32_t max;
-};
+void *state_vm_add_device(struct state_vm *s, const struct vm_device_type *t);
 
-/*
- * The k-th device type's devices of s, for k = 0, 1, ... until it
- * returns false; in the order of vm_device_types, the slot order.
- */
-bool state_vm_devices(const struct state_vm *s, unsigned int k, struct state_devices *out);
+/* The i-th device of type t in s (its state struct), NULL if there are fewer. */
+void *state_vm_device(const struct state_vm *s, const struct vm_device_type *t, uint32_t i);
 
-static inline void *state_devices_at(const struct state_devices *d, uint32_t i)
-{
-	return (char *)d->at + (size_t)i * d->type->state_size;
-}
+/* Devices of type t in s. */
+uint32_t state_vm_count(const struct state_vm *s, const struct vm_device_type *t);
 
 /* Devices of every type in s. */
 uint32_t state_vm_nr_devices(const struct state_vm *s);

@@ -37,31 +37,25 @@ void state_vm_uuid_set(const char *uuid)
 	pthread_mutex_unlock(&uuid_lock);
 }
 
-/* Each device into the entry of its type's array, with its place in the layout. */
+/* Each device into a new entry of the state's list, with its place in the layout. */
 static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
 {
 	for (unsigned int k = 0; k < vm->virtio.nr_devs; k++) {
 		struct vm_device *dev = vm->virtio.devs[k];
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
-		struct state_devices d;
-		unsigned int t = 0;
-		void *st;
+		void *st = state_vm_add_device(s, dev->type);
 		int ret;
 
-		while (state_vm_devices(s, t, &d) && d.type != dev->type)
-			t++;
-		if (d.type != dev->type || *d.nr >= d.max)
-			return kvmlu_err(err, errlen, -E2BIG, "capture: %s: the state holds %u %s",
-					 dev->name, d.type == dev->type ? d.max : 0,
-					 dev->type->whats);
-		st = state_devices_at(&d, *d.nr);
+		if (!st)
+			return kvmlu_err(err, errlen, -E2BIG,
+					 "capture: %s: the state holds %u %s, %u devices in all",
+					 dev->name, dev->type->max, dev->type->whats, STATE_MAX_DEVICES);
 		ret = dev->type->capture(dev, st, err, errlen);
 		if (ret)
 			return ret;
-		*vm_device_state_slot(d.type, st) = dev->slot;
-		*vm_device_state_base(d.type, st) = at.base;
-		*vm_device_state_gsi(d.type, st) = at.gsi;
-		(*d.nr)++;
+		*vm_device_state_slot(dev->type, st) = dev->slot;
+		*vm_device_state_base(dev->type, st) = at.base;
+		*vm_device_state_gsi(dev->type, st) = at.gsi;
 	}
 	return 0;
 }
@@ -69,17 +63,17 @@ static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t 
 /* The same devices, type by type: as many as the VM has, in the same order. */
 static int restore_devices(struct vm *vm, const struct state_vm *s, char *err, size_t errlen)
 {
-	struct state_devices d;
+	for (unsigned int k = 0; vm_device_types[k]; k++) {
+		const struct vm_device_type *t = vm_device_types[k];
+		uint32_t nr = state_vm_count(s, t);
+		unsigned int have = vm_virtio_count(&vm->virtio, t);
 
-	for (unsigned int k = 0; state_vm_devices(s, k, &d); k++) {
-		unsigned int have = vm_virtio_count(&vm->virtio, d.type);
-
-		if (*d.nr != have)
+		if (nr != have)
 			return kvmlu_err(err, errlen, -EINVAL, "restore: the state has %u %s, the VM %u",
-					 *d.nr, d.type->whats, have);
-		for (uint32_t i = 0; i < *d.nr; i++) {
-			struct vm_device *dev = vm_virtio_find(&vm->virtio, d.type, i);
-			int ret = d.type->restore(dev, state_devices_at(&d, i), err, errlen);
+					 nr, t->whats, have);
+		for (uint32_t i = 0; i < nr; i++) {
+			struct vm_device *dev = vm_virtio_find(&vm->virtio, t, i);
+			int ret = t->restore(dev, state_vm_device(s, t, i), err, errlen);
 
 			if (ret)
 				return ret;

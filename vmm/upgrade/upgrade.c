@@ -71,8 +71,6 @@
 #include "vmm/upgrade/upgrade_binary.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/devices/platform.h"
-#include "vmm/devices/virtio_blk_device.h"
-#include "vmm/devices/virtio_net_device.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
@@ -165,11 +163,37 @@ static void exec_incoming(int sock, const char *binary)
 	_exit(127);
 }
 
+/* Each type's devices, as an array under the type's key; none: no key. */
+static int handover_devices(struct vm *vm, json_object *o, int *fds, unsigned int *n)
+{
+	for (unsigned int k = 0; vm_device_types[k]; k++) {
+		const struct vm_device_type *t = vm_device_types[k];
+		unsigned int nr = vm_virtio_count(&vm->virtio, t);
+		json_object *arr;
+
+		if (!nr)
+			continue;
+		arr = json_object_new_array();
+		json_object_object_add(o, t->handover_key, arr);
+		for (unsigned int i = 0; i < nr; i++) {
+			json_object *d = json_object_new_object();
+			int ret;
+
+			json_object_array_add(arr, d);
+			ret = t->handover(vm_virtio_find(&vm->virtio, t, i), d, fds, n, UPGRADE_WIRE_MAX_FDS);
+			if (ret)
+				return ret;
+		}
+	}
+	return 0;
+}
+
 static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 			char *err, size_t errlen)
 {
 	int fds[UPGRADE_WIRE_MAX_FDS];
 	unsigned int n = 0;
+	int ret;
 	json_object *o = json_object_new_object(), *regions = json_object_new_array();
 
 	json_object_object_add(o, "msg", json_object_new_string("prepare"));
@@ -190,44 +214,10 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
-	if (vm_virtio_count(&vm->virtio, &virtio_blk_type)) {
-		json_object *disks = json_object_new_array();
-
-		for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_blk_type); i++) {
-			const struct virtio_blk *b =
-				virtio_blk_of(vm_virtio_find(&vm->virtio, &virtio_blk_type, i));
-			json_object *d = json_object_new_object();
-
-			json_object_object_add(d, "fd", json_object_new_int64((int)n));
-			fds[n++] = b->fd;
-			json_object_object_add(d, "path", json_object_new_string(b->ident.path));
-			json_object_object_add(d, "readonly", json_object_new_boolean(b->readonly));
-			json_object_object_add(d, "id", json_object_new_string(b->id));
-			json_object_object_add(d, "dev", json_line_new_u64(b->ident.dev));
-			json_object_object_add(d, "ino", json_line_new_u64(b->ident.ino));
-			json_object_object_add(d, "size", json_line_new_u64(b->ident.size));
-			json_object_array_add(disks, d);
-		}
-		json_object_object_add(o, "disks", disks);
-	}
-	if (vm_virtio_count(&vm->virtio, &virtio_net_type)) {
-		json_object *nets = json_object_new_array();
-
-		for (unsigned int i = 0; i < vm_virtio_count(&vm->virtio, &virtio_net_type); i++) {
-			const struct virtio_net *nd =
-				virtio_net_of(vm_virtio_find(&vm->virtio, &virtio_net_type, i));
-			json_object *d = json_object_new_object();
-			char mac[18];
-
-			virtio_net_mac_format(nd->spec.mac, mac);
-			json_object_object_add(d, "fd", json_object_new_int64((int)n));
-			fds[n++] = nd->fd;
-			json_object_object_add(d, "tap", json_object_new_string(nd->spec.tap));
-			json_object_object_add(d, "bridge", json_object_new_string(nd->spec.bridge));
-			json_object_object_add(d, "mac", json_object_new_string(mac));
-			json_object_array_add(nets, d);
-		}
-		json_object_object_add(o, "nets", nets);
+	ret = handover_devices(vm, o, fds, &n);
+	if (ret) {
+		json_object_put(o);
+		return kvmlu_err(err, errlen, ret, "prepare: the devices' fds do not fit the message");
 	}
 	json_object_object_add(o, "verify_timeout_ms",
 			       json_object_new_int64((int)ctx->verify_timeout_ms));

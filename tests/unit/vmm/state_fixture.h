@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "guestmem/digest_table.h"
+#include "tests/unit/vmm/state_devices.h"
 #include "vmm/state/state_vm.h"
 
 static inline void fixture_transport(struct virtio_mmio_state *t, uint32_t device_id,
@@ -167,12 +168,10 @@ static inline int fixture_make_state(struct state_vm *s)
 	s->uart.lsr = 0x60;
 	s->uart.scr = 0x42;
 	s->uart.dll = 1;
-	fixture_disk(&s->disks[0], 0, "/var/lib/kvmlu/fixture-root.raw", "root", 0);
-	fixture_disk(&s->disks[1], 1, "/var/lib/kvmlu/fixture-data.raw", "", 1);
-	s->nr_disks = 2;
-	fixture_net(&s->nets[0], 2, "fx-net0", "br0");
-	fixture_net(&s->nets[1], 3, "fx-net1", "");
-	s->nr_nets = 2;
+	fixture_disk(state_vm_add_device(s, &virtio_blk_type), 0, "/var/lib/kvmlu/fixture-root.raw", "root", 0);
+	fixture_disk(state_vm_add_device(s, &virtio_blk_type), 1, "/var/lib/kvmlu/fixture-data.raw", "", 1);
+	fixture_net(state_vm_add_device(s, &virtio_net_type), 2, "fx-net0", "br0");
+	fixture_net(state_vm_add_device(s, &virtio_net_type), 3, "fx-net1", "");
 	s->format_major = 2;
 	s->format_minor = 1;
 	return 0;

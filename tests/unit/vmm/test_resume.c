@@ -24,6 +24,7 @@
 #include "common/luo_session.h"
 #include "guestmem/digest_table.h"
 #include "kvmlu/control_wire.h"
+#include "vmm/devices/virtio_blk_device.h"
 #include "vmm/resume/resume.h"
 #include "vmm/vm.h"
 
@@ -206,6 +207,7 @@ static void test_resume_plan_after_a_kexec_names_luo_tokens_and_paths(void **sta
 {
 	struct fixture *f = *state;
 	struct state_vm *s = &f->plan.state;
+	struct virtio_blk_state *d;
 
 	f->plan.ram_token_base = LUO_TOKEN_RAM(0);
 	assert_int_equal(resume_plan_check_tokens(&f->plan, err, sizeof(err)), -EINVAL);
@@ -213,10 +215,11 @@ static void test_resume_plan_after_a_kexec_names_luo_tokens_and_paths(void **sta
 	s->regions[0].token = LUO_TOKEN_RAM(0);
 	assert_int_equal(resume_plan_check_tokens(&f->plan, err, sizeof(err)), 0);
 	snprintf(s->name, sizeof(s->name), "vm-k");
-	s->nr_disks = 1;
-	snprintf(s->disks[0].ident.path, sizeof(s->disks[0].ident.path), "/var/lib/d.img");
-	s->disks[0].readonly = true;
-	snprintf(s->disks[0].id, sizeof(s->disks[0].id), "root");
+	d = state_vm_add_device(s, &virtio_blk_type);
+	assert_non_null(d);
+	snprintf(d->ident.path, sizeof(d->ident.path), "/var/lib/d.img");
+	d->readonly = true;
+	snprintf(d->id, sizeof(d->id), "root");
 	resume_plan_from_state(&f->plan);
 	assert_string_equal(f->plan.name, "vm-k");
 	assert_int_equal(f->plan.ram_size, 8 * MiB);

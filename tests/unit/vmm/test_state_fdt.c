@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "common/json_line.h"
+#include "tests/unit/vmm/state_devices.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_vm.h"
 
@@ -138,8 +139,7 @@ static void make_state(struct state_vm *s)
 	s->has_uart = true;
 	s->uart.lcr = 0x03;
 	s->uart.dll = 1;
-	make_disk(&s->disks[0]);
-	s->nr_disks = 1;
+	make_disk(state_vm_add_device(s, &virtio_blk_type));
 }
 
 /* The good state's FDT, opened with room to spare for edits. */
@@ -256,9 +256,9 @@ static void test_state_fdt_roundtrip_keeps_every_field(void **state)
 	/* cpu_state has padding only after fixed-size members: compare all of it. */
 	for (int i = 0; i < 2; i++)
 		assert_memory_equal(&a.cpus[i], &b.cpus[i], sizeof(a.cpus[i]));
-	assert_int_equal(b.nr_disks, 1);
+	assert_int_equal(state_vm_count(&b, &virtio_blk_type), 1);
 	{
-		const struct virtio_blk_state *x = &a.disks[0], *y = &b.disks[0];
+		const struct virtio_blk_state *x = DISK(&a, 0), *y = DISK(&b, 0);
 
 		assert_int_equal(y->slot, x->slot);
 		assert_int_equal(y->base, x->base);
@@ -771,14 +771,14 @@ static void test_state_fdt_writes_1_1_without_virtio_devices(void **state)
 
 	(void)state;
 	make_state(&a);
-	a.nr_disks = 0;
+	a.nr_devs = 0;	/* the disk was the only device */
 	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
 	assert_int_equal(fdt_node_check_compatible(blob, 0, "kvmlu,vm-state-v1"), 0);
 	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
 		fail_msg("refused: %s", err);
 	assert_int_equal(b.format_major, 1);
 	assert_int_equal(b.format_minor, 1);
-	assert_int_equal(b.nr_disks, 0);
+	assert_int_equal(state_vm_count(&b, &virtio_blk_type), 0);
 	free(blob);
 	state_vm_free(&a);
 	state_vm_free(&b);
@@ -824,8 +824,7 @@ static void *good_net_fdt(size_t *size)
 	size_t n;
 
 	make_state(&s);
-	make_net(&s.nets[0]);
-	s.nr_nets = 1;
+	make_net(state_vm_add_device(&s, &virtio_net_type));
 	assert_int_equal(state_fdt_write(&s, &blob, &n, err, sizeof(err)), 0);
 	state_vm_free(&s);
 	buf = malloc(n + 4096);
@@ -846,8 +845,7 @@ static void test_state_fdt_roundtrip_keeps_virtio_net(void **state)
 
 	(void)state;
 	make_state(&a);
-	make_net(&a.nets[0]);
-	a.nr_nets = 1;
+	make_net(state_vm_add_device(&a, &virtio_net_type));
 	assert_int_equal(state_fdt_write(&a, &blob, &n, err, sizeof(err)), 0);
 	if (state_fdt_load(blob, n, 2, &b, err, sizeof(err)))
 		fail_msg("load: %s", err);
@@ -855,10 +853,10 @@ static void test_state_fdt_roundtrip_keeps_virtio_net(void **state)
 	/* A NIC makes it 2.1: a 2.0 reader refuses the node it does not know. */
 	assert_int_equal(b.format_major, 2);
 	assert_int_equal(b.format_minor, 1);
-	assert_int_equal(b.nr_disks, 1);
-	assert_int_equal(b.nr_nets, 1);
+	assert_int_equal(state_vm_count(&b, &virtio_blk_type), 1);
+	assert_int_equal(state_vm_count(&b, &virtio_net_type), 1);
 	{
-		const struct virtio_net_state *x = &a.nets[0], *y = &b.nets[0];
+		const struct virtio_net_state *x = NET(&a, 0), *y = NET(&b, 0);
 
 		assert_int_equal(y->slot, 1);
 		assert_int_equal(y->base, 0xd0001000);
@@ -986,12 +984,12 @@ static void test_state_fdt_strings_reach_a_reply_as_valid_json(void **state)
 	fdt_pack(fdt);
 	if (state_fdt_load(fdt, fdt_totalsize(fdt), 0, &s, err, sizeof(err)))
 		fail_msg("refused: %s", err);
-	assert_string_equal(s.disks[0].ident.path, "/srv/\xff\xc3(.raw");
+	assert_string_equal(DISK(&s, 0)->ident.path, "/srv/\xff\xc3(.raw");
 	/* The strings vm_commands.c puts in a status reply. */
 	o = json_object_new_object();
 	json_object_object_add(o, "name", json_object_new_string(s.name));
-	json_object_object_add(o, "path", json_object_new_string(s.disks[0].ident.path));
-	json_object_object_add(o, "id", json_object_new_string(s.disks[0].id));
+	json_object_object_add(o, "path", json_object_new_string(DISK(&s, 0)->ident.path));
+	json_object_object_add(o, "id", json_object_new_string(DISK(&s, 0)->id));
 	line = json_line_format(o, &len);
 	assert_non_null(line);
 	if (json_line_parse(line, len - 1, &back, &e))

@@ -128,9 +128,9 @@ static void same_state(const struct state_vm *a, const struct state_vm *b)
 	assert_int_equal(a->devices.clock_wall_ns, b->devices.clock_wall_ns);
 	assert_int_equal(a->has_uart, b->has_uart);
 	assert_memory_equal(&a->uart, &b->uart, sizeof(a->uart));
-	assert_int_equal(a->nr_disks, b->nr_disks);
-	for (uint32_t i = 0; i < a->nr_disks; i++) {
-		const struct virtio_blk_state *x = &a->disks[i], *y = &b->disks[i];
+	assert_int_equal(state_vm_count(a, &virtio_blk_type), state_vm_count(b, &virtio_blk_type));
+	for (uint32_t i = 0; i < state_vm_count(a, &virtio_blk_type); i++) {
+		const struct virtio_blk_state *x = DISK(a, i), *y = DISK(b, i);
 
 		assert_int_equal(x->slot, y->slot);
 		assert_int_equal(x->base, y->base);
@@ -143,9 +143,9 @@ static void same_state(const struct state_vm *a, const struct state_vm *b)
 		assert_string_equal(x->id, y->id);
 		same_transport(&x->t, &y->t);
 	}
-	assert_int_equal(a->nr_nets, b->nr_nets);
-	for (uint32_t i = 0; i < a->nr_nets; i++) {
-		const struct virtio_net_state *x = &a->nets[i], *y = &b->nets[i];
+	assert_int_equal(state_vm_count(a, &virtio_net_type), state_vm_count(b, &virtio_net_type));
+	for (uint32_t i = 0; i < state_vm_count(a, &virtio_net_type); i++) {
+		const struct virtio_net_state *x = NET(a, i), *y = NET(b, i);
 
 		assert_int_equal(x->slot, y->slot);
 		assert_int_equal(x->base, y->base);
@@ -170,11 +170,11 @@ static void test_state_fixture_from_before_the_device_interface_reads_the_same(v
 	/* Not vacuous: the fixture has every kind of node. */
 	assert_int_equal(got.format_major, 2);
 	assert_int_equal(got.format_minor, 1);
-	assert_int_equal(got.nr_disks, 2);
-	assert_int_equal(got.nr_nets, 2);
-	assert_true(got.disks[1].readonly);
-	assert_string_equal(got.nets[1].tap, "fx-net1");
-	assert_int_equal(got.nets[1].slot, 3);
+	assert_int_equal(state_vm_count(&got, &virtio_blk_type), 2);
+	assert_int_equal(state_vm_count(&got, &virtio_net_type), 2);
+	assert_true(DISK(&got, 1)->readonly);
+	assert_string_equal(NET(&got, 1)->tap, "fx-net1");
+	assert_int_equal(NET(&got, 1)->slot, 3);
 	same_state(&want, &got);
 	state_vm_free(&want);
 	state_vm_free(&got);

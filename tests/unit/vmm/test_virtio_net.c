@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #define KVMLU_TEST_VIRTIO_MMIO
+#include "tests/unit/vmm/state_devices.h"
 #include "tests/unit/vmm/virtio_test_support.h"
 #include "vmm/devices/virtio_net.h"
 #include "vmm/devices/virtio_net_state.h"
@@ -997,19 +998,19 @@ static void test_virtio_net_state_from_the_corpus_restores(void **state)
 	fclose(fp);
 	assert_int_equal(state_fdt_load(blob, size, 0, &vs, f->err, sizeof(f->err)), 0);
 	free(blob);
-	assert_int_equal(vs.nr_nets, 1);
-	assert_int_equal(vs.nets[0].t.driver_features & ALL_OFFLOADS, 0);
+	assert_int_equal(state_vm_count(&vs, &virtio_net_type), 1);
+	assert_int_equal(NET(&vs, 0)->t.driver_features & ALL_OFFLOADS, 0);
 	/* Guest RAM where the saved rings are. */
 	rings.r[0] = (struct guestmem_region){ .gpa = 0x7e000000, .size = 0x10000, .fd = -1 };
 	rings.r[0].hva = calloc(1, 0x10000);
 	assert_non_null(rings.r[0].hva);
-	memcpy(sp.mac, vs.nets[0].mac, 6);
+	memcpy(sp.mac, NET(&vs, 0)->mac, 6);
 	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
 	f->peer2 = sv[1];
 	assert_int_equal(virtio_net_init_fd(&f->dev[1], sv[0], &sp, &rings, f->err,
 					    sizeof(f->err)), 0);
 	f->dev[1].tap_offloads = VIRTIO_NET_OFFLOADS_UNKNOWN;	/* as an adopted fd */
-	assert_int_equal(virtio_net_set_state(&f->dev[1], &vs.nets[0], f->err, sizeof(f->err)), 0);
+	assert_int_equal(virtio_net_set_state(&f->dev[1], NET(&vs, 0), f->err, sizeof(f->err)), 0);
 	assert_int_equal(f->dev[1].tap_offloads, 0);
 	assert_int_equal(f->dev[1].t.queues[0].last_avail, 0x1234);
 	virtio_net_close(&f->dev[1]);

@@ -24,6 +24,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/devices/virtio_blk_state.h"
 #include "vmm/vm.h"
@@ -252,10 +254,53 @@ static void test_vm_virtio_refuses_a_replaced_disk(void **state)
 	assert_non_null(strstr(err, "No such file or directory"));
 }
 
+/*
+ * What crosses the upgrade wire for a disk, written by its type: the fd
+ * (its index in the message's fds) and the keys an old or new VMM's
+ * incoming.c parses, in the order the wire always had them.
+ */
+static void test_vm_virtio_blk_handover_writes_the_upgrade_wires_disk(void **state)
+{
+	struct virtio_blk_spec spec = { .path = path, .readonly = true };
+	const struct virtio_blk *b;
+	int fds[2] = { -1, -1 };
+	unsigned int n = 1;
+	char want[4096 + 256];
+	json_object *o;
+	struct vm a;
+
+	(void)state;
+	if (!have_kvm())
+		skip();
+	snprintf(spec.id, sizeof(spec.id), "data-1");
+	make_vm(&a, &spec, NULL, NULL, 0);
+	b = virtio_blk_of(disk0(&a));
+	assert_string_equal(virtio_blk_type.handover_key, "disks");
+	o = json_object_new_object();
+	assert_int_equal(virtio_blk_type.handover(disk0(&a), o, fds, &n, 2), 0);
+	assert_int_equal(n, 2);
+	assert_int_equal(fds[1], b->fd);
+	snprintf(want, sizeof(want),
+		 "{\"fd\":1,\"path\":\"%s\",\"readonly\":true,\"id\":\"data-1\",\"dev\":%llu,"
+		 "\"ino\":%llu,\"size\":%llu}", b->ident.path, (unsigned long long)b->ident.dev,
+		 (unsigned long long)b->ident.ino, (unsigned long long)b->ident.size);
+	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), want);
+	json_object_put(o);
+	/* No room for its fd: refused, nothing written. */
+	o = json_object_new_object();
+	assert_int_equal(virtio_blk_type.handover(disk0(&a), o, fds, &n, 2), -E2BIG);
+	assert_int_equal(n, 2);
+	assert_int_equal(json_object_object_length(o), 0);
+	json_object_put(o);
+	vm_destroy(&a);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_vm_virtio_blk_handover_writes_the_upgrade_wires_disk,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vm_virtio_refuses_a_replaced_disk, setup,
 						teardown),

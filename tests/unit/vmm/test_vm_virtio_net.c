@@ -37,6 +37,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
 #include "vmm/devices/virtio_net_device.h"
 #include "vmm/devices/virtio_net_state.h"
 #include "vmm/vm.h"
@@ -337,6 +339,21 @@ static void test_vm_virtio_net_moves_frames_over_a_real_tap_and_to_a_new_vm(void
 	assert_int_equal(virtio_net_type.capture(&nic0(&a)->dev, &st, err, sizeof(err)), 0);
 	assert_int_equal(st.t.q[0].last_avail, st.t.q[0].used_idx);
 	fd = nic0(&a)->fd;
+	{
+		/* What crosses the upgrade wire for it, as incoming.c has always parsed it. */
+		json_object *o = json_object_new_object();
+		int fds[3] = { -1, -1, -1 };
+		unsigned int n = 2;
+
+		assert_string_equal(virtio_net_type.handover_key, "nets");
+		assert_int_equal(virtio_net_type.handover(&nic0(&a)->dev, o, fds, &n, 3), 0);
+		assert_int_equal(n, 3);
+		assert_int_equal(fds[2], fd);
+		assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN),
+				    "{\"fd\":2,\"tap\":\"" TAP "\",\"bridge\":\"" BR
+				    "\",\"mac\":\"02:4b:56:4c:55:01\"}");
+		json_object_put(o);
+	}
 	make_vm(&b, &fd);
 	/* The new VM's RAM is its own here; give it what the guest had. */
 	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x40000);
