@@ -47,6 +47,7 @@
 #define FLOOD	((const char *)2)	/* send QMP_EVENTS_MAX + 1 events */
 #define HUGE	((const char *)3)	/* send 300 KiB without a newline */
 #define TRICKLE	((const char *)4)	/* one event every 100 ms for 3 s, no answer */
+#define TRICKLE_EVENTS 30
 #define TIMEOUT_MS 1000	/* generous: the machine may be busy */
 
 struct step {
@@ -85,7 +86,7 @@ static void send_big(int fd, const char *what)
 		return;
 	if (what == TRICKLE) {
 		free(s);
-		for (int i = 0; i < 30; i++) {
+		for (int i = 0; i < TRICKLE_EVENTS; i++) {
 			send_all(fd, EVENT, strlen(EVENT));
 			usleep(100000);
 		}
@@ -359,15 +360,16 @@ static void test_qmp_client_refuses_hostile_answers(void **state)
 			OPEN_STEPS, { "query-status", cases[i].answer }, { NULL, NULL },
 		};
 
-		int64_t t0;
-
 		open_on(&f, &c, steps, false);
 		err[0] = '\0';
-		t0 = kvmlu_mono_ms();
 		assert_int_equal(qmp_query_status(&c, &s, err, sizeof(err)), cases[i].rc);
-		if (cases[i].rc == -ETIMEDOUT && kvmlu_mono_ms() - t0 > 2 * TIMEOUT_MS)
-			fail_msg("case %zu: timed out only after %lld ms", i,
-				 (long long)(kvmlu_mono_ms() - t0));
+		/*
+		 * Gave up while the trickle still ran: had each event moved the
+		 * deadline, it would have read all of them first.
+		 */
+		if (cases[i].answer == TRICKLE && c.events_skipped >= TRICKLE_EVENTS)
+			fail_msg("case %zu: read all %u trickled events before timing out", i,
+				 (unsigned int)c.events_skipped);
 		if (!strstr(err, cases[i].why))
 			fail_msg("case %zu: '%s' does not say '%s'", i, err, cases[i].why);
 		assert_true(c.broken);
