@@ -13,7 +13,6 @@
 
 #include "agent/journal/domain_report.h"
 #include "common/err.h"
-#include "common/json_line.h"
 
 static const char *const state_names[LIBVIRT_DOMAIN_NR_STATES] = {
 	[LIBVIRT_DOMAIN_LISTED] = "listed",
@@ -107,10 +106,8 @@ struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_r
 		/* Written for the reader of the report; checked for type, not used, when read back. */
 		json_object_object_add(o, "action", json_object_new_string(libvirt_domain_action(&d[i])));
 		json_object_object_add(o, "result", json_object_new_string(libvirt_domain_result(&d[i])));
-		if (down >= 0) {
+		if (down >= 0)
 			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
-			json_object_object_add(o, "downtime_ms", json_line_new_ms((double)down / 1e6));
-		}
 		if (d[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(d[i].error));
 		json_object_array_add(arr, o);
@@ -157,6 +154,7 @@ static int get_time(struct json_object *o, const char *key, int64_t *out, char *
 static int entry_from_json(struct json_object *o, struct libvirt_domain_report *d,
 			   char *err, size_t errlen)
 {
+	/* downtime_ms: what journals before integer durations also wrote; still read. */
 	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
 		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
 		"action", "result", "error", NULL };

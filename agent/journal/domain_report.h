@@ -62,7 +62,8 @@ const char *libvirt_domain_result(const struct libvirt_domain_report *d);
 
 /*
  * Reports as a JSON array (a new object): name, uuid, state, times, and
- * for the reader action, result, downtime_ns/downtime_ms, error.
+ * for the reader action, result, downtime_ns, error (an older journal's
+ * downtime_ms, in ms, is still read).
  */
 struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
 						   unsigned int nr);

@@ -16,6 +16,7 @@
 #include <json-c/json.h>
 #include <xxhash.h>
 
+#include "agent/journal/domain_report.h"
 #include "agent/journal/journal_json.h"
 
 #define T0 1764763200000000000LL	/* 2025-12-03 12:00:00 UTC */
@@ -318,6 +319,43 @@ static void test_journal_without_libvirt_domains_still_reads(void **state)
 	free(j);
 }
 
+/*
+ * A libvirt domain's downtime is written as integer ns only; the float
+ * downtime_ms journals wrote before integer durations still reads.
+ */
+static void test_journal_domain_downtime_integer_ns(void **state)
+{
+	struct libvirt_domain_report d = { .name = "web1",
+		.uuid = "3f1c1b2a-0000-4000-8000-000000000001",
+		.state = LIBVIRT_DOMAIN_RESTORED, .suspended_ns = 1000000000,
+		.resumed_ns = 1003220000 };
+	struct libvirt_domain_report back[2];
+	struct json_object *arr = libvirt_domain_reports_to_json(&d, 1), *o, *v;
+	unsigned int nr = 0;
+	char err[256];
+
+	(void)state;
+	assert_non_null(arr);
+	o = json_object_array_get_idx(arr, 0);
+	assert_true(json_object_object_get_ex(o, "downtime_ns", &v));
+	assert_true(json_object_is_type(v, json_type_int));
+	assert_int_equal(json_object_get_int64(v), 3220000);
+	assert_false(json_object_object_get_ex(o, "downtime_ms", &v));
+	json_object_put(arr);
+
+	/* What an agent of the previous release wrote into the journal it handed over. */
+	arr = json_tokener_parse("[{\"name\":\"web1\",\"uuid\":\"3f1c1b2a-0000-4000-8000-000000000001\","
+				 "\"state\":\"restored\",\"was_paused\":false,"
+				 "\"suspended_ns\":1000000000,\"resumed_ns\":1003220000,"
+				 "\"action\":\"managed-save\",\"result\":\"ok\","
+				 "\"downtime_ns\":3220000,\"downtime_ms\":3.22}]");
+	assert_non_null(arr);
+	assert_int_equal(libvirt_domain_reports_from_json(arr, back, &nr, err, sizeof(err)), 0);
+	assert_int_equal(nr, 1);
+	assert_int_equal(libvirt_domain_downtime_ns(&back[0]), 3220000);
+	json_object_put(arr);
+}
+
 static void test_journal_refuses_non_envelopes(void **state)
 {
 	(void)state;
@@ -391,6 +429,7 @@ int main(void)
 		cmocka_unit_test(test_journal_refuses_a_key_given_twice),
 		cmocka_unit_test(test_journal_refuses_non_envelopes),
 		cmocka_unit_test(test_journal_without_libvirt_domains_still_reads),
+		cmocka_unit_test(test_journal_domain_downtime_integer_ns),
 		cmocka_unit_test(test_journal_add_vm_checks_names),
 		cmocka_unit_test(test_journal_ids_differ_within_one_second),
 		cmocka_unit_test(test_journal_blackout_needs_both_ends),
