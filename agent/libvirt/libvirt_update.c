@@ -136,6 +136,7 @@ int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errle
 		return 0;
 	}
 	u->prepared = true;
+	u->set.ram_refuse = u->ram_refuse;
 	ret = libvirt_domains_prepare(&u->set, j->dry_run, err, errlen);
 	if (!ret && !j->dry_run) {
 		ret = save_state(u, err, errlen);
@@ -212,8 +213,13 @@ bool libvirt_update_pending(void *ctx)
 
 static int provider_init(void *ctx, const struct agent_config *cfg)
 {
-	return libvirt_update_init(ctx, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
-				   cfg->libvirt_state_file, NULL, 0);
+	struct libvirt_update *u = ctx;
+	int ret;
+
+	ret = libvirt_update_init(u, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
+				  cfg->libvirt_state_file, NULL, 0);
+	u->ram_refuse = cfg->libvirt_ram == AGENT_LIBVIRT_RAM_REFUSE;
+	return ret;
 }
 
 const struct update_domains_provider libvirt_update_provider = {

@@ -42,6 +42,7 @@ struct libvirt_update {
 	bool required;			/* uri given: not reaching libvirt is an error */
 	char state_file[AGENT_PATH_MAX];
 	unsigned int connect_wait_ms;
+	bool ram_refuse;		/* libvirt_ram "refuse" (libvirt_domains.h) */
 	bool prepared;			/* prepare ran: rollback has work */
 	struct libvirt_domains set;
 };
