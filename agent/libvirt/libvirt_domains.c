@@ -270,9 +270,8 @@ static int refuse_saves(struct libvirt_domains *s, char *err, size_t errlen)
 	return n ? -EPERM : 0;
 }
 
-int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen)
+int libvirt_domains_judge(struct libvirt_domains *s, char *err, size_t errlen)
 {
-	char why[64];
 	int ret;
 
 	ret = list_domains(s, err, errlen);
@@ -281,11 +280,18 @@ int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, 
 	for (unsigned int i = 0; i < s->nr; i++)
 		if (s->d[i].state == LIBVIRT_DOMAIN_LISTED)
 			judge_ram(s, &s->d[i]);
-	if (s->ram_refuse) {
-		ret = refuse_saves(s, err, errlen);
-		if (ret)
-			return ret;
-	}
+	return s->ram_refuse ? refuse_saves(s, err, errlen) : 0;
+}
+
+int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen)
+{
+	char why[64];
+	int ret;
+
+	/* Judged again: a domain may have started since preflight. */
+	ret = libvirt_domains_judge(s, err, errlen);
+	if (ret)
+		return ret;
 	for (unsigned int i = 0; i < s->nr; i++) {
 		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
 			continue;

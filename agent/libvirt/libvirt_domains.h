@@ -61,6 +61,12 @@ int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, 
 int libvirt_domains_reconnect(struct libvirt_domains *s, char *err, size_t errlen);
 void libvirt_domains_close(struct libvirt_domains *s);
 
+/*
+ * List the running domains and write into each report what would happen
+ * to its RAM and why; nothing is touched. With ram_refuse: -EPERM naming
+ * every domain that would be saved.
+ */
+int libvirt_domains_judge(struct libvirt_domains *s, char *err, size_t errlen);
 int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen);
 /* 0 if every touched domain runs again; -EIO (first failure in err) else. */
 int libvirt_domains_rollback(struct libvirt_domains *s, char *err, size_t errlen);

@@ -122,6 +122,23 @@ static void record(struct journal *j, const struct libvirt_domains *s)
 	journal_set_domains(j, s->d, s->nr);
 }
 
+int libvirt_update_preflight(void *ctx, struct journal *j, char *err, size_t errlen)
+{
+	struct libvirt_update *u = ctx;
+	char why[512];
+	int ret;
+
+	/* Not reachable and not required: prepare notes it. */
+	ret = libvirt_domains_open(&u->set, u->uri, why, sizeof(why));
+	if (ret)
+		return u->required ? kvmlu_err(err, errlen, ret, "%s", why) : 0;
+	u->set.ram_refuse = u->ram_refuse;
+	ret = libvirt_domains_judge(&u->set, err, errlen);
+	record(j, &u->set);
+	libvirt_domains_close(&u->set);
+	return ret;
+}
+
 int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errlen)
 {
 	struct libvirt_update *u = ctx;
@@ -225,6 +242,7 @@ static int provider_init(void *ctx, const struct agent_config *cfg)
 const struct update_domains_provider libvirt_update_provider = {
 	.ctx_size = sizeof(struct libvirt_update),
 	.init = provider_init,
+	.preflight = libvirt_update_preflight,
 	.prepare = libvirt_update_prepare,
 	.rollback = libvirt_update_rollback,
 	.restore = libvirt_update_restore,
