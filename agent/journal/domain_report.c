@@ -72,6 +72,8 @@ const char *libvirt_domain_action(const struct libvirt_domain_report *d)
 const char *libvirt_domain_result(const struct libvirt_domain_report *d)
 {
 	switch (d->state) {
+	case LIBVIRT_DOMAIN_LISTED:
+		return "untouched";	/* listed, never suspended: refused or stopped before it */
 	case LIBVIRT_DOMAIN_RESUMED:
 	case LIBVIRT_DOMAIN_RESTORED:
 	case LIBVIRT_DOMAIN_OPTED_OUT:

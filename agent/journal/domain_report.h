@@ -63,7 +63,10 @@ int64_t libvirt_domain_downtime_ns(const struct libvirt_domain_report *d);
 
 /* What the update did to d: "managed-save", "suspend" (dry run), "left-alone", "none". */
 const char *libvirt_domain_action(const struct libvirt_domain_report *d);
-/* "ok" (running again or left alone), "failed", "pending" (still suspended or saved). */
+/*
+ * "ok" (running again or left alone), "failed", "pending" (still
+ * suspended or saved), "untouched" (listed, never suspended).
+ */
 const char *libvirt_domain_result(const struct libvirt_domain_report *d);
 
 /*

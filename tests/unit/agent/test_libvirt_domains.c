@@ -884,7 +884,7 @@ static void test_libvirt_host_update_refuses_ram_to_disk(void **state)
 		assert_string_equal(mj.failed_phase, "preflight");
 		assert_int_equal(mj.phases[UPDATE_LOAD_KERNEL].start_ns, 0);
 		/* Not touched: listed, never suspended; the journal keeps why. */
-		assert_journal_domain(LIBVIRT_DOMAIN_LISTED, "none", "pending", false);
+		assert_journal_domain(LIBVIRT_DOMAIN_LISTED, "none", "untouched", false);
 		for (unsigned int i = 0; i < mj.nr_domains; i++)
 			if (!strcmp(mj.domains[i].name, DOM_NAME))
 				d = &mj.domains[i];
