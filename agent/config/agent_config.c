@@ -180,6 +180,27 @@ static int get_kexec_dirs(struct json_object *v, struct agent_config *c, char *e
 	return 0;
 }
 
+static int get_libvirt_ram(struct json_object *v, struct agent_config *c, char *err,
+			   size_t errlen)
+{
+	const char *s;
+
+	if (!json_object_is_type(v, json_type_string))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"libvirt_ram\": not a string");
+	s = json_object_get_string(v);
+	if (!strcmp(s, "save"))
+		c->libvirt_ram = AGENT_LIBVIRT_RAM_SAVE;
+	else if (!strcmp(s, "refuse"))
+		c->libvirt_ram = AGENT_LIBVIRT_RAM_REFUSE;
+	else if (!strcmp(s, "in-place"))
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"libvirt_ram\": \"in-place\" "
+				 "is not built yet (use \"save\" or \"refuse\")");
+	else
+		return kvmlu_err(err, errlen, -EINVAL, "config key \"libvirt_ram\": \"%.32s\" is "
+				 "not save or refuse", s);
+	return 0;
+}
+
 static int parse_key(const char *key, struct json_object *v,
 		     struct agent_config *c, char *err, size_t errlen)
 {
@@ -205,6 +226,8 @@ static int parse_key(const char *key, struct json_object *v,
 	if (!strcmp(key, "libvirt_state_file"))
 		return get_string(v, key, c->libvirt_state_file, sizeof(c->libvirt_state_file),
 				  err, errlen);
+	if (!strcmp(key, "libvirt_ram"))
+		return get_libvirt_ram(v, c, err, errlen);
 	if (!strcmp(key, "qemu_config"))
 		return get_string(v, key, c->qemu_config, sizeof(c->qemu_config), err, errlen);
 	if (!strcmp(key, "timeouts"))

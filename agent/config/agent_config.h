@@ -29,6 +29,16 @@
 /* kexec_dirs holds at most this many directories. */
 #define AGENT_KEXEC_DIRS_MAX		8
 
+/*
+ * libvirt_ram: what an update does with a libvirt domain whose RAM would
+ * go to disk (docs/libvirt.md). "in-place" is a reserved value: the
+ * config refuses it until RAM in place across a kexec is built.
+ */
+enum agent_libvirt_ram {
+	AGENT_LIBVIRT_RAM_SAVE,		/* managed save (the default) */
+	AGENT_LIBVIRT_RAM_REFUSE,	/* refuse the update before anything is paused */
+};
+
 struct agent_config {
 	char socket_path[AGENT_SOCK_PATH_MAX];	/* the agent's own socket */
 	char group[64];			/* besides root, who may use it */
@@ -41,6 +51,7 @@ struct agent_config {
 	char libvirt_uri[AGENT_URI_MAX];
 	char libvirt_state_file[AGENT_PATH_MAX];	/* on disk: read after the kexec */
 	char qemu_config[AGENT_PATH_MAX];	/* kvmlu-qemu's (domain-replace-qemu) */
+	enum agent_libvirt_ram libvirt_ram;
 	unsigned int vmm_timeout_ms;	/* one request to a VMM */
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */
 	unsigned int restore_timeout_ms;	/* one VM restored after kexec */

@@ -71,6 +71,8 @@ const char *libvirt_domain_action(const struct libvirt_domain_report *d)
 const char *libvirt_domain_result(const struct libvirt_domain_report *d)
 {
 	switch (d->state) {
+	case LIBVIRT_DOMAIN_LISTED:
+		return "untouched";	/* listed, never suspended: refused or stopped before it */
 	case LIBVIRT_DOMAIN_RESUMED:
 	case LIBVIRT_DOMAIN_RESTORED:
 	case LIBVIRT_DOMAIN_OPTED_OUT:
@@ -110,6 +112,8 @@ struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_r
 			json_object_object_add(o, "downtime_ns", json_object_new_int64(down));
 		if (d[i].error[0])
 			json_object_object_add(o, "error", json_object_new_string(d[i].error));
+		if (d[i].ram[0])
+			json_object_object_add(o, "ram", json_object_new_string(d[i].ram));
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -157,7 +161,7 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	/* downtime_ms: what journals before integer durations also wrote; still read. */
 	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
 		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
-		"action", "result", "error", NULL };
+		"action", "result", "error", "ram", NULL };
 	struct json_object *v;
 	char state[24];
 	unsigned int st;
@@ -180,6 +184,7 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	    (ret = get_str(o, "uuid", true, d->uuid, sizeof(d->uuid), err, errlen)) ||
 	    (ret = get_str(o, "state", true, state, sizeof(state), err, errlen)) ||
 	    (ret = get_str(o, "error", false, d->error, sizeof(d->error), err, errlen)) ||
+	    (ret = get_str(o, "ram", false, d->ram, sizeof(d->ram), err, errlen)) ||
 	    (ret = get_time(o, "suspended_ns", &d->suspended_ns, err, errlen)) ||
 	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
 	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))

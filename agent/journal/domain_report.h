@@ -45,6 +45,12 @@ struct libvirt_domain_report {
 	int64_t saved_ns;
 	int64_t resumed_ns;
 	char error[256];
+	/*
+	 * What happens to its RAM and why (libvirt_ram_class.h), e.g.
+	 * "managed save: RAM to disk: hugepages"; "" not judged (opted out,
+	 * or a journal from before).
+	 */
+	char ram[384];
 };
 
 const char *libvirt_domain_state_name(enum libvirt_domain_state s);
@@ -57,7 +63,10 @@ int64_t libvirt_domain_downtime_ns(const struct libvirt_domain_report *d);
 
 /* What the update did to d: "managed-save", "suspend" (dry run), "left-alone", "none". */
 const char *libvirt_domain_action(const struct libvirt_domain_report *d);
-/* "ok" (running again or left alone), "failed", "pending" (still suspended or saved). */
+/*
+ * "ok" (running again or left alone), "failed", "pending" (still
+ * suspended or saved), "untouched" (listed, never suspended).
+ */
 const char *libvirt_domain_result(const struct libvirt_domain_report *d);
 
 /*

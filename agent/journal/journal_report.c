@@ -121,6 +121,8 @@ void report_format_text(const struct journal *j, FILE *out)
 			report_duration(libvirt_domain_downtime_ns(dom), d, sizeof(d));
 			fprintf(out, "  %-16s %-12s %12s  %-8s %s\n", dom->name,
 				libvirt_domain_action(dom), d, libvirt_domain_result(dom), dom->uuid);
+			if (dom->ram[0])
+				fprintf(out, "  %-16s ram: %s\n", "", dom->ram);
 			if (dom->error[0])
 				fprintf(out, "  %-16s error: %s\n", "", dom->error);
 		}

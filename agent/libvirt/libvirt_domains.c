@@ -16,6 +16,8 @@
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/libvirt/libvirt_errors.h"
 #include "agent/libvirt/libvirt_metadata.h"
+#include "agent/libvirt/libvirt_ram_class.h"
+#include "agent/libvirt/qemu_ram_fd.h"
 #include "common/clock.h"
 #include "common/err.h"
 
@@ -205,12 +207,89 @@ out_free:
 	return ret;
 }
 
+/* What happens to d's RAM and why, into d->ram; nothing is touched. */
+static void judge_ram(struct libvirt_domains *s, struct libvirt_domain_report *d)
+{
+	enum lvram_started started = LVRAM_STARTED_UNKNOWN;
+	virDomainPtr dom = virDomainLookupByUUIDString(s->conn, d->uuid);
+	unsigned int reasons = 0;
+	char why[256];
+	char *xml;
+	pid_t pid;
+	int fdno, ret;
+
+	if (!dom) {
+		snprintf(why, sizeof(why), "virDomainLookupByUUIDString: %s",
+			 libvirt_last_error());
+		lvram_plan_text(s->ram_refuse, 0, why, d->ram, sizeof(d->ram));
+		return;
+	}
+	xml = virDomainGetXMLDesc(dom, 0);
+	virDomainFree(dom);
+	if (!xml) {
+		snprintf(why, sizeof(why), "virDomainGetXMLDesc: %s", libvirt_last_error());
+		lvram_plan_text(s->ram_refuse, 0, why, d->ram, sizeof(d->ram));
+		return;
+	}
+	/* The live fact: the wrapper's pc.ram memfd on its QEMU's command line. */
+	ret = qemu_ram_find_pid(d->uuid, &pid, &fdno, NULL, 0);
+	if (!ret)
+		started = LVRAM_STARTED_WRAPPER;
+	else if (ret == -ENOENT)
+		started = LVRAM_STARTED_PLAIN;
+	ret = lvram_classify(xml, strlen(xml), started, &reasons, why, sizeof(why));
+	free(xml);
+	lvram_plan_text(s->ram_refuse, reasons, ret ? why : NULL, d->ram, sizeof(d->ram));
+}
+
+/*
+ * libvirt_ram "refuse": every domain that would be saved, named with its
+ * reasons, into err. Nothing has been touched yet.
+ */
+static int refuse_saves(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	size_t used = 0;
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < s->nr; i++) {
+		int w;
+
+		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
+			continue;
+		if (!n++ && err && errlen)
+			used = (size_t)snprintf(err, errlen, "libvirt_ram is \"refuse\" and "
+						"libvirt domains would have their RAM written to "
+						"disk:");
+		if (!err || used >= errlen)
+			continue;
+		w = snprintf(err + used, errlen - used, "%s domain %s: %s", n > 1 ? ";" : "",
+			     s->d[i].name, s->d[i].ram);
+		if (w > 0)
+			used += (size_t)w;
+	}
+	return n ? -EPERM : 0;
+}
+
+int libvirt_domains_judge(struct libvirt_domains *s, char *err, size_t errlen)
+{
+	int ret;
+
+	ret = list_domains(s, err, errlen);
+	if (ret)
+		return ret;
+	for (unsigned int i = 0; i < s->nr; i++)
+		if (s->d[i].state == LIBVIRT_DOMAIN_LISTED)
+			judge_ram(s, &s->d[i]);
+	return s->ram_refuse ? refuse_saves(s, err, errlen) : 0;
+}
+
 int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen)
 {
 	char why[64];
 	int ret;
 
-	ret = list_domains(s, err, errlen);
+	/* Judged again: a domain may have started since preflight. */
+	ret = libvirt_domains_judge(s, err, errlen);
 	if (ret)
 		return ret;
 	for (unsigned int i = 0; i < s->nr; i++) {

@@ -13,6 +13,10 @@
  *             found by UUID, starts from its managed save (virDomainCreate)
  *             and must be running (or paused, if it was paused before).
  *
+ * Before any is touched, prepare writes into each domain's report what
+ * happens to its RAM and why it cannot stay in place (libvirt_ram_class.h);
+ * with ram_refuse it stops there (-EPERM) if any domain would be saved.
+ *
  * A domain that fails to suspend or save is resumed, prepare rolls back
  * every domain it touched and returns the error: the update must stop
  * before the kexec. The set (names, UUIDs, states, times) goes into the
@@ -41,6 +45,12 @@ _Static_assert(DOMAIN_UUID_LEN == LIBVIRT_UUID_LEN, "domain UUIDs");
 struct libvirt_domains {
 	void *conn;			/* virConnectPtr, NULL when closed */
 	char uri[LIBVIRT_URI_MAX];
+	/*
+	 * libvirt_ram "refuse": prepare judges every domain it would save
+	 * (libvirt_ram_class.h) and, if there is one, refuses before
+	 * touching any. Set after open (open zeroes s).
+	 */
+	bool ram_refuse;
 	unsigned int nr;
 	struct libvirt_domain_report d[LIBVIRT_DOMAINS_MAX];
 };
@@ -51,6 +61,12 @@ int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, 
 int libvirt_domains_reconnect(struct libvirt_domains *s, char *err, size_t errlen);
 void libvirt_domains_close(struct libvirt_domains *s);
 
+/*
+ * List the running domains and write into each report what would happen
+ * to its RAM and why; nothing is touched. With ram_refuse: -EPERM naming
+ * every domain that would be saved.
+ */
+int libvirt_domains_judge(struct libvirt_domains *s, char *err, size_t errlen);
 int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, size_t errlen);
 /* 0 if every touched domain runs again; -EIO (first failure in err) else. */
 int libvirt_domains_rollback(struct libvirt_domains *s, char *err, size_t errlen);

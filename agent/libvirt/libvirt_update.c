@@ -122,6 +122,23 @@ static void record(struct journal *j, const struct libvirt_domains *s)
 	journal_set_domains(j, s->d, s->nr);
 }
 
+int libvirt_update_preflight(void *ctx, struct journal *j, char *err, size_t errlen)
+{
+	struct libvirt_update *u = ctx;
+	char why[512];
+	int ret;
+
+	/* Not reachable and not required: prepare notes it. */
+	ret = libvirt_domains_open(&u->set, u->uri, why, sizeof(why));
+	if (ret)
+		return u->required ? kvmlu_err(err, errlen, ret, "%s", why) : 0;
+	u->set.ram_refuse = u->ram_refuse;
+	ret = libvirt_domains_judge(&u->set, err, errlen);
+	record(j, &u->set);
+	libvirt_domains_close(&u->set);
+	return ret;
+}
+
 int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errlen)
 {
 	struct libvirt_update *u = ctx;
@@ -136,6 +153,7 @@ int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errle
 		return 0;
 	}
 	u->prepared = true;
+	u->set.ram_refuse = u->ram_refuse;
 	ret = libvirt_domains_prepare(&u->set, j->dry_run, err, errlen);
 	if (!ret && !j->dry_run) {
 		ret = save_state(u, err, errlen);
@@ -212,13 +230,19 @@ bool libvirt_update_pending(void *ctx)
 
 static int provider_init(void *ctx, const struct agent_config *cfg)
 {
-	return libvirt_update_init(ctx, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
-				   cfg->libvirt_state_file, NULL, 0);
+	struct libvirt_update *u = ctx;
+	int ret;
+
+	ret = libvirt_update_init(u, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
+				  cfg->libvirt_state_file, NULL, 0);
+	u->ram_refuse = cfg->libvirt_ram == AGENT_LIBVIRT_RAM_REFUSE;
+	return ret;
 }
 
 const struct update_domains_provider libvirt_update_provider = {
 	.ctx_size = sizeof(struct libvirt_update),
 	.init = provider_init,
+	.preflight = libvirt_update_preflight,
 	.prepare = libvirt_update_prepare,
 	.rollback = libvirt_update_rollback,
 	.restore = libvirt_update_restore,

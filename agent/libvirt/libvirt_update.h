@@ -4,6 +4,10 @@
  * host-update state machine calls (struct update_ops domains_*), around
  * libvirt_domains.h.
  *
+ *   preflight every domain listed with what would happen to its RAM and
+ *             why it cannot stay in place (libvirt_ram_class.h), into the
+ *             journal; libvirt_ram "refuse" refuses the update here if
+ *             any domain would be saved. Nothing is touched.
  *   prepare   before the VMMs are prepared (managed save takes seconds;
  *             kvmlu-vmm VMs should not wait paused for it). Dry run:
  *             suspend + resume only. After a real save the set is written
@@ -42,6 +46,7 @@ struct libvirt_update {
 	bool required;			/* uri given: not reaching libvirt is an error */
 	char state_file[AGENT_PATH_MAX];
 	unsigned int connect_wait_ms;
+	bool ram_refuse;		/* libvirt_ram "refuse" (libvirt_domains.h) */
 	bool prepared;			/* prepare ran: rollback has work */
 	struct libvirt_domains set;
 };
@@ -54,6 +59,7 @@ int libvirt_update_init(struct libvirt_update *u, const char *uri, const char *s
 			char *err, size_t errlen);
 
 /* The ops; ctx is a struct libvirt_update. 0 or -errno with err. */
+int libvirt_update_preflight(void *ctx, struct journal *j, char *err, size_t errlen);
 int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errlen);
 int libvirt_update_rollback(void *ctx, struct journal *j, char *err, size_t errlen);
 int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errlen);

@@ -111,7 +111,7 @@ static int step_preflight(struct run *r)
 {
 	struct vm_facts vf[JOURNAL_MAX_VMS];
 	struct host_facts h;
-	char why[256];
+	char why[256], dwhy[sizeof(r->err)];
 	size_t used;
 	int ret;
 
@@ -124,6 +124,13 @@ static int step_preflight(struct run *r)
 		r->ops->vm_facts(r->ops->ctx, &r->j->vms[i], &vf[i]);
 	}
 	ret = preflight_evaluate(&h, vf, r->j, r->ops->cfg, r->err, sizeof(r->err));
+	/* Each libvirt domain into the journal, with what would happen to its RAM. */
+	if (r->ops->domains_preflight &&
+	    r->ops->domains_preflight(r->ops->domains_ctx, r->j, dwhy, sizeof(dwhy))) {
+		used = strlen(r->err);
+		snprintf(r->err + used, sizeof(r->err) - used, "%s%s", used ? "; " : "", dwhy);
+		ret = -EPERM;
+	}
 	/* A dry run never jumps, so only a real update needs the permission. */
 	if (!r->j->dry_run && r->ops->kexec_allowed(r->ops->ctx, why, sizeof(why))) {
 		used = strlen(r->err);

@@ -144,6 +144,8 @@ struct update_ops {
 	 */
 	void *domains_ctx;
 	bool (*domains_pending)(void *dctx);
+	/* In preflight: list them, touching nothing; nonzero refuses (libvirt_ram "refuse"). */
+	int (*domains_preflight)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*domains_restore)(void *dctx, struct journal *j, char *err, size_t errlen);

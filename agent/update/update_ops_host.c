@@ -377,6 +377,7 @@ void update_ops_host_init(struct update_ops *ops, struct update_host_ctx *ctx,
 		return;
 	}
 	ops->domains_ctx = ctx->domains;
+	ops->domains_preflight = domains_provider->preflight;
 	ops->domains_prepare = domains_provider->prepare;
 	ops->domains_rollback = domains_provider->rollback;
 	ops->domains_restore = domains_provider->restore;

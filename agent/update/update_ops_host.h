@@ -27,6 +27,7 @@ struct update_domains_provider {
 	size_t ctx_size;	/* update_ops_host_init allocates this much, zeroed */
 	/* From the configuration; nonzero: this update has no domains. */
 	int (*init)(void *dctx, const struct agent_config *cfg);
+	int (*preflight)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*prepare)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*rollback)(void *dctx, struct journal *j, char *err, size_t errlen);
 	int (*restore)(void *dctx, struct journal *j, char *err, size_t errlen);

@@ -16,6 +16,7 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_agent_vmm_wire.c,agent commo
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_domains.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_hook.c,agent_libvirt agent common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_tracked.c,agent_libvirt agent common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_ram_class.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qemu_argv.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qmp_client.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt common))

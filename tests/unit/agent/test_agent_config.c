@@ -34,6 +34,8 @@ static void test_config_defaults_are_safe(void **state)
 	assert_int_equal(c.prepare_parallel, 8);
 	assert_int_equal(c.client_idle_ms, 10000);
 	assert_int_equal(c.max_clients, 64);
+	/* Today's behaviour: domains go through managed save. */
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_SAVE);
 }
 
 static void test_config_parses_every_key(void **state)
@@ -110,6 +112,28 @@ static void test_config_kexec_dirs(void **state)
 	expect_refused("{\"kexec_dirs\": [\"boot\"]}", "absolute");
 	expect_refused("{\"kexec_dirs\": [\"/boot/../tmp\"]}", ". or ..");
 	expect_refused("{\"kexec_dirs\": [\"/boot/.\"]}", ". or ..");
+}
+
+static void test_config_libvirt_ram(void **state)
+{
+	struct agent_config c;
+	char err[256];
+
+	(void)state;
+	agent_config_defaults(&c);
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"refuse\"}", &c, err,
+					    sizeof(err)), 0);
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_REFUSE);
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"save\"}", &c, err,
+					    sizeof(err)), 0);
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_SAVE);
+	/* Reserved, and it does not pretend to work. */
+	expect_refused("{\"libvirt_ram\": \"in-place\"}", "\"in-place\" is not built yet");
+	expect_refused("{\"libvirt_ram\": \"Save\"}", "not save or refuse");
+	expect_refused("{\"libvirt_ram\": \"\"}", "not save or refuse");
+	expect_refused("{\"libvirt_ram\": true}", "libvirt_ram\": not a string");
+	expect_refused("{\"libvirt_ram\": \"save\", \"libvirt_ram\": \"refuse\"}",
+		       "duplicate key \"libvirt_ram\"");
 }
 
 static void test_config_rejects_unknown_key(void **state)
@@ -205,6 +229,7 @@ static void test_config_shipped_example_parses(void **state)
 	assert_string_equal(c.libvirt_uri, "");
 	assert_string_equal(c.libvirt_state_file, "/var/lib/kvmlu/libvirt-domains.json");
 	assert_int_equal(c.prepare_parallel, 8);
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_SAVE);
 }
 
 
@@ -349,10 +374,12 @@ static void test_config_libvirt_keys_reach_the_update(void **state)
 	assert_string_equal(lv->uri, "qemu:///system");
 	assert_false(lv->required);
 	assert_string_equal(lv->state_file, "/var/lib/kvmlu/libvirt-domains.json");
+	assert_false(lv->ram_refuse);
 	update_ops_host_fini(ctx);
 
 	assert_int_equal(agent_config_parse("{\"libvirt_uri\": \"test:///default\","
-					    " \"libvirt_state_file\": \"/srv/lv.json\"}",
+					    " \"libvirt_state_file\": \"/srv/lv.json\","
+					    " \"libvirt_ram\": \"refuse\"}",
 					    &c, err, sizeof(err)), 0);
 	update_ops_host_init(&ops, ctx, &c);
 	lv = ctx->domains;
@@ -361,6 +388,7 @@ static void test_config_libvirt_keys_reach_the_update(void **state)
 	/* A configured URI must answer: the update stops if it does not. */
 	assert_true(lv->required);
 	assert_string_equal(lv->state_file, "/srv/lv.json");
+	assert_true(lv->ram_refuse);
 	update_ops_host_fini(ctx);
 
 	/* Without a provider (a program without libvirt): no domains. */
@@ -383,6 +411,7 @@ int main(void)
 		cmocka_unit_test(test_config_rejects_wrong_types_and_ranges),
 		cmocka_unit_test(test_config_rejects_non_json),
 		cmocka_unit_test(test_config_rejects_a_key_given_twice),
+		cmocka_unit_test(test_config_libvirt_ram),
 		cmocka_unit_test(test_config_load_names_the_file),
 		cmocka_unit_test(test_config_shipped_example_parses),
 		cmocka_unit_test(test_dirs_made_where_the_config_points),

@@ -164,12 +164,47 @@ static void test_report_says_what_failed_and_mismatches(void **state)
 	free(j);
 }
 
+/* libvirt_ram "refuse": the refused domain, untouched, and why its RAM cannot stay. */
+static void test_report_says_why_a_domains_ram_would_go_to_disk(void **state)
+{
+	struct journal *j = calloc(1, sizeof(*j));
+	char *text;
+
+	(void)state;
+	journal_init(j, T0);
+	j->dry_run = true;
+	j->outcome = UPDATE_REFUSED;
+	snprintf(j->failed_phase, sizeof(j->failed_phase), "preflight");
+	snprintf(j->error, sizeof(j->error), "libvirt_ram is \"refuse\" and libvirt domains "
+		 "would have their RAM written to disk: domain web1: refused, RAM would go to "
+		 "disk: hugepages");
+	j->nr_domains = 2;
+	snprintf(j->domains[0].name, sizeof(j->domains[0].name), "web1");
+	snprintf(j->domains[0].uuid, sizeof(j->domains[0].uuid), "3f1c0b2a-1111-4222-8333-944455556666");
+	j->domains[0].state = LIBVIRT_DOMAIN_LISTED;
+	snprintf(j->domains[0].ram, sizeof(j->domains[0].ram),
+		 "refused, RAM would go to disk: hugepages");
+	snprintf(j->domains[1].name, sizeof(j->domains[1].name), "db");
+	snprintf(j->domains[1].uuid, sizeof(j->domains[1].uuid), "00000000-1111-4222-8333-944455556666");
+	j->domains[1].state = LIBVIRT_DOMAIN_OPTED_OUT;
+	text = format(j, false);
+	assert_contains(text, "web1             none                    -  untouched 3f1c0b2a");
+	assert_contains(text, "ram: refused, RAM would go to disk: hugepages");
+	assert_contains(text, "db               left-alone              -  ok       00000000");
+	assert_contains(text, "domain web1: refused, RAM would go to disk: hugepages");
+	/* Opted out: not judged, no ram line for it. */
+	assert_int_equal(strstr(strstr(text, "db  "), "ram:") == NULL, 1);
+	free(text);
+	free(j);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_report_duration_units),
 		cmocka_unit_test(test_report_shows_done_update_with_phases_and_blackout),
 		cmocka_unit_test(test_report_says_what_failed_and_mismatches),
+		cmocka_unit_test(test_report_says_why_a_domains_ram_would_go_to_disk),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -529,6 +529,10 @@ static void test_libvirt_dry_run_suspends_and_resumes_the_domain(void **state)
 	prepare_ok(s, true, err, sizeof(err));
 	d = find(s);
 	assert_int_equal(d->state, LIBVIRT_DOMAIN_RESUMED);
+	/* Judged on its live XML: a TCG domain without memfd, not the wrapper's. */
+	if (strncmp(d->ram, "managed save, RAM would go to disk: no shared memfd backing", 59) ||
+	    !strstr(d->ram, "kvmlu-qemu") || !strstr(d->ram, "not a KVM domain"))
+		fail_msg("ram verdict \"%s\"", d->ram);
 	assert_true(d->suspended_ns > 0);
 	assert_true(libvirt_domain_downtime_ns(d) >= 0);
 	assert_int_equal(d->saved_ns, 0);
@@ -807,7 +811,8 @@ static void machine_ops(struct update_ops *ops)
 		.vm_abort = m_vm, .journal_save = m_save, .journal_preserve = m_load,
 		.journal_discard = m_void, .kexec_jump = m_ok, .vm_restore = m_vm,
 		.vm_verify = m_vm, .journal_finish = m_void,
-		.domains_ctx = &lvu, .domains_prepare = libvirt_update_prepare,
+		.domains_ctx = &lvu, .domains_preflight = libvirt_update_preflight,
+		.domains_prepare = libvirt_update_prepare,
 		.domains_rollback = libvirt_update_rollback,
 		.domains_restore = libvirt_update_restore,
 		.domains_pending = libvirt_update_pending,
@@ -850,6 +855,47 @@ static void test_libvirt_host_update_dry_run_suspends_and_resumes(void **state)
 	assert_int_equal(dom_state(c, NULL), VIR_DOMAIN_RUNNING);
 	assert_int_equal(has_managed_save(c), 0);
 	virConnectClose(c);
+}
+
+/*
+ * libvirt_ram "refuse": the domain would be saved, so the update stops
+ * in preflight, before anything is paused or loaded, naming the domain
+ * and why its RAM cannot stay in place; the dry run says the same.
+ */
+static void test_libvirt_host_update_refuses_ram_to_disk(void **state)
+{
+	const struct libvirt_domain_report *d = NULL;
+	struct update_ops ops;
+	virConnectPtr c;
+
+	(void)state;
+	NEED_LIVE();
+	for (int dry = 1; dry >= 0; dry--) {
+		machine_ops(&ops);
+		lvu.ram_refuse = true;
+		mj.dry_run = dry;
+		assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+		if (!strstr(mj.error, "libvirt_ram is \"refuse\"") ||
+		    !strstr(mj.error, "domain " DOM_NAME ": refused, RAM would go to disk: no "
+			    "shared memfd backing"))
+			fail_msg("error \"%s\"", mj.error);
+		/* Refused in preflight: the kernel was never loaded. */
+		assert_int_equal(mj.outcome, UPDATE_REFUSED);
+		assert_string_equal(mj.failed_phase, "preflight");
+		assert_int_equal(mj.phases[UPDATE_LOAD_KERNEL].start_ns, 0);
+		/* Not touched: listed, never suspended; the journal keeps why. */
+		assert_journal_domain(LIBVIRT_DOMAIN_LISTED, "none", "untouched", false);
+		for (unsigned int i = 0; i < mj.nr_domains; i++)
+			if (!strcmp(mj.domains[i].name, DOM_NAME))
+				d = &mj.domains[i];
+		assert_non_null(d);
+		assert_int_equal(d->suspended_ns, 0);
+		assert_non_null(strstr(d->ram, "refused, RAM would go to disk: "));
+		c = conn();
+		assert_int_equal(dom_state(c, NULL), VIR_DOMAIN_RUNNING);
+		assert_int_equal(has_managed_save(c), 0);
+		virConnectClose(c);
+	}
 }
 
 static void test_libvirt_host_update_rolls_back_a_failed_save(void **state)
@@ -947,6 +993,7 @@ static void test_libvirt_domains_json_round_trip_and_refusals(void **state)
 		"[{\"name\":\"a\",\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\",\"state\":\"flying\"}]",
 		"[{\"name\":\"a\",\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\",\"state\":\"saved\",\"x\":1}]",
 		"[{\"name\":\"a\",\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\",\"state\":\"saved\",\"saved_ns\":-5}]",
+		"[{\"name\":\"a\",\"uuid\":\"3f1c0b2a-1111-4222-8333-944455556666\",\"state\":\"saved\",\"ram\":5}]",
 	};
 	struct libvirt_domains *s = fresh(&set_a), *t = fresh(&set_b);
 	struct json_object *j;
@@ -959,6 +1006,7 @@ static void test_libvirt_domains_json_round_trip_and_refusals(void **state)
 	s->d[0].state = LIBVIRT_DOMAIN_SAVED;
 	s->d[0].suspended_ns = 100;
 	s->d[0].saved_ns = 200;
+	snprintf(s->d[0].ram, sizeof(s->d[0].ram), "managed save, RAM would go to disk: hugepages");
 	snprintf(s->d[1].name, sizeof(s->d[1].name), "db");
 	snprintf(s->d[1].uuid, sizeof(s->d[1].uuid), "00000000-1111-4222-8333-944455556666");
 	s->d[1].state = LIBVIRT_DOMAIN_OPTED_OUT;
@@ -988,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(test_libvirt_update_brings_the_domain_back_after_a_daemon_restart),
 		cmocka_unit_test(test_libvirt_restore_accepts_a_domain_libvirt_restored_first),
 		cmocka_unit_test(test_libvirt_host_update_dry_run_suspends_and_resumes),
+		cmocka_unit_test(test_libvirt_host_update_refuses_ram_to_disk),
 		cmocka_unit_test(test_libvirt_host_update_rolls_back_a_failed_save),
 		cmocka_unit_test(test_libvirt_host_update_restores_after_the_jump),
 	};
