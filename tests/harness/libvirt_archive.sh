@@ -8,6 +8,7 @@
 #   /usr/sbin/libvirtd, /usr/bin/virsh and their libraries (ldd);
 #   every driver module under /usr/lib/x86_64-linux-gnu/libvirt/ and
 #   their libraries, /usr/lib/libvirt/libvirt_iohelper;
+#   QEMU's TCG module (accel-tcg-x86_64.so);
 #   /usr/share/libvirt/cpu_map and schemas (QEMU's capability probe
 #   reads the CPU map);
 #   setpriv (libvirtd as nobody), /etc/passwd and /etc/group with root
@@ -36,7 +37,10 @@ add_prog $libvirtd /usr/sbin/libvirtd
 add_prog "$virsh" /usr/bin/virsh
 add_prog "$setpriv" /usr/bin/setpriv
 find $mods -name '*.so' | while read -r m; do add_prog "$m" "$m"; done
-for f in /usr/lib/libvirt/libvirt_iohelper; do
+# Debian builds QEMU's TCG as a module; libvirt's capability probe runs
+# QEMU with TCG too and fails without it ("could not load module for
+# type 'tcg-accel-ops'").
+for f in /usr/lib/libvirt/libvirt_iohelper /usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so; do
 	[ -x "$f" ] && add_prog "$f" "$f"
 done
 mkdir -p "$root/usr/share/libvirt"
