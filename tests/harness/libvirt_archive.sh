@@ -41,7 +41,8 @@ find $mods -name '*.so' | while read -r m; do add_prog "$m" "$m"; done
 # QEMU with TCG too and fails without it ("could not load module for
 # type 'tcg-accel-ops'").
 for f in /usr/lib/libvirt/libvirt_iohelper /usr/lib/x86_64-linux-gnu/qemu/accel-tcg-x86_64.so; do
-	[ -x "$f" ] && add_prog "$f" "$f"
+	[ -e "$f" ] || die "$f missing"
+	add_prog "$f" "$f"
 done
 mkdir -p "$root/usr/share/libvirt"
 cp -a /usr/share/libvirt/cpu_map /usr/share/libvirt/schemas "$root/usr/share/libvirt/"
