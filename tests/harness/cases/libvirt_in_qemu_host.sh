@@ -179,7 +179,10 @@ EOF2
 	[ "$(lv_virsh domstate kv-rq)" = running ] || lv_fail "domstate $(lv_virsh domstate kv-rq) after the replacement"
 	[ "$(lv_virsh domuuid kv-rq)" = "$LV_UUID" ] || lv_fail "the UUID changed"
 	[ "$(cat "$pidfile")" = "$new_pid" ] || lv_fail "the pid file says $(cat "$pidfile"), the reply $new_pid"
-	kill -0 "$old_pid" 2>/dev/null && lv_fail "the old QEMU $old_pid still runs"
+	# libvirt daemonizes QEMU, so its parent is this /init: a zombie until
+	# the shell reaps it counts as gone.
+	[ -d "/proc/$old_pid" ] && [ "$(awk '/^State:/ { print $2 }' "/proc/$old_pid/status")" != Z ] &&
+		lv_fail "the old QEMU $old_pid still runs"
 	fdno=$(tr '\0' '\n' <"/proc/$new_pid/cmdline" | grep -o 'mem-path":"/proc/self/fd/[0-9]*' | grep -o '[0-9]*$')
 	[ -n "$fdno" ] && [ "$(stat -L -c %i "/proc/$new_pid/fd/$fdno")" = "$old_ino" ] ||
 		lv_fail "the new QEMU's pc.ram fd '$fdno' is not the old memfd (inode $old_ino)"
