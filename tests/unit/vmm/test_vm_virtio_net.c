@@ -58,18 +58,29 @@
 static char err[512];
 static const uint8_t MAC[6] = { 0x02, 0x4b, 0x56, 0x4c, 0x55, 0x01 };
 
+/* Whether this test may make a bridge and taps here; if not, it says why (SKIP: line). */
 static bool allowed(void)
 {
 	const char *e = getenv("KVMLU_TEST_TAPS");
 	int fd;
 
-	if (!e || strcmp(e, "1"))
+	if (!e || strcmp(e, "1")) {
+		print_message("SKIP: makes a bridge and taps on the host it runs on: runs with "
+			      "KVMLU_TEST_TAPS=1 in the QEMU host (harness/unit_on_nested_kvm), "
+			      "or by hand in a network namespace (unshare -n)\n");
 		return false;
+	}
 	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (fd < 0)
+	if (fd < 0) {
+		print_message("SKIP: KVMLU_TEST_TAPS=1 but /dev/kvm does not open here\n");
 		return false;
+	}
 	close(fd);
-	return access("/dev/net/tun", R_OK | W_OK) == 0;
+	if (access("/dev/net/tun", R_OK | W_OK)) {
+		print_message("SKIP: KVMLU_TEST_TAPS=1 but /dev/net/tun is not usable here\n");
+		return false;
+	}
+	return true;
 }
 
 static uint32_t rd(struct vm *vm, uint64_t off)
