@@ -2,7 +2,8 @@
 # Builds the Linux guest's initramfs: Debian's busybox-static, the /init
 # next to this script, netcount (netcount.c here, built static: the TCP
 # counter of the network tests, also left next to the initramfs as
-# netcount for the QEMU host's side) and the guest kernel's virtio-mmio,
+# netcount for the QEMU host's side), qdwrite (qdwrite.c: many disk writes
+# in flight) and the guest kernel's virtio-mmio,
 # virtio-blk and virtio-net modules, as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
 # (default build/guest-linux/initramfs.cpio.gz). Rebuilt only when /init,
 # busybox, the modules or this script changed. Needs root for the
@@ -28,6 +29,7 @@ vmlinuz=$top/build/guest-linux/vmlinuz
 modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko drivers/block/virtio_blk.ko
 	net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
 netcount=$(dirname "$out")/netcount
+qdwrite=$(dirname "$out")/qdwrite
 
 moddir=
 for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
@@ -44,6 +46,7 @@ fi
 fresh=1
 [ -s "$out" ] && [ "$out" -nt "$here/init" ] && [ "$out" -nt "$bb" ] && [ "$out" -nt "$0" ] || fresh=0
 [ -x "$netcount" ] && [ "$netcount" -nt "$here/netcount.c" ] && [ "$out" -nt "$netcount" ] || fresh=0
+[ -x "$qdwrite" ] && [ "$qdwrite" -nt "$here/qdwrite.c" ] && [ "$out" -nt "$qdwrite" ] || fresh=0
 if [ -n "$moddir" ]; then
 	for m in $modules; do
 		[ "$out" -nt "$moddir/$m" ] || fresh=0
@@ -59,11 +62,17 @@ ${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -static -o "$netcount.tmp" "$here/n
 	exit 1
 }
 mv "$netcount.tmp" "$netcount"
+${CC:-cc} -std=c11 -O2 -Wall -Wextra -Werror -static -pthread -o "$qdwrite.tmp" "$here/qdwrite.c" || {
+	echo "build-initramfs: qdwrite.c did not build (static glibc: libc6-dev)"
+	exit 1
+}
+mv "$qdwrite.tmp" "$qdwrite"
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage"/{bin,dev,proc,sys,run,tmp}
 cp "$bb" "$stage/bin/busybox"
 cp "$netcount" "$stage/bin/netcount"
+cp "$qdwrite" "$stage/bin/qdwrite"
 ln -s busybox "$stage/bin/sh"
 install -m 0755 "$here/init" "$stage/init"
 if [ -n "$moddir" ]; then

@@ -25,6 +25,16 @@
 # the kexec and after it. The serial's acks must also run 1, 2, 3 ...
 # without a gap or a repeat in each stage (the writer never restarted).
 #
+# Beside it, qdwrite (tests/guest/linux/qdwrite.c, kvmlu.qd=) keeps
+# LD_QD_WRITERS O_DIRECT|O_DSYNC writes in flight on a raw region of the
+# same disk past the file system, each writer cycling its records through
+# its own slots and reading each slot back before overwriting it (so every
+# record, those acked before an upgrade or the kexec included, is checked
+# on the disk). The guest reports the records acknowledged and the most
+# requests its block layer had in flight; after the end every slot must
+# hold the latest record its writer wrote there (DONE line), which is at
+# least every ack seen before.
+#
 # A host kernel without a virtio disk (no CONFIG_VIRTIO_BLK/BLOCK) gets a
 # disk file in its tmpfs instead: the upgrades and the final checks run
 # on that, and the case says SKIP for the kexec part.
@@ -40,7 +50,79 @@ LD_UPGRADES=2
 LD_FS=60M		# the ext4; the disk's last MiBs stay outside it
 LD_MORE=5		# acks to see after each step before the next
 
+# qdwrite's region: 61 MiB on (past the file system), 32 slots of 23 blocks.
+LD_QD_FIRST=15616
+LD_QD_BLOCKS=736
+LD_QD_WRITERS=32
+
 ld_acks() { rec_acks "$LD_SERIAL"; }
+
+ld_qd_last() { # ld_qd_last [TAG]: the k= list of qdwrite's last ACKS (or TAG) line
+	serial_lines "$LD_SERIAL" | grep -a -o "${1:-KVMLU-QD-ACKS} inflight_max=[0-9]* k=[0-9,]*" |
+		tail -n 1 | sed 's/.* k=//'
+}
+
+ld_qd_inflight() { # the most requests in flight the guest reported
+	serial_lines "$LD_SERIAL" | grep -a -o 'KVMLU-QD-[A-Z]* inflight_max=[0-9]*' |
+		sed 's/.*=//' | sort -n | tail -n 1
+}
+
+# ld_qd_after OLD NEW WHAT: every writer's ack in NEW is above its ack in
+# OLD (ABOVE=1) or at least it (ABOVE=0)
+ld_qd_after() {
+	_bad=$(echo "$1 $2" | awk -v above="$4" '{
+		n = split($1, o, ","); m = split($2, w, ",")
+		if (n != m) { print "writer lists differ in length"; exit }
+		for (i = 1; i <= n; i++)
+			if ((above && w[i] + 0 <= o[i] + 0) || (!above && w[i] + 0 < o[i] + 0)) {
+				print "writer " i - 1 ": " o[i] " then " w[i]; exit } }')
+	[ -z "$_bad" ] || ld_fail "$3: qdwrite's acks did not go on: $_bad"
+}
+
+ld_qd_wait() { # ld_qd_wait OLD SECONDS WHAT: every writer acked past OLD
+	_until=$(deadline_in "$2")
+	while before "$_until"; do
+		_k=$(ld_qd_last)
+		grep -aqs 'KVMLU-QD-ERROR' "$LD_SERIAL" &&
+			ld_fail "$3: qdwrite failed: $(grep -a 'KVMLU-QD-ERROR' "$LD_SERIAL" | head -n 1 | tr -d '\r')"
+		if [ -n "$_k" ] && [ -z "$(echo "$1 $_k" | awk '{ n = split($1, o, ","); split($2, w, ",")
+			for (i = 1; i <= n; i++) if (w[i] + 0 <= o[i] + 0) { print "no"; exit } }')" ]; then
+			return 0
+		fi
+		ld_vmm_alive || ld_fail "$3: kvmlu-vmm exited"
+		usleep 500000
+	done
+	ld_fail "$3: qdwrite's writers did not all go on within $2 s: $1 -> $(ld_qd_last)"
+}
+
+# ld_qd_check DISK MIN WHAT: after the guest ended, every slot holds the
+# last record its writer wrote there, and those are at least MIN's acks.
+ld_qd_check() {
+	grep -aqs 'KVMLU-QD-ERROR' "$LD_SERIAL" &&
+		fail "$3: qdwrite failed: $(grep -a 'KVMLU-QD-ERROR' "$LD_SERIAL" | head -n 1 | tr -d '\r')"
+	_done=$(ld_qd_last KVMLU-QD-DONE)
+	[ -n "$_done" ] || ld_fail "$3: qdwrite printed no KVMLU-QD-DONE line"
+	ld_qd_after "$2" "$_done" "$3: DONE against the acks seen" 0
+	_bad=$(dd if="$1" bs=4096 skip=$LD_QD_FIRST count=$LD_QD_BLOCKS 2>/dev/null | tr '\000' '\n' |
+		awk -v done="$_done" -v slots=$((LD_QD_BLOCKS / LD_QD_WRITERS)) '
+		/^qd / { split($2, a, "="); split($3, b, "="); split($4, c, "=")
+			key = a[2] "," c[2]
+			if (key in got) { print "slot " key " twice"; exit }
+			got[key] = b[2] }
+		END {
+			n = split(done, d, ",")
+			for (w = 0; w < n; w++)
+				for (s = 0; s < slots; s++) {
+					key = w "," s; last = d[w + 1] + 0; want = ""
+					if (last >= s + 1) want = s + 1 + slots * int((last - 1 - s) / slots)
+					if (got[key] "" != want "") {
+						print "writer " w " slot " s ": record " (key in got ? got[key] : "none") ", due " (want == "" ? "none" : want)
+						exit } } }')
+	[ -z "$_bad" ] || fail "$3: qdwrite's region on the disk lost an acknowledged write: $_bad"
+	_in=$(ld_qd_inflight)
+	[ "${_in:-0}" -ge 8 ] || fail "$3: the guest never had 8 writes in flight (most: ${_in:-0})"
+	report PASS "harness/$HARNESS_CASE/inflight_writes" "$LD_QD_WRITERS writers, up to $_in requests in flight: every slot holds its writer's last record (DONE $(echo "$_done" | cut -c1-60)...)"
+}
 
 ld_last_ack() { rec_last_ack "$LD_SERIAL"; }
 
@@ -81,11 +163,13 @@ ld_status_disk() { # the disk as `status` reports it: requests, errors
 ld_upgrade() { # ld_upgrade I
 	_what="live upgrade $1/$LD_UPGRADES"
 	_before=$(ld_last_ack)
+	_qd=$(ld_qd_last)
 	_r=$($VM_CTL -t 180 "/run/$LD.sock" '{"cmd":"upgrade","args":{"timeout_ms":90000}}')
 	echo "$_r" | grep -q '"ok": *true' || ld_fail "$_what refused: $_r"
 	echo "$_r" | sed -n 's/.*"pid": *\([0-9]*\).*/\1/p' >"/tmp/$LD.pid"
 	_bo=$(echo "$_r" | sed -n 's/.*"blackout_ns": *\([0-9]*\).*/\1/p' | ns_ms)
 	ld_wait_ack $((_before + LD_MORE)) 300 "$_what"
+	ld_qd_wait "$_qd" 300 "$_what"
 	ld_check_sequence 1 "$_what"
 	ld_status_disk "$_what"
 	harness_log "$_what: new VMM pid $(cat /tmp/$LD.pid), blackout $_bo ms, acks $_before -> $(ld_last_ack)"
@@ -115,9 +199,10 @@ ld_need_tools() {
 	done
 }
 
-# ld_finish DISK FIRST_ACK MIN_ACK WHAT: stop the writer, let the guest end,
-# judge the disk. FIRST_ACK: the first ack due on this stage's serial;
-# MIN_ACK: the highest ack an earlier stage saw.
+# ld_finish DISK FIRST_ACK MIN_ACK WHAT QD_MIN: stop the writers, let the
+# guest end, judge the disk. FIRST_ACK: the first ack due on this stage's
+# serial; MIN_ACK: the highest ack an earlier stage saw; QD_MIN: qdwrite's
+# acks seen last (this stage's, or the earlier stage's).
 ld_finish() {
 	_disk=$1
 	ld_check_sequence "$2" "$4"
@@ -138,6 +223,7 @@ ld_finish() {
 		usleep 200000
 	done
 	ld_vmm_alive && ld_fail "$4: the VM did not end after the guest's reboot"
+	ld_qd_check "$_disk" "$5" "$4"
 	harness_log "$4: the guest wrote up to record $_done, unmounted and rebooted; VMM: $(tail -n 1 /tmp/$LD.vmm)"
 	_last=$(ld_last_ack)
 	[ "$_done" = "$_last" ] || ld_fail "$4: the writer stopped at $_done, its last ack was $_last"
@@ -184,6 +270,7 @@ stage1() {
 	fi
 	/sbin/mke2fs -q -F -t ext4 -L kvmlu-records "$disk" $LD_FS || fail "mke2fs on $disk failed"
 	dd if=/dev/zero of="$disk" bs=4096 seek="$(ld_stop_block "$disk")" count=1 conv=notrunc 2>/dev/null
+	dd if=/dev/zero of="$disk" bs=4096 seek=$LD_QD_FIRST count=$LD_QD_BLOCKS conv=notrunc 2>/dev/null
 	sync
 	harness_log "disk $disk: $(/sbin/dumpe2fs -h "$disk" 2>/dev/null | grep -E '^(Block count|Filesystem features)' | tr -s ' ' | tr '\n' ';')"
 
@@ -194,7 +281,7 @@ stage1() {
 	# on two vCPUs: linux_guest_survives_upgrade_and_kexec and the TCP case.
 	$VM_BIN run --name $LD --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd /kvmlu/linux/initramfs.cpio.gz \
-		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=5 kvmlu.records=/dev/vda" \
+		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=5 kvmlu.records=/dev/vda kvmlu.qd=$LD_QD_FIRST,$LD_QD_BLOCKS,$LD_QD_WRITERS" \
 		--disk "$disk,id=records" \
 		--serial "$LD_SERIAL" --control "/run/$LD.sock" >"/tmp/$LD.vmm" 2>&1 &
 	echo $! >"/tmp/$LD.pid"
@@ -206,6 +293,8 @@ stage1() {
 	[ "$_sectors" = $((_want * 8)) ] ||
 		ld_fail "the guest's vda has $_sectors sectors, the disk $((_want * 8))"
 	ld_wait_ack $LD_MORE 300 "boot"
+	grep -aq 'KVMLU-QD-START' "$LD_SERIAL" || ld_fail "boot: qdwrite did not start"
+	ld_qd_wait "$(awk -v n=$LD_QD_WRITERS 'BEGIN { for (i = 1; i < n; i++) printf "0,"; print 0 }')" 300 "boot"
 	ld_status_disk "boot"
 	report PASS "harness/$HARNESS_CASE/boot" "guest sees vda ($_sectors sectors) and writes: ack $(ld_last_ack)"
 
@@ -217,7 +306,7 @@ stage1() {
 
 	case $disk in
 	/tmp/*)
-		ld_finish "$disk" 1 0 "after the upgrades"
+		ld_finish "$disk" 1 0 "after the upgrades" "$(ld_qd_last)"
 		skip "no virtio disk in the QEMU host (kernel without CONFIG_VIRTIO_BLK or BLOCK): upgrades and checks passed on a tmpfs disk, the host kexec part did not run"
 		;;
 	esac
@@ -233,6 +322,7 @@ stage1() {
 	ld_check_sequence 1 "before the kexec"
 	harness_log "$LD prepared at ack $a: $r"
 	echo "$a" >"$HARNESS_CARRY/$LD.ack"
+	ld_qd_last >"$HARNESS_CARRY/$LD.qd"
 	echo "$disk" >"$HARNESS_CARRY/$LD.disk"
 	# A line the guest was half way through at the pause ("KVMLU-REC")
 	# ends after the restore ("-ACK n=78"): the next stage's serial starts
@@ -259,9 +349,11 @@ stage2() {
 		fail "restore --session kvmlu/vm/$LD failed: $(tail -n 1 "/tmp/$LD.vmm")"
 	}
 	ld_wait_ack $((a + LD_MORE)) 300 "after the host kexec"
+	ld_qd_wait "$(cat "$HARNESS_CARRY/$LD.qd")" 300 "after the host kexec"
 	ld_status_disk "after the host kexec"
 	grep -aq 'KVMLU-RECORDS-START' "$LD_SERIAL" && ld_fail "the guest's writer started again after the kexec"
+	grep -aq 'KVMLU-QD-START' "$LD_SERIAL" && ld_fail "qdwrite started again after the kexec"
 	report PASS "harness/$HARNESS_CASE/kexec" "acks $a -> $(ld_last_ack) on the reopened $disk"
-	ld_finish "$disk" $((a + 1)) "$a" "after the host kexec"
+	ld_finish "$disk" $((a + 1)) "$a" "after the host kexec" "$(ld_qd_last)"
 	pass "Linux guest's fsync'd records on its virtio disk ($disk): every ack (last $(ld_last_ack)) on the disk in order across $LD_UPGRADES live upgrades and a host kexec; e2fsck -fn clean"
 }
