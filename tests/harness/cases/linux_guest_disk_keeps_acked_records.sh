@@ -100,11 +100,11 @@ ld_qd_wait() { # ld_qd_wait OLD SECONDS WHAT: every writer acked past OLD
 ld_qd_check() {
 	grep -aqs 'KVMLU-QD-ERROR' "$LD_SERIAL" &&
 		fail "$3: qdwrite failed: $(grep -a 'KVMLU-QD-ERROR' "$LD_SERIAL" | head -n 1 | tr -d '\r')"
-	_done=$(ld_qd_last KVMLU-QD-DONE)
-	[ -n "$_done" ] || ld_fail "$3: qdwrite printed no KVMLU-QD-DONE line"
-	ld_qd_after "$2" "$_done" "$3: DONE against the acks seen" 0
+	_qdone=$(ld_qd_last KVMLU-QD-DONE)
+	[ -n "$_qdone" ] || ld_fail "$3: qdwrite printed no KVMLU-QD-DONE line"
+	ld_qd_after "$2" "$_qdone" "$3: DONE against the acks seen" 0
 	_bad=$(dd if="$1" bs=4096 skip=$LD_QD_FIRST count=$LD_QD_BLOCKS 2>/dev/null | tr '\000' '\n' |
-		awk -v done="$_done" -v slots=$((LD_QD_BLOCKS / LD_QD_WRITERS)) '
+		awk -v done="$_qdone" -v slots=$((LD_QD_BLOCKS / LD_QD_WRITERS)) '
 		/^qd / { split($2, a, "="); split($3, b, "="); split($4, c, "=")
 			key = a[2] "," c[2]
 			if (key in got) { print "slot " key " twice"; exit }
@@ -121,7 +121,7 @@ ld_qd_check() {
 	[ -z "$_bad" ] || fail "$3: qdwrite's region on the disk lost an acknowledged write: $_bad"
 	_in=$(ld_qd_inflight)
 	[ "${_in:-0}" -ge 8 ] || fail "$3: the guest never had 8 writes in flight (most: ${_in:-0})"
-	report PASS "harness/$HARNESS_CASE/inflight_writes" "$LD_QD_WRITERS writers, up to $_in requests in flight: every slot holds its writer's last record (DONE $(echo "$_done" | cut -c1-60)...)"
+	report PASS "harness/$HARNESS_CASE/inflight_writes" "$LD_QD_WRITERS writers, up to $_in requests in flight: every slot holds its writer's last record (DONE $(echo "$_qdone" | cut -c1-60)...)"
 }
 
 ld_last_ack() { rec_last_ack "$LD_SERIAL"; }
