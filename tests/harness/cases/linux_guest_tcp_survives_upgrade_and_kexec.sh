@@ -25,6 +25,9 @@
 #   - guest connection: tcpcli to tcpsrv, across a live upgrade of each
 #     VM and then the host kexec (both VMs prepared, the kexec, the bridge
 #     made again, both restored: their taps are made again on it).
+# tcpsrv's driver acks the device's offloads (checksum, TSO), tcpcli's
+# refuses them (virtio_net csum=0 gso=0): a guest that does not ack them
+# crosses every step too.
 # Judged by values: the client's local port and the server's connection
 # number and accept count stay the same (no reconnect: a new connection
 # would be a new accept and a new port), rounds go on after each step,
@@ -64,6 +67,13 @@ tc_round() { # tc_round FILE: the client's last round, 0 before the first
 
 tc_srv_last() { # tc_srv_last PEER: the server's last line about PEER (IP:PORT)
 	tc_lines "/tmp/$SRV.serial" KVMLU-NET-SRV | grep -F " peer=$1 " | tail -n 1
+}
+
+# virtio-net feature bits: CSUM 0, GUEST_CSUM 1, GUEST_TSO4 7, HOST_TSO4 11.
+TC_OFFLOAD_BITS="0 1 7 11"
+
+tc_feature() { # tc_feature NAME BIT: that bit of what the guest's driver acked
+	tc_lines "/tmp/$1.serial" KVMLU-GUEST-NET | tc_field features | cut -c$(($2 + 1))
 }
 
 tc_alive() { kill -0 "$(cat "/tmp/$1.pid")" 2>/dev/null; }
@@ -179,7 +189,7 @@ stage1() {
 	tc_start $SRV $SRV_IP $SRV_MAC ${SRV}0 "kvmlu.netsrv=$PORT"
 	harness_log "Linux VM booting on $BR: $SRV ($SRV_IP, server on $PORT)"
 	tc_wait 1200 "boot: the server listening" tc_has "/tmp/$SRV.serial" KVMLU-NET-SRV-LISTEN
-	tc_start $CLI $CLI_IP $CLI_MAC ${CLI}0 "kvmlu.netcli=$SRV_IP:$PORT:$CTL"
+	tc_start $CLI $CLI_IP $CLI_MAC ${CLI}0 "kvmlu.netcli=$SRV_IP:$PORT:$CTL kvmlu.virtio_net=csum=0:gso=0"
 	harness_log "Linux VM booting on $BR: $CLI ($CLI_IP, client)"
 	tc_wait 600 "boot: the guest client's rounds" tc_round_ge "/tmp/$CLI.serial" 3
 	for v in $SRV $CLI; do
@@ -189,11 +199,17 @@ stage1() {
 	[ "$m" = $SRV_MAC ] || tc_fail "$SRV's eth0 has MAC '$m', --net gave $SRV_MAC"
 	m=$(tc_lines "/tmp/$CLI.serial" KVMLU-GUEST-NET | tc_field mac)
 	[ "$m" = $CLI_MAC ] || tc_fail "$CLI's eth0 has MAC '$m', --net gave $CLI_MAC"
+	# The server's driver acks the offloads, the client's refuses them
+	# (virtio_net csum=0 gso=0): both kinds of device cross each step.
+	for b in $TC_OFFLOAD_BITS; do
+		[ "$(tc_feature $SRV "$b")" = 1 ] || tc_fail "$SRV's driver did not ack feature bit $b: $(tc_lines "/tmp/$SRV.serial" KVMLU-GUEST-NET | tc_field features)"
+		[ "$(tc_feature $CLI "$b")" = 0 ] || tc_fail "$CLI's driver acked feature bit $b despite csum=0 gso=0"
+	done
 	glport=$(tc_cli_last "/tmp/$CLI.serial" lport)
 	gconn=$(tc_srv_last "$CLI_IP:$glport" | tc_field conn)
 	[ -n "$gconn" ] || tc_fail "the server has no line about $CLI_IP:$glport"
 	harness_log "guest connection: $CLI_IP:$glport -> $SRV_IP:$PORT, server's connection $gconn"
-	report PASS "harness/$HARNESS_CASE/boot" "both guests up with virtio-net (MACs as given); $CLI_IP:$glport -> $SRV_IP:$PORT at round $(tc_round "/tmp/$CLI.serial")"
+	report PASS "harness/$HARNESS_CASE/boot" "both guests up with virtio-net (MACs as given; $SRV acked the offloads, $CLI refused them); $CLI_IP:$glport -> $SRV_IP:$PORT at round $(tc_round "/tmp/$CLI.serial")"
 
 	# The host connection, from the QEMU host over the bridge and tcpsrv's tap.
 	$NETCOUNT client $SRV_IP $PORT 0 1000 >$HOSTCLI 2>&1 &
