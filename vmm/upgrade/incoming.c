@@ -53,7 +53,6 @@
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 #include "vmm/control/vmm_process.h"
 
 struct handoff {

@@ -73,7 +73,6 @@
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/devices/platform.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
 #define UPGRADE_CHILD_FD		3	/* the socket's number in the new process */
