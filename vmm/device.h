@@ -9,8 +9,18 @@
  * state reader, writer and validator walk the types (kvmtool's struct virtio_ops, Firecracker's
  * VirtioDevice with a persist.rs beside each device).
  *
+ * What a device is made from: one entry of the VM's list of device
+ * configs (struct vm_device_config, vmm/device_config.h), its type's own
+ * spec (spec_size bytes) and an fd or -1, filled by the options parser
+ * (vmm/options.c) for `run`, or by an op of its type:
+ *   handover_read  on a live upgrade, in the new process: from the
+ *            device's object of the old process's hand-over message,
+ *            with the fd passed along
+ *   reopen   after a kexec: from the device's state, to open its
+ *            backing again by path or name (fds do not cross a kexec)
+ *
  * Lifecycle of one device, each step an op of its type:
- *   create   inside vm_create(): opened from the VM's config (or adopted
+ *   create   inside vm_create(): opened from its config (or adopted
  *            from the old process's fd on a live upgrade), its register
  *            window and eventfds described in struct vm_device, which
  *            the VM then puts on its bus and into KVM (vm_virtio.c)
@@ -48,6 +58,7 @@ struct io_dev_ops;
 struct state_node;
 struct vm_config;
 struct vm_device;
+struct vm_device_config;
 struct json_object;
 
 /*
@@ -66,7 +77,8 @@ struct vm_device_health {
 
 /* What a type's create is given. */
 struct vm_device_args {
-	const struct vm_config *cfg;
+	const struct vm_config *cfg;	/* the whole VM's: cfg->devs, all types */
+	const struct vm_device_config *c;	/* this device's, of this type */
 	unsigned int i;			/* the i-th device of this type in cfg */
 	unsigned int slot;		/* its virtio-mmio slot (vm_virtio.h) */
 	const struct guestmem *mem;
@@ -81,8 +93,7 @@ struct vm_device_type {
 	uint32_t format_minor;		/* the 2.x minor a state with one of these needs */
 	unsigned int max;		/* of this type in one VM */
 
-	/* How many of this type cfg asks for. */
-	unsigned int (*nr_config)(const struct vm_config *cfg);
+	size_t spec_size;		/* bytes of its spec, at most VM_DEVICE_SPEC_MAX */
 	int (*create)(const struct vm_device_args *a, struct vm_device **out, char *err,
 		      size_t errlen);
 	int (*start)(struct vm_device *d, char *err, size_t errlen);
@@ -115,6 +126,21 @@ struct vm_device_type {
 	const char *handover_key;
 	int (*handover)(struct vm_device *d, struct json_object *o, int *fds,
 			unsigned int *nr_fds, unsigned int max_fds);
+	/*
+	 * In the new process: the i-th object of that array, untrusted, into
+	 * c (its type set, fd -1, spec zeroed): c->fd the fd it names among
+	 * the nr_fds received, and the spec. -EPROTO with why in err (the
+	 * old process keeps the VM).
+	 */
+	int (*handover_read)(struct json_object *o, const int *fds, unsigned int nr_fds,
+			     unsigned int i, struct vm_device_config *c, char *err, size_t errlen);
+	/*
+	 * After a kexec, no fd survives: c's spec from the device's validated
+	 * state (c's type set, fd -1), so that create opens its backing again
+	 * by the recorded path or name. restore then refuses one that is not
+	 * the one recorded (another file, tap or MAC).
+	 */
+	void (*reopen)(const void *state, struct vm_device_config *c);
 
 	size_t state_size;		/* bytes of its state struct, at most VM_DEVICE_STATE_MAX */
 	/* The properties after compatible, reg, slot and gsi, and any subnodes. */
@@ -148,7 +174,10 @@ struct vm_device {
 	int irq_fd;			/* a write is an edge on the slot's GSI (KVM_IRQFD) */
 };
 
-/* Every device type, in slot order: a VM's disks first, then its NICs (device_types.c). */
+/*
+ * Every device type, in slot order: a VM's disks first, then its NICs
+ * (device_types.c, which defines nothing else).
+ */
 extern const struct vm_device_type *const vm_device_types[];
 
 /* The state's slot, base and GSI of a device of type t. */

@@ -1,14 +1,18 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * The values of a --net (device_config.h): a tap's name, checked; a NIC's
- * MAC address, parsed from an option, shown in status, or made up when
- * none is given.
+ * The list of device configs (device_config.h), kept in slot order; the
+ * fds an upgrade's device objects name. The values of a --net: a tap's
+ * name, checked; a NIC's MAC address, parsed from an option, shown in
+ * status, or made up when none is given.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/random.h>
 
+#include <json-c/json.h>
+
+#include "vmm/device.h"
 #include "vmm/device_config.h"
 
 bool tap_name_valid(const char *name)
@@ -70,4 +74,73 @@ int virtio_net_mac_generate(uint8_t mac[6])
 		return errno ? -errno : -EIO;
 	mac[0] = (uint8_t)((mac[0] & 0xfc) | 0x02);	/* unicast, locally administered */
 	return 0;
+}
+
+/* The place of t in vm_device_types, -1 if not listed. */
+static int type_rank(const struct vm_device_type *t)
+{
+	for (int k = 0; vm_device_types[k]; k++)
+		if (vm_device_types[k] == t)
+			return k;
+	return -1;
+}
+
+int vm_device_config_add(struct vm_device_config *list, unsigned int *nr, unsigned int max,
+			 const struct vm_device_config *c)
+{
+	int rank = type_rank(c->type);
+	unsigned int at = 0;
+
+	if (rank < 0)
+		return -EINVAL;
+	if (*nr >= max)
+		return -ENOSPC;
+	while (at < *nr && type_rank(list[at].type) <= rank)
+		at++;
+	memmove(&list[at + 1], &list[at], (*nr - at) * sizeof(list[0]));
+	list[at] = *c;
+	(*nr)++;
+	return 0;
+}
+
+unsigned int vm_device_config_count(const struct vm_device_config *list, unsigned int nr,
+				    const struct vm_device_type *t)
+{
+	unsigned int n = 0;
+
+	for (unsigned int k = 0; k < nr; k++)
+		n += list[k].type == t;
+	return n;
+}
+
+const struct vm_device_config *vm_device_config_nth(const struct vm_device_config *list,
+						    unsigned int nr,
+						    const struct vm_device_type *t, unsigned int i)
+{
+	for (unsigned int k = 0; k < nr; k++)
+		if (list[k].type == t && i-- == 0)
+			return &list[k];
+	return NULL;
+}
+
+const struct vm_device_type *vm_device_type_find(const char *kind)
+{
+	for (unsigned int k = 0; vm_device_types[k]; k++)
+		if (!strcmp(vm_device_types[k]->kind, kind))
+			return vm_device_types[k];
+	return NULL;
+}
+
+int vm_device_handover_fd(json_object *o, const char *key, const int *fds, unsigned int nr_fds)
+{
+	json_object *v;
+	int64_t i;
+
+	if (!json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v) ||
+	    !json_object_is_type(v, json_type_int))
+		return -EPROTO;
+	i = json_object_get_int64(v);
+	if (i < 0 || i >= (int64_t)nr_fds || fds[i] < 0)
+		return -EPROTO;
+	return fds[i];
 }

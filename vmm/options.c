@@ -176,25 +176,49 @@ static bool options_disk_id_valid(const char *id)
 	return true;
 }
 
+/*
+ * A new entry of the one list of devices (vmm/device_config.h), of the
+ * type of that kind, zeroed and without an fd: filled, then added
+ * (options_add_device) in slot order.
+ */
+static struct vm_device_config *options_new_device(struct vm_device_config *c, const char *kind)
+{
+	memset(c, 0, sizeof(*c));
+	c->type = vm_device_type_find(kind);
+	c->fd = -1;
+	return c;
+}
+
+static int options_add_device(struct vmm_options *o, const struct vm_device_config *c,
+			      char *err, size_t errlen)
+{
+	int rc = vm_device_config_add(o->devs, &o->nr_devs, VMM_MAX_DISKS + VMM_MAX_NETS, c);
+
+	return rc ? kvmlu_err(err, errlen, rc, "internal: add a device: %s", strerror(-rc)) : 0;
+}
+
+static unsigned int options_count(const struct vmm_options *o, const char *kind)
+{
+	return vm_device_config_count(o->devs, o->nr_devs, vm_device_type_find(kind));
+}
+
 /* PATH[,readonly][,id=NAME]: a path with a comma cannot be given. */
 static int options_parse_disk(const char *arg, struct vmm_options *o, char *err, size_t errlen)
 {
-	struct virtio_blk_spec *d;
+	struct vm_device_config c;
+	struct virtio_blk_disk_spec *d = vm_device_config_spec(options_new_device(&c, "virtio-blk"));
 	const char *p = strchr(arg, ',');
 	size_t n = p ? (size_t)(p - arg) : strlen(arg);
 	bool ro = false, id = false;
 
-	if (o->nr_disks >= VMM_MAX_DISKS)
+	if (options_count(o, "virtio-blk") >= VMM_MAX_DISKS)
 		return kvmlu_err(err, errlen, -EINVAL, "--disk: at most %d disks", VMM_MAX_DISKS);
 	if (n == 0)
 		return kvmlu_err(err, errlen, -EINVAL, "--disk '%s': empty path", arg);
 	if (n >= PATH_MAX)
 		return kvmlu_err(err, errlen, -EINVAL, "--disk: path longer than %d bytes", PATH_MAX - 1);
-	d = &o->disks[o->nr_disks];
-	memset(d, 0, sizeof(*d));
-	memcpy(o->disk_paths[o->nr_disks], arg, n);
-	o->disk_paths[o->nr_disks][n] = '\0';
-	d->path = o->disk_paths[o->nr_disks];
+	memcpy(d->ident.path, arg, n);
+	d->ident.path[n] = '\0';
 	while (p) {
 		const char *opt = p + 1, *end = strchr(opt, ',');
 		size_t len = end ? (size_t)(end - opt) : strlen(opt);
@@ -205,39 +229,42 @@ static int options_parse_disk(const char *arg, struct vmm_options *o, char *err,
 			if (len - 3 > VIRTIO_BLK_ID_MAX)
 				return kvmlu_err(err, errlen, -EINVAL,
 						 "--disk %s: id '%.*s' is longer than %d bytes",
-						 d->path, (int)(len - 3), opt + 3, VIRTIO_BLK_ID_MAX);
+						 d->ident.path, (int)(len - 3), opt + 3,
+						 VIRTIO_BLK_ID_MAX);
 			memcpy(d->id, opt + 3, len - 3);
 			d->id[len - 3] = '\0';
 			if (!options_disk_id_valid(d->id))
 				return kvmlu_err(err, errlen, -EINVAL,
-						 "--disk %s: id '%s': use [A-Za-z0-9._-]", d->path, d->id);
+						 "--disk %s: id '%s': use [A-Za-z0-9._-]", d->ident.path,
+						 d->id);
 			id = true;
 		} else {
 			return kvmlu_err(err, errlen, -EINVAL,
 					 "--disk %s: unknown or repeated option '%.*s' (readonly, id=NAME)",
-					 d->path, (int)len, opt);
+					 d->ident.path, (int)len, opt);
 		}
 		p = end;
 	}
-	for (unsigned int i = 0; i < o->nr_disks; i++)
-		if (d->id[0] && !strcmp(o->disks[i].id, d->id))
+	for (unsigned int i = 0; i < o->nr_devs; i++) {
+		const struct virtio_blk_disk_spec *e = vm_device_config_spec_c(&o->devs[i]);
+
+		if (o->devs[i].type == c.type && d->id[0] && !strcmp(e->id, d->id))
 			return kvmlu_err(err, errlen, -EINVAL, "--disk %s: id '%s' is used twice",
-					 d->path, d->id);
-	o->nr_disks++;
-	return 0;
+					 d->ident.path, d->id);
+	}
+	return options_add_device(o, &c, err, errlen);
 }
 
 /* tap=NAME[,mac=MAC][,bridge=BR], keys in any order, each once; tap required. */
 static int options_parse_net(const char *arg, struct vmm_options *o, char *err, size_t errlen)
 {
-	struct virtio_net_spec *n;
+	struct vm_device_config c;
+	struct virtio_net_spec *n = vm_device_config_spec(options_new_device(&c, "virtio-net"));
 	bool has_tap = false, has_bridge = false;
 	const char *p = arg;
 
-	if (o->nr_nets >= VMM_MAX_NETS)
+	if (options_count(o, "virtio-net") >= VMM_MAX_NETS)
 		return kvmlu_err(err, errlen, -EINVAL, "--net: at most %d", VMM_MAX_NETS);
-	n = &o->nets[o->nr_nets];
-	memset(n, 0, sizeof(*n));
 	while (*p) {
 		size_t len = strcspn(p, ",");
 		char val[32];
@@ -282,14 +309,17 @@ static int options_parse_net(const char *arg, struct vmm_options *o, char *err, 
 	}
 	if (!has_tap)
 		return kvmlu_err(err, errlen, -EINVAL, "--net '%s': tap=NAME is required", arg);
-	for (unsigned int i = 0; i < o->nr_nets; i++) {
-		if (!strcmp(o->nets[i].tap, n->tap))
+	for (unsigned int i = 0; i < o->nr_devs; i++) {
+		const struct virtio_net_spec *e = vm_device_config_spec_c(&o->devs[i]);
+
+		if (o->devs[i].type != c.type)
+			continue;
+		if (!strcmp(e->tap, n->tap))
 			return kvmlu_err(err, errlen, -EINVAL, "--net: tap '%s' is used twice", n->tap);
-		if (n->has_mac && o->nets[i].has_mac && !memcmp(o->nets[i].mac, n->mac, 6))
+		if (n->has_mac && e->has_mac && !memcmp(e->mac, n->mac, 6))
 			return kvmlu_err(err, errlen, -EINVAL, "--net %s: the MAC is used twice", arg);
 	}
-	o->nr_nets++;
-	return 0;
+	return options_add_device(o, &c, err, errlen);
 }
 
 static int options_take(int c, const char *arg, struct vmm_options *o,
@@ -371,10 +401,11 @@ static int options_check_run(struct vmm_options *o, char *err, size_t errlen)
 	if (o->payload && (o->initrd || o->append))
 		return kvmlu_err(err, errlen, -EINVAL,
 			       "run: --initrd and --append go with --kernel, not --payload");
-	if (o->nr_disks + o->nr_nets > VM_VIRTIO_MAX_DEVICES)
+	if (o->nr_devs > VM_VIRTIO_MAX_DEVICES)
 		return kvmlu_err(err, errlen, -EINVAL,
 				 "run: %u disks and %u nets: at most %u virtio devices in all",
-				 o->nr_disks, o->nr_nets, VM_VIRTIO_MAX_DEVICES);
+				 options_count(o, "virtio-blk"), options_count(o, "virtio-net"),
+				 VM_VIRTIO_MAX_DEVICES);
 	return 0;
 }
 

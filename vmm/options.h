@@ -52,12 +52,14 @@ struct vmm_options {
 	const char *control;		/* NULL: no control socket */
 	unsigned int control_idle_ms;	/* 0: CONTROL_IDLE_MS_DEFAULT */
 	const char *session;		/* restore: LUO session name */
-	unsigned int nr_disks;		/* --disk, in the order given */
-	struct virtio_blk_spec disks[VMM_MAX_DISKS];	/* path points into disk_paths */
-	char disk_paths[VMM_MAX_DISKS][PATH_MAX];
 	const char *verify;		/* restore: "lazy", "sync", NULL: default */
-	unsigned int nr_nets;		/* --net, in the order given */
-	struct virtio_net_spec nets[VMM_MAX_NETS];	/* has_mac false: generated at start */
+	/*
+	 * The devices (vmm/device_config.h): each --disk and --net, of each
+	 * kind in the order given, in slot order (disks, then NICs); no fds.
+	 * Room for each kind's most, so that too many in all is said as such.
+	 */
+	unsigned int nr_devs;
+	struct vm_device_config devs[VMM_MAX_DISKS + VMM_MAX_NETS];
 };
 
 /*

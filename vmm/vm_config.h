@@ -1,10 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * What a VM is made from (vm_create(), vm.h): its size, its RAM files,
- * and its devices' options as the command line or the state gave them.
- * Apart from vm.h so a device type can read its own options out of it
- * (struct vm_device_type's nr_config and create, vmm/device.h) without
- * knowing the VM.
+ * and its devices' configs as the command line, an upgrade or a state
+ * gave them. Apart from vm.h so a device type's create (vmm/device.h)
+ * can read the configs without knowing the VM.
  */
 #ifndef KVMLU_VMM_VM_CONFIG_H
 #define KVMLU_VMM_VM_CONFIG_H
@@ -27,25 +26,15 @@ struct vm_config {
 	 * (memfd backend only). NULL: create. The VM owns them on success.
 	 */
 	const int *adopt_fds;
-	/* virtio-blk disks, in slot order (vm_virtio.h); opened by vm_create(). */
-	const struct virtio_blk_spec *disks;
-	unsigned int nr_disks;
 	/*
-	 * Live upgrade: the old process's open disks, one per entry of disks,
-	 * with the identity it recorded; the VM uses a dup of each (the caller
-	 * keeps its fds) instead of opening the path. NULL: open.
+	 * The virtio devices, all types in one list (vmm/device_config.h):
+	 * each made by its type's create, opened from its spec or adopting a
+	 * dup of its fd (the caller keeps its fds). Slot i is the i-th of the
+	 * list in slot order, which vm_device_config_add() keeps: grouped by
+	 * type in the order of vm_device_types, then in the list's order.
 	 */
-	const int *adopt_disk_fds;
-	const struct virtio_blk_identity *adopt_disk_idents;
-	/*
-	 * virtio-net NICs, in the slots after the disks (vm_virtio.h); their
-	 * taps opened (created if missing) by vm_create(). A spec without a
-	 * MAC gets a generated one, which the device then keeps.
-	 */
-	const struct virtio_net_spec *nets;
-	unsigned int nr_nets;
-	/* Live upgrade: the old process's tap fds, one per net; the VM uses dups. NULL: open. */
-	const int *adopt_net_fds;
+	const struct vm_device_config *devs;
+	unsigned int nr_devs;
 };
 
 #endif /* KVMLU_VMM_VM_CONFIG_H */

@@ -102,21 +102,26 @@ int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_f
 	unsigned int nr = 0;
 	int rc;
 
-	for (unsigned int k = 0; vm_device_types[k]; k++)
-		nr += vm_device_types[k]->nr_config(cfg);
-	if (nr > VM_MAX_DEVICES)
-		return kvmlu_err(err, errlen, -EINVAL, "%u virtio devices: at most %u", nr,
+	if (cfg->nr_devs > VM_MAX_DEVICES)
+		return kvmlu_err(err, errlen, -EINVAL, "%u virtio devices: at most %u", cfg->nr_devs,
 				 VM_MAX_DEVICES);
+	for (unsigned int k = 0; vm_device_types[k]; k++)
+		nr += vm_device_config_count(cfg->devs, cfg->nr_devs, vm_device_types[k]);
+	if (nr != cfg->nr_devs)
+		return kvmlu_err(err, errlen, -EINVAL, "%u of %u virtio devices of no known type",
+				 cfg->nr_devs - nr, cfg->nr_devs);
+	/* By type, then in the list's order: the slot order, whatever order the list is in. */
 	for (unsigned int k = 0; vm_device_types[k]; k++) {
 		const struct vm_device_type *t = vm_device_types[k];
-		unsigned int n = t->nr_config(cfg);
+		unsigned int n = vm_device_config_count(cfg->devs, cfg->nr_devs, t);
 
 		if (n > t->max)
 			return kvmlu_err(err, errlen, -EINVAL, "%u %s: at most %u", n, t->whats,
 					 t->max);
 		for (unsigned int i = 0; i < n; i++) {
 			struct vm_device_args a = {
-				.cfg = cfg, .i = i, .slot = vv->nr_devs, .mem = mem,
+				.cfg = cfg, .c = vm_device_config_nth(cfg->devs, cfg->nr_devs, t, i),
+				.i = i, .slot = vv->nr_devs, .mem = mem,
 				.devs = vv->devs, .nr_devs = vv->nr_devs,
 			};
 			struct vm_device *d = NULL;

@@ -9,7 +9,8 @@
  * hands over its fd, bus and RAM.
  *
  * Layout (docs/devices.md): device i (the i-th --disk, then the --net
- * NICs after the last disk: the order of vm_device_types) has the 4 KiB
+ * NICs after the last disk: the order of vm_device_types, as the VM's
+ * list of device configs has them) has the 4 KiB
  * register window at VM_VIRTIO_MMIO_BASE + i * VM_VIRTIO_MMIO_SIZE and
  * interrupts on GSI VM_VIRTIO_GSI_BASE + i, an IOAPIC pin (16..23) that
  * no ISA device or the PIC shares. The window lies in the hole below
@@ -74,7 +75,11 @@ struct vm_device *vm_virtio_find(const struct vm_virtio *vv, const struct vm_dev
 				 unsigned int i);
 unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_type *t);
 
-/* Every type's devices of cfg, in slot order, opened by path or adopted (vm_config.h). */
+/*
+ * The devices of cfg->devs, each by its type's create, in slot order (by
+ * type in the order of vm_device_types, then in the list's order),
+ * opened from its spec or adopting its fd (vm_config.h).
+ */
 int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
 		     struct io_bus *bus, const struct guestmem *mem, char *err, size_t errlen);
 int vm_virtio_start(struct vm_virtio *vv, char *err, size_t errlen);

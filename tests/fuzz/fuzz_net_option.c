@@ -69,10 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	argv[argc] = NULL;
 	if (vmm_options_parse(argc, argv, &o, err, sizeof(err)) == 0) {
-		if (o.nr_nets != (second ? 2u : 1u))
+		if (o.nr_devs != (second ? 2u : 1u))
 			abort();
-		for (unsigned int i = 0; i < o.nr_nets; i++) {
-			const struct virtio_net_spec *n = &o.nets[i];
+		for (unsigned int i = 0; i < o.nr_devs; i++) {
+			const struct virtio_net_spec *n = vm_device_config_spec_c(&o.devs[i]);
 
 			if (!tap_name_valid(n->tap) || (n->bridge[0] && !tap_name_valid(n->bridge)))
 				abort();
@@ -81,7 +81,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					     n->mac[4] | n->mac[5])))
 				abort();
 		}
-		if (o.nr_nets == 2 && !strcmp(o.nets[0].tap, o.nets[1].tap))
+		if (o.nr_devs == 2 &&
+		    !strcmp(((const struct virtio_net_spec *)vm_device_config_spec_c(&o.devs[0]))->tap,
+			    ((const struct virtio_net_spec *)vm_device_config_spec_c(&o.devs[1]))->tap))
 			abort();
 	} else if (!err[0]) {
 		abort();	/* every refusal says why */

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * virtio-blk's device type (see virtio_blk_device.h): the ops the VM
- * calls on each disk, made from the VM's config (cfg->disks: opened by
- * path, or the old process's fds on a live upgrade), and the disk's
- * state node. Each op is the disk's own function (virtio_blk.c,
+ * calls on each disk, made from its entry of the VM's device configs
+ * (struct virtio_blk_disk_spec: opened by path, or the old process's fd
+ * on a live upgrade), that entry read from the upgrade wire or made from
+ * the disk's state after a kexec, and the disk's state node. Each op is the disk's own function (virtio_blk.c,
  * virtio_blk_io.c, virtio_blk_state.c) on the struct the vm_device is
  * embedded in.
  */
@@ -28,9 +29,9 @@ struct virtio_blk *virtio_blk_of(struct vm_device *d)
 	return (struct virtio_blk *)((char *)d - offsetof(struct virtio_blk, dev));
 }
 
-static unsigned int blk_nr_config(const struct vm_config *cfg)
+static const struct virtio_blk_disk_spec *disk_spec(const struct vm_device_config *c)
 {
-	return cfg->nr_disks;
+	return vm_device_config_spec_c(c);
 }
 
 /*
@@ -39,46 +40,51 @@ static unsigned int blk_nr_config(const struct vm_config *cfg)
  */
 static int blk_given_twice(const struct vm_device_args *a, char *err, size_t errlen)
 {
-	const struct virtio_blk_spec *disks = a->cfg->disks;
+	const char *path = disk_spec(a->c)->ident.path;
 	uint64_t dev, ino;
 	struct stat st;
 
-	if (stat(disks[a->i].path, &st) < 0)
+	if (stat(path, &st) < 0)
 		return 0;	/* virtio_blk_open() says why */
 	dev = S_ISBLK(st.st_mode) ? st.st_rdev : st.st_dev;
 	ino = S_ISBLK(st.st_mode) ? 0 : st.st_ino;
 	for (unsigned int k = 0; k < a->nr_devs; k++) {
+		const struct vm_device_config *oc;
 		struct virtio_blk *o;
 
 		if (a->devs[k]->type != &virtio_blk_type)
 			continue;
 		o = virtio_blk_of(a->devs[k]);
+		oc = vm_device_config_nth(a->cfg->devs, a->cfg->nr_devs, &virtio_blk_type,
+					  a->devs[k]->index);
 		if (o->ident.dev == dev && o->ident.ino == ino)
 			return kvmlu_err(err, errlen, -EINVAL,
 					 "disk %s: the same %s as disk %u (%s): give each disk once",
-					 disks[a->i].path, S_ISBLK(st.st_mode) ? "device" : "file",
-					 a->devs[k]->index, disks[a->devs[k]->index].path);
+					 path, S_ISBLK(st.st_mode) ? "device" : "file",
+					 a->devs[k]->index, oc ? disk_spec(oc)->ident.path : o->ident.path);
 	}
 	return 0;
 }
 
-/* Disk i of cfg: the old process's file on an upgrade, else opened by path. */
+/* The disk of its config: the old process's file on an upgrade, else opened by path. */
 static int blk_open(struct virtio_blk *b, const struct vm_device_args *a, char *err,
 		    size_t errlen)
 {
-	const struct vm_config *cfg = a->cfg;
+	const struct virtio_blk_disk_spec *d = disk_spec(a->c);
+	struct virtio_blk_spec spec = { .path = d->ident.path, .readonly = d->readonly };
 	int fd, rc;
 
-	if (!cfg->adopt_disk_fds) {
+	memcpy(spec.id, d->id, sizeof(spec.id));
+	spec.id[VIRTIO_BLK_ID_MAX] = '\0';
+	if (a->c->fd < 0) {
 		rc = blk_given_twice(a, err, errlen);
-		return rc ? rc : virtio_blk_open(b, &cfg->disks[a->i], a->i, a->mem, err, errlen);
+		return rc ? rc : virtio_blk_open(b, &spec, a->i, a->mem, err, errlen);
 	}
 	/* A dup: whatever happens here, the caller's fd stays the caller's to close. */
-	fd = fcntl(cfg->adopt_disk_fds[a->i], F_DUPFD_CLOEXEC, 3);
+	fd = fcntl(a->c->fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return kvmlu_err(err, errlen, -errno, "disk %u: dup: %s", a->i, strerror(errno));
-	rc = virtio_blk_adopt(b, fd, &cfg->disks[a->i], &cfg->adopt_disk_idents[a->i], a->i,
-			      a->mem, err, errlen);
+	rc = virtio_blk_adopt(b, fd, &spec, &d->ident, a->i, a->mem, err, errlen);
 	if (rc)
 		close(fd);
 	return rc;
@@ -202,13 +208,70 @@ static int blk_handover(struct vm_device *dev, json_object *d, int *fds, unsigne
 	return 0;
 }
 
+static bool get_u64_field(json_object *o, const char *key, uint64_t *out)
+{
+	json_object *v;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int) ||
+	    json_object_get_int64(v) < 0)
+		return false;
+	*out = (uint64_t)json_object_get_int64(v);
+	return true;
+}
+
+/* The new process's read of blk_handover's object (the wire's format, old and new). */
+static int blk_handover_read(json_object *o, const int *fds, unsigned int nr_fds, unsigned int i,
+			     struct vm_device_config *c, char *err, size_t errlen)
+{
+	struct virtio_blk_disk_spec *d = vm_device_config_spec(c);
+	json_object *v;
+	const char *str;
+
+	c->fd = vm_device_handover_fd(o, "fd", fds, nr_fds);
+	if (c->fd < 0)
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %u: bad fd", i);
+	if (!json_object_object_get_ex(o, "path", &v) || !json_object_is_type(v, json_type_string) ||
+	    (str = json_object_get_string(v))[0] != '/' || strlen(str) >= sizeof(d->ident.path))
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %u: bad path", i);
+	snprintf(d->ident.path, sizeof(d->ident.path), "%s", str);
+	if (!json_object_object_get_ex(o, "readonly", &v) ||
+	    !json_object_is_type(v, json_type_boolean))
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %u: bad readonly", i);
+	d->readonly = json_object_get_boolean(v);
+	if (!json_object_object_get_ex(o, "id", &v) || !json_object_is_type(v, json_type_string) ||
+	    strlen(json_object_get_string(v)) > VIRTIO_BLK_ID_MAX)
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %u: bad id", i);
+	snprintf(d->id, sizeof(d->id), "%s", json_object_get_string(v));
+	if (!get_u64_field(o, "dev", &d->ident.dev) || !get_u64_field(o, "ino", &d->ident.ino) ||
+	    !get_u64_field(o, "size", &d->ident.size))
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %u: bad identity", i);
+	return 0;
+}
+
+/*
+ * After a kexec: opened again by the path recorded at pause (absolute);
+ * blk_restore then refuses a disk that is not the one recorded (device,
+ * inode, size), and the VM is held, not run on it.
+ */
+static void blk_reopen(const void *state, struct vm_device_config *c)
+{
+	const struct virtio_blk_state *s = state;
+	struct virtio_blk_disk_spec *d = vm_device_config_spec(c);
+
+	d->ident = s->ident;
+	d->readonly = s->readonly;
+	snprintf(d->id, sizeof(d->id), "%s", s->id);
+}
+
+_Static_assert(sizeof(struct virtio_blk_disk_spec) <= VM_DEVICE_SPEC_MAX,
+	       "a disk's spec must fit a device config");
 _Static_assert(sizeof(struct virtio_blk_state) <= VM_DEVICE_STATE_MAX,
 	       "a disk's state must fit a state's device slot");
 
 const struct vm_device_type virtio_blk_type = {
 	.kind = "virtio-blk", .what = "disk", .whats = "disks",
 	.compat = "kvmlu,virtio-blk-v1", .format_minor = 0, .max = VM_MAX_DEVICES,
-	.nr_config = blk_nr_config, .create = blk_create, .start = blk_start,
+	.spec_size = sizeof(struct virtio_blk_disk_spec), .create = blk_create, .start = blk_start,
 	.quiesce = blk_quiesce, .resume = blk_resume, .sync = blk_sync,
 	.capture = blk_capture, .restore = blk_restore, .destroy = blk_destroy,
 	.state_size = sizeof(struct virtio_blk_state),
@@ -216,6 +279,7 @@ const struct vm_device_type virtio_blk_type = {
 	.validate = blk_validate,
 	.status_key = KVMLU_KEY_DISKS, .status = blk_status,
 	.handover_key = "disks", .handover = blk_handover,
+	.handover_read = blk_handover_read, .reopen = blk_reopen,
 	.off_slot = offsetof(struct virtio_blk_state, slot),
 	.off_base = offsetof(struct virtio_blk_state, base),
 	.off_gsi = offsetof(struct virtio_blk_state, gsi),

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * virtio-net's device type (see virtio_net_device.h): the ops the VM
- * calls on each NIC, made from the VM's config (cfg->nets: taps opened,
- * or made, by name; the old process's tap fds on a live upgrade), and
- * the NIC's state node. Each op is the NIC's own function
+ * calls on each NIC, made from its entry of the VM's device configs
+ * (struct virtio_net_spec: the tap opened, or made, by name; the old
+ * process's tap fd on a live upgrade), that entry read from the upgrade
+ * wire or made from the NIC's state after a kexec, and the NIC's state
+ * node. Each op is the NIC's own function
  * (virtio_net.c, virtio_net_io.c, virtio_net_state.c).
  */
 #include <errno.h>
@@ -29,18 +31,14 @@ struct virtio_net *virtio_net_of(struct vm_device *d)
 	return (struct virtio_net *)((char *)d - offsetof(struct virtio_net, dev));
 }
 
-static unsigned int net_nr_config(const struct vm_config *cfg)
-{
-	return cfg->nr_nets;
-}
-
-/* NIC i of cfg: the old process's tap on an upgrade, else the tap opened (made) by name. */
+/* The NIC of its config: the old process's tap on an upgrade, else the tap opened (made) by name. */
 static int net_open(struct virtio_net *n, const struct vm_device_args *a, char *err,
 		    size_t errlen)
 {
-	struct virtio_net_spec spec = a->cfg->nets[a->i];
+	struct virtio_net_spec spec;
 	int fd, rc;
 
+	memcpy(&spec, vm_device_config_spec_c(a->c), sizeof(spec));
 	/* Generated once: from here the MAC travels in the state and the upgrade wire. */
 	if (!spec.has_mac) {
 		rc = virtio_net_mac_generate(spec.mac);
@@ -49,9 +47,9 @@ static int net_open(struct virtio_net *n, const struct vm_device_args *a, char *
 					 strerror(-rc));
 		spec.has_mac = true;
 	}
-	if (!a->cfg->adopt_net_fds)
+	if (a->c->fd < 0)
 		return virtio_net_open(n, &spec, a->mem, err, errlen);
-	fd = fcntl(a->cfg->adopt_net_fds[a->i], F_DUPFD_CLOEXEC, 3);
+	fd = fcntl(a->c->fd, F_DUPFD_CLOEXEC, 3);
 	if (fd < 0)
 		return kvmlu_err(err, errlen, -errno, "tap %s: dup: %s", spec.tap, strerror(errno));
 	rc = virtio_net_adopt(n, fd, &spec, a->mem, err, errlen);
@@ -178,13 +176,60 @@ static int net_handover(struct vm_device *dev, json_object *d, int *fds, unsigne
 	return 0;
 }
 
+/* An interface name from a hand-over object ("" allowed only if optional). */
+static bool get_ifname(json_object *o, const char *key, bool optional, char out[IFNAMSIZ])
+{
+	json_object *v;
+	const char *str;
+
+	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
+		return false;
+	str = json_object_get_string(v);
+	if (!(optional && !str[0]) && !tap_name_valid(str))
+		return false;
+	memcpy(out, str, strlen(str) + 1);	/* valid: < IFNAMSIZ */
+	return true;
+}
+
+/* The new process's read of net_handover's object (the wire's format, old and new). */
+static int net_handover_read(json_object *o, const int *fds, unsigned int nr_fds, unsigned int i,
+			     struct vm_device_config *c, char *err, size_t errlen)
+{
+	struct virtio_net_spec *sp = vm_device_config_spec(c);
+	json_object *v;
+
+	c->fd = vm_device_handover_fd(o, "fd", fds, nr_fds);
+	if (c->fd < 0)
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %u: bad fd", i);
+	if (!get_ifname(o, "tap", false, sp->tap) || !get_ifname(o, "bridge", true, sp->bridge))
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %u: bad tap or bridge", i);
+	if (!json_object_object_get_ex(o, "mac", &v) || !json_object_is_type(v, json_type_string) ||
+	    !virtio_net_mac_parse(json_object_get_string(v), sp->mac))
+		return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %u: bad mac", i);
+	sp->has_mac = true;
+	return 0;
+}
+
+/*
+ * After a kexec: the tap fd did not cross it, and a tap we created went
+ * with its fd: make it again by the recorded name, on the recorded
+ * bridge, with the recorded MAC. A tap that cannot be made fails the
+ * build (tap_open() names it).
+ */
+static void net_reopen(const void *state, struct vm_device_config *c)
+{
+	virtio_net_state_spec(state, vm_device_config_spec(c));
+}
+
+_Static_assert(sizeof(struct virtio_net_spec) <= VM_DEVICE_SPEC_MAX,
+	       "a NIC's spec must fit a device config");
 _Static_assert(sizeof(struct virtio_net_state) <= VM_DEVICE_STATE_MAX,
 	       "a NIC's state must fit a state's device slot");
 
 const struct vm_device_type virtio_net_type = {
 	.kind = "virtio-net", .what = "NIC", .whats = "NICs",
 	.compat = "kvmlu,virtio-net-v1", .format_minor = 1, .max = NET_MAX,
-	.nr_config = net_nr_config, .create = net_create, .start = net_start,
+	.spec_size = sizeof(struct virtio_net_spec), .create = net_create, .start = net_start,
 	.quiesce = net_quiesce, .resume = net_resume, .sync = NULL,
 	.capture = net_capture, .restore = net_restore, .destroy = net_destroy,
 	.state_size = sizeof(struct virtio_net_state),
@@ -192,6 +237,7 @@ const struct vm_device_type virtio_net_type = {
 	.validate = net_validate,
 	.status_key = KVMLU_KEY_NETS, .status = net_status,
 	.handover_key = "nets", .handover = net_handover,
+	.handover_read = net_handover_read, .reopen = net_reopen,
 	.off_slot = offsetof(struct virtio_net_state, slot),
 	.off_base = offsetof(struct virtio_net_state, base),
 	.off_gsi = offsetof(struct virtio_net_state, gsi),

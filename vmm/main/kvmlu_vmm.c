@@ -45,8 +45,7 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 	struct vm_config cfg = {
 		.name = o->name, .ram_size = o->memory, .nr_vcpus = o->cpus,
 		.backend = o->backend, .serial_fd = STDOUT_FILENO,
-		.disks = o->disks, .nr_disks = o->nr_disks,
-		.nets = o->nets, .nr_nets = o->nr_nets,
+		.devs = o->devs, .nr_devs = o->nr_devs,
 	};
 	struct control_server server;
 	struct control_ctx ctx = { 0 };

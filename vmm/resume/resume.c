@@ -31,8 +31,7 @@
 #include "common/json_line.h"
 #include "kvmlu/control_wire.h"
 #include "guestmem/gmem_link.h"
-#include "vmm/devices/virtio_blk_device.h"
-#include "vmm/devices/virtio_net_device.h"
+#include "vmm/device.h"
 #include "vmm/resume/resume.h"
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/vm_capture.h"
@@ -45,7 +44,7 @@ void resume_plan_init(struct resume_plan *p)
 	for (unsigned int i = 0; i < GUESTMEM_MAX_REGIONS; i++)
 		p->ram_fds[i] = -1;
 	for (unsigned int i = 0; i < RESUME_MAX_DEVICES; i++)
-		p->disk_fd[i] = p->net_fd[i] = -1;
+		p->devs[i].fd = -1;
 	p->run = true;
 }
 
@@ -114,29 +113,19 @@ void resume_plan_from_state(struct resume_plan *p)
 	p->nr_vcpus = s->nr_vcpus;
 	p->backend = s->backend == STATE_BACKEND_GUEST_MEMFD ? GUESTMEM_GUEST_MEMFD : GUESTMEM_MEMFD;
 	/*
-	 * Disk fds do not cross a kexec: reopen each by the path recorded at
-	 * pause. state_vm_restore() then refuses a disk that is not the one
-	 * recorded (device, inode, size), and the VM is held, not run on it.
+	 * Fds do not cross a kexec: each device's type makes its config to
+	 * open it again from its state (a disk by the path recorded at pause,
+	 * a tap by its name), in the state's order, the slot order.
 	 */
-	p->adopt_fds = false;
-	p->nr_disks = state_vm_count(s, &virtio_blk_type);
-	for (uint32_t i = 0; i < p->nr_disks; i++) {
-		const struct virtio_blk_state *d = state_vm_device(s, &virtio_blk_type, i);
+	p->nr_devs = 0;
+	for (uint32_t k = 0; k < s->nr_devs && k < RESUME_MAX_DEVICES; k++) {
+		struct vm_device_config *c = &p->devs[p->nr_devs++];
 
-		p->disk_ident[i] = d->ident;
-		p->disk[i] = (struct virtio_blk_spec){ .path = p->disk_ident[i].path,
-						       .readonly = d->readonly };
-		snprintf(p->disk[i].id, sizeof(p->disk[i].id), "%s", d->id);
+		memset(c, 0, sizeof(*c));
+		c->type = s->devs[k].type;
+		c->fd = -1;
+		c->type->reopen(s->devs[k].state.bytes, c);
 	}
-	/*
-	 * Nor do tap fds, and a tap we created went with its fd: make it
-	 * again by the recorded name, on the recorded bridge, and give the
-	 * guest the recorded MAC. A tap that cannot be made fails the build
-	 * (tap_open() names it).
-	 */
-	p->nr_nets = state_vm_count(s, &virtio_net_type);
-	for (uint32_t i = 0; i < p->nr_nets; i++)
-		virtio_net_state_spec(state_vm_device(s, &virtio_net_type, i), &p->net[i]);
 }
 
 static bool same_file(int a, int b)
@@ -241,20 +230,13 @@ int resume_build(const struct resume_plan *p, struct vm *vm, struct resume_repor
 		.nr_vcpus = p->nr_vcpus,
 		.backend = p->backend,
 		.serial_fd = p->serial_fd,
-		.disks = p->disk,
-		.nr_disks = p->nr_disks,
-		.nets = p->net,
-		.nr_nets = p->nr_nets,
+		.devs = p->devs,
+		.nr_devs = p->nr_devs,
 	};
 	uint64_t t0 = kvmlu_mono_ns();
 	int ret;
 
-	/* The VM takes dups of disk and tap fds: the plan's stay the filler's. */
-	if (p->adopt_fds) {
-		cfg.adopt_disk_fds = p->disk_fd;
-		cfg.adopt_disk_idents = p->disk_ident;
-		cfg.adopt_net_fds = p->net_fd;
-	}
+	/* The VM takes dups of the devices' fds: the plan's stay the filler's. */
 	r->memory = RESUME_MEMORY_SHARED;
 	if (p->backend == GUESTMEM_GUEST_MEMFD)
 		ret = build_guest_memfd(p, vm, &cfg, r, err, errlen);

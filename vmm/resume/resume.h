@@ -6,13 +6,13 @@
  * (vmm/live_update/restore.c, files retrieved from a LUO session).
  *
  * The caller fills a plan (struct resume_plan: the VM to build, its RAM
- * files, disks and NICs, the parsed state, how to verify memory), then
+ * files, its devices' configs, the parsed state, how to verify memory), then
  * calls, in this order and no other (docs/architecture.md, "Resuming a
  * VM"):
  *
  *   resume_build()   the VM on the plan's RAM files (memfd: adopted;
  *                    guest_memfd: linked, or fresh files to fill), its
- *                    disks and NICs on the plan's fds or paths. No vCPU
+ *                    devices on the plan's fds, paths or names. No vCPU
  *                    state yet; a live upgrade does this before the
  *                    state exists, while the guest still runs elsewhere.
  *   resume_verify()  the state's memory map is the VM's; RAM that could
@@ -44,8 +44,7 @@
 #include <json-c/json.h>
 
 #include "guestmem/guestmem.h"
-#include "vmm/devices/virtio_blk.h"
-#include "vmm/devices/virtio_net.h"
+#include "vmm/device_config.h"
 #include "vmm/state/state_vm.h"
 
 struct vm;
@@ -80,19 +79,14 @@ struct resume_plan {
 	 */
 	bool ram_copy_ok;
 	/*
-	 * Disks and NICs in slot order. adopt_fds: each is the open fd in
-	 * disk_fd/net_fd (an upgrade: the old process's), checked against
-	 * disk_ident; else disks are opened by path and taps made by name
-	 * (after a kexec), and state_vm_restore() checks the disk identity.
+	 * The devices, one list in slot order (vmm/device_config.h): on an
+	 * upgrade each with the old process's open fd (its type's
+	 * handover_read), which the device checks is the one recorded; after
+	 * a kexec each without one, to open by path or name (its type's
+	 * reopen), and state_vm_restore() checks it is the one recorded.
 	 */
-	bool adopt_fds;
-	unsigned int nr_disks;
-	struct virtio_blk_spec disk[RESUME_MAX_DEVICES];
-	struct virtio_blk_identity disk_ident[RESUME_MAX_DEVICES];
-	int disk_fd[RESUME_MAX_DEVICES];
-	unsigned int nr_nets;
-	struct virtio_net_spec net[RESUME_MAX_DEVICES];
-	int net_fd[RESUME_MAX_DEVICES];
+	unsigned int nr_devs;
+	struct vm_device_config devs[RESUME_MAX_DEVICES];
 	/* The state, read and validated by resume_plan_load_state(). */
 	bool have_state;
 	struct state_vm state;
@@ -160,7 +154,10 @@ int resume_plan_load_state(struct resume_plan *p, const void *blob, size_t size,
 			   uint32_t expect_vcpus, char *err, size_t errlen);
 /* The state's regions name the files ram_token_base + i from offset 0. */
 int resume_plan_check_tokens(const struct resume_plan *p, char *err, size_t errlen);
-/* After a kexec: the VM's shape, disks by path and NICs by name, from the state. */
+/*
+ * After a kexec: the VM's shape, and each device's config to open it
+ * again (its type's reopen: disks by path, taps by name), from the state.
+ */
 void resume_plan_from_state(struct resume_plan *p);
 
 /* The four steps, in this order (see the top of this file). */

@@ -49,10 +49,10 @@
 #include "vmm/state/state_fdt.h"
 #include "vmm/state/state_memfd.h"
 #include "vmm/upgrade/incoming.h"
+#include "vmm/upgrade/upgrade_devices.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 #include "vmm/control/vmm_process.h"
 
 struct handoff {
@@ -79,106 +79,6 @@ static int fd_at(const struct handoff *h, json_object *o, const char *key, bool 
 	if (!json_object_is_type(v, json_type_int) || i < 0 || i >= (int64_t)h->nfds)
 		return -EPROTO;
 	return h->fds[i];
-}
-
-static bool get_u64_field(json_object *o, const char *key, uint64_t *out)
-{
-	json_object *v;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int) ||
-	    json_object_get_int64(v) < 0)
-		return false;
-	*out = (uint64_t)json_object_get_int64(v);
-	return true;
-}
-
-/* "disks": what each was opened as, its identity, and its fd. Absent: none. */
-static int parse_disks(json_object *o, struct handoff *h, char *err, size_t errlen)
-{
-	json_object *arr, *d, *v;
-	size_t n;
-
-	if (!json_object_object_get_ex(o, "disks", &arr))
-		return 0;
-	if (!json_object_is_type(arr, json_type_array) ||
-	    (n = json_object_array_length(arr)) > VM_VIRTIO_MAX_DEVICES)
-		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad disks");
-	for (size_t i = 0; i < n; i++) {
-		struct virtio_blk_identity *id = &h->plan.disk_ident[i];
-		struct virtio_blk_spec *sp = &h->plan.disk[i];
-		const char *str;
-
-		d = json_object_array_get_idx(arr, i);
-		h->plan.disk_fd[i] = fd_at(h, d, "fd", true);
-		if (!json_object_is_type(d, json_type_object) || h->plan.disk_fd[i] < 0)
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad fd", i);
-		if (!json_object_object_get_ex(d, "path", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    (str = json_object_get_string(v))[0] != '/' || strlen(str) >= sizeof(id->path))
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad path", i);
-		snprintf(id->path, sizeof(id->path), "%s", str);
-		sp->path = id->path;
-		if (!json_object_object_get_ex(d, "readonly", &v) ||
-		    !json_object_is_type(v, json_type_boolean))
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad readonly", i);
-		sp->readonly = json_object_get_boolean(v);
-		if (!json_object_object_get_ex(d, "id", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    strlen(json_object_get_string(v)) > VIRTIO_BLK_ID_MAX)
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad id", i);
-		snprintf(sp->id, sizeof(sp->id), "%s", json_object_get_string(v));
-		if (!get_u64_field(d, "dev", &id->dev) || !get_u64_field(d, "ino", &id->ino) ||
-		    !get_u64_field(d, "size", &id->size))
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: disk %zu: bad identity", i);
-	}
-	h->plan.nr_disks = (unsigned int)n;
-	return 0;
-}
-
-/* An interface name from a handoff object ("" allowed only if optional). */
-static bool get_ifname(json_object *o, const char *key, bool optional, char out[IFNAMSIZ])
-{
-	json_object *v;
-	const char *str;
-
-	if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-		return false;
-	str = json_object_get_string(v);
-	if (!(optional && !str[0]) && !tap_name_valid(str))
-		return false;
-	memcpy(out, str, strlen(str) + 1);	/* valid: < IFNAMSIZ */
-	return true;
-}
-
-/* "nets": each NIC's tap, bridge, MAC and tap fd. Absent: none. */
-static int parse_nets(json_object *o, struct handoff *h, char *err, size_t errlen)
-{
-	json_object *arr, *d, *v;
-	size_t n;
-
-	if (!json_object_object_get_ex(o, "nets", &arr))
-		return 0;
-	if (!json_object_is_type(arr, json_type_array) ||
-	    (n = json_object_array_length(arr)) + h->plan.nr_disks > VM_VIRTIO_MAX_DEVICES)
-		return kvmlu_err(err, errlen, -EPROTO, "prepare: bad nets");
-	for (size_t i = 0; i < n; i++) {
-		struct virtio_net_spec *sp = &h->plan.net[i];
-
-		d = json_object_array_get_idx(arr, i);
-		if (!json_object_is_type(d, json_type_object) ||
-		    (h->plan.net_fd[i] = fd_at(h, d, "fd", true)) < 0)
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad fd", i);
-		memset(sp, 0, sizeof(*sp));
-		if (!get_ifname(d, "tap", false, sp->tap) || !get_ifname(d, "bridge", true, sp->bridge))
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad tap or bridge", i);
-		if (!json_object_object_get_ex(d, "mac", &v) ||
-		    !json_object_is_type(v, json_type_string) ||
-		    !virtio_net_mac_parse(json_object_get_string(v), sp->mac))
-			return kvmlu_err(err, errlen, -EPROTO, "prepare: NIC %zu: bad mac", i);
-		sp->has_mac = true;
-	}
-	h->plan.nr_nets = (unsigned int)n;
-	return 0;
 }
 
 static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t errlen)
@@ -245,9 +145,9 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 					 CONTROL_IDLE_MS_MIN, CONTROL_IDLE_MS_MAX);
 		h->control_idle_ms = (unsigned int)ms;
 	}
-	if (parse_disks(o, h, err, errlen))
-		return -EPROTO;
-	return parse_nets(o, h, err, errlen);
+	/* The devices: each type reads its own array (vmm/upgrade/upgrade_devices.h). */
+	return upgrade_devices_read(o, h->fds, h->nfds, h->plan.devs, &h->plan.nr_devs,
+				    RESUME_MAX_DEVICES, err, errlen);
 }
 
 /* lost: after commit, when the old process cannot take the VM back. */
@@ -289,7 +189,6 @@ static int incoming_prepare(int sock, struct handoff *h, struct vm *vm, char *er
 	 * it cannot be linked (the old VM is paused by then), the host TSC
 	 * the same one.
 	 */
-	h->plan.adopt_fds = true;
 	h->plan.ram_token_base = 0;
 	h->plan.ram_copy_ok = true;
 	h->plan.new_boot = false;

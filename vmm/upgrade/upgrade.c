@@ -69,10 +69,10 @@
 #include "vmm/state/vm_capture.h"
 #include "vmm/upgrade/upgrade.h"
 #include "vmm/upgrade/upgrade_binary.h"
+#include "vmm/upgrade/upgrade_devices.h"
 #include "vmm/upgrade/upgrade_wire.h"
 #include "vmm/devices/platform.h"
 #include "vmm/vm.h"
-#include "vmm/vm_virtio.h"
 
 #define UPGRADE_DEFAULT_TIMEOUT_MS	10000
 #define UPGRADE_CHILD_FD		3	/* the socket's number in the new process */
@@ -163,31 +163,6 @@ static void exec_incoming(int sock, const char *binary)
 	_exit(127);
 }
 
-/* Each type's devices, as an array under the type's key; none: no key. */
-static int handover_devices(struct vm *vm, json_object *o, int *fds, unsigned int *n)
-{
-	for (unsigned int k = 0; vm_device_types[k]; k++) {
-		const struct vm_device_type *t = vm_device_types[k];
-		unsigned int nr = vm_virtio_count(&vm->virtio, t);
-		json_object *arr;
-
-		if (!nr)
-			continue;
-		arr = json_object_new_array();
-		json_object_object_add(o, t->handover_key, arr);
-		for (unsigned int i = 0; i < nr; i++) {
-			json_object *d = json_object_new_object();
-			int ret;
-
-			json_object_array_add(arr, d);
-			ret = t->handover(vm_virtio_find(&vm->virtio, t, i), d, fds, n, UPGRADE_WIRE_MAX_FDS);
-			if (ret)
-				return ret;
-		}
-	}
-	return 0;
-}
-
 static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 			char *err, size_t errlen)
 {
@@ -214,7 +189,7 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
-	ret = handover_devices(vm, o, fds, &n);
+	ret = upgrade_devices_write(&vm->virtio, o, fds, &n, UPGRADE_WIRE_MAX_FDS);
 	if (ret) {
 		json_object_put(o);
 		return kvmlu_err(err, errlen, ret, "prepare: the devices' fds do not fit the message");

@@ -30,7 +30,8 @@ static void test_device_types_have_every_op_and_their_own_node(void **state)
 		assert_non_null(t->whats);
 		assert_non_null(t->compat);
 		assert_true(t->max > 0);
-		assert_non_null(t->nr_config);
+		assert_true(t->spec_size > 0);
+		assert_true(t->spec_size <= VM_DEVICE_SPEC_MAX);
 		assert_non_null(t->create);
 		assert_non_null(t->start);
 		assert_non_null(t->quiesce);
@@ -45,6 +46,9 @@ static void test_device_types_have_every_op_and_their_own_node(void **state)
 		assert_non_null(t->status);
 		assert_non_null(t->handover_key);
 		assert_non_null(t->handover);
+		assert_non_null(t->handover_read);
+		assert_non_null(t->reopen);
+		assert_ptr_equal(vm_device_type_find(t->kind), t);
 		assert_true(t->state_size > 0);
 		assert_true(t->state_size <= VM_DEVICE_STATE_MAX);
 		assert_true(t->off_slot + sizeof(uint32_t) <= t->state_size);

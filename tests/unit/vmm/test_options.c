@@ -13,9 +13,27 @@
 #include <errno.h>
 #include <string.h>
 
+#include "vmm/device.h"
 #include "vmm/options.h"
 
 #define MiB (1ULL << 20)
+
+/* The k-th device of the one list, and its spec as the type's struct. */
+static const struct virtio_blk_disk_spec *disk_at(const struct vmm_options *o, unsigned int k)
+{
+	assert_true(k < o->nr_devs);
+	assert_string_equal(o->devs[k].type->kind, "virtio-blk");
+	assert_int_equal(o->devs[k].fd, -1);
+	return vm_device_config_spec_c(&o->devs[k]);
+}
+
+static const struct virtio_net_spec *net_at(const struct vmm_options *o, unsigned int k)
+{
+	assert_true(k < o->nr_devs);
+	assert_string_equal(o->devs[k].type->kind, "virtio-net");
+	assert_int_equal(o->devs[k].fd, -1);
+	return vm_device_config_spec_c(&o->devs[k]);
+}
 
 /* argv must be writable for getopt; copies a NULL-terminated list. */
 static int parse(struct vmm_options *o, char *err, const char *const *args)
@@ -292,15 +310,37 @@ static void test_options_takes_several_disks_with_their_options(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&o, err, a), 0);
-	assert_int_equal(o.nr_disks, 3);
-	assert_string_equal(o.disks[0].path, "/img/root.raw");
-	assert_false(o.disks[0].readonly);
-	assert_string_equal(o.disks[0].id, "");
-	assert_string_equal(o.disks[1].path, "data.img");
-	assert_true(o.disks[1].readonly);
-	assert_string_equal(o.disks[1].id, "data-1");
-	assert_string_equal(o.disks[2].path, "/dev/vdb");
-	assert_string_equal(o.disks[2].id, "x");
+	assert_int_equal(o.nr_devs, 3);
+	assert_string_equal(disk_at(&o, 0)->ident.path, "/img/root.raw");
+	assert_false(disk_at(&o, 0)->readonly);
+	assert_string_equal(disk_at(&o, 0)->id, "");
+	assert_string_equal(disk_at(&o, 1)->ident.path, "data.img");
+	assert_true(disk_at(&o, 1)->readonly);
+	assert_string_equal(disk_at(&o, 1)->id, "data-1");
+	assert_string_equal(disk_at(&o, 2)->ident.path, "/dev/vdb");
+	assert_string_equal(disk_at(&o, 2)->id, "x");
+}
+
+/*
+ * --disk and --net in any order: one list in slot order, as the slots
+ * always were: every disk first (in the order given), then every NIC.
+ */
+static void test_options_lists_disks_then_nics_whatever_the_order_given(void **state)
+{
+	const char *const a[] = { RUN_OK, "--net", "tap=n0", "--disk", "d0", "--net", "tap=n1",
+				  "--disk", "d1,id=one", "--disk", "d2", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_int_equal(o.nr_devs, 5);
+	assert_string_equal(disk_at(&o, 0)->ident.path, "d0");
+	assert_string_equal(disk_at(&o, 1)->ident.path, "d1");
+	assert_string_equal(disk_at(&o, 1)->id, "one");
+	assert_string_equal(disk_at(&o, 2)->ident.path, "d2");
+	assert_string_equal(net_at(&o, 3)->tap, "n0");
+	assert_string_equal(net_at(&o, 4)->tap, "n1");
 }
 
 static void test_options_refuses_bad_disk_options(void **state)
@@ -353,14 +393,14 @@ static void test_options_takes_nets_with_tap_mac_and_bridge(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&o, err, a), 0);
-	assert_int_equal(o.nr_nets, 2);
-	assert_string_equal(o.nets[0].tap, "tap0");
-	assert_string_equal(o.nets[0].bridge, "");
-	assert_false(o.nets[0].has_mac);	/* generated when the VM is made */
-	assert_string_equal(o.nets[1].tap, "vm1-net1");
-	assert_string_equal(o.nets[1].bridge, "br0");
-	assert_true(o.nets[1].has_mac);
-	assert_memory_equal(o.nets[1].mac, mac, 6);
+	assert_int_equal(o.nr_devs, 2);
+	assert_string_equal(net_at(&o, 0)->tap, "tap0");
+	assert_string_equal(net_at(&o, 0)->bridge, "");
+	assert_false(net_at(&o, 0)->has_mac);	/* generated when the VM is made */
+	assert_string_equal(net_at(&o, 1)->tap, "vm1-net1");
+	assert_string_equal(net_at(&o, 1)->bridge, "br0");
+	assert_true(net_at(&o, 1)->has_mac);
+	assert_memory_equal(net_at(&o, 1)->mac, mac, 6);
 }
 
 static void test_options_refuses_bad_net_options(void **state)
@@ -423,6 +463,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_options_takes_several_disks_with_their_options),
+		cmocka_unit_test(test_options_lists_disks_then_nics_whatever_the_order_given),
 		cmocka_unit_test(test_options_takes_nets_with_tap_mac_and_bridge),
 		cmocka_unit_test(test_options_refuses_bad_net_options),
 		cmocka_unit_test(test_options_refuses_shared_tap_or_mac_and_too_many_devices),

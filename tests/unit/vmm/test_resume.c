@@ -226,12 +226,16 @@ static void test_resume_plan_after_a_kexec_names_luo_tokens_and_paths(void **sta
 	assert_int_equal(f->plan.nr_vcpus, 1);
 	assert_int_equal(f->plan.backend, GUESTMEM_MEMFD);
 	/* Fds do not cross a kexec: the disk is opened again by its path. */
-	assert_false(f->plan.adopt_fds);
-	assert_int_equal(f->plan.nr_disks, 1);
-	assert_string_equal(f->plan.disk[0].path, "/var/lib/d.img");
-	assert_true(f->plan.disk[0].readonly);
-	assert_string_equal(f->plan.disk[0].id, "root");
-	assert_int_equal(f->plan.nr_nets, 0);
+	assert_int_equal(f->plan.nr_devs, 1);
+	assert_ptr_equal(f->plan.devs[0].type, &virtio_blk_type);
+	assert_int_equal(f->plan.devs[0].fd, -1);
+	{
+		const struct virtio_blk_disk_spec *ds = vm_device_config_spec_c(&f->plan.devs[0]);
+
+		assert_string_equal(ds->ident.path, "/var/lib/d.img");
+		assert_true(ds->readonly);
+		assert_string_equal(ds->id, "root");
+	}
 }
 
 static void test_resume_report_steps_are_integer_ns(void **state)

@@ -113,7 +113,6 @@ static void test_resume_pipeline_takes_over_a_vm_on_the_same_files(void **state)
 	p.nr_ram = a.mem.nr;
 	for (unsigned int i = 0; i < a.mem.nr; i++)
 		p.ram_fds[i] = a.mem.r[i].fd;
-	p.adopt_fds = true;
 	p.ram_copy_ok = true;
 	p.run = false;
 	assert_int_equal(resume_build(&p, &b, &r, err, sizeof(err)), 0);

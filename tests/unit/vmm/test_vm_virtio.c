@@ -94,12 +94,25 @@ static void *gpa(struct vm *vm, uint64_t a)
 static void make_vm(struct vm *vm, const struct virtio_blk_spec *spec, const int *adopt_fd,
 		    const struct virtio_blk_identity *ident, int expect)
 {
+	/* The disk's entry of the VM's one list of device configs. */
+	static struct vm_device_config c;
+	struct virtio_blk_disk_spec *d = vm_device_config_spec(&c);
 	struct vm_config cfg = {
 		.name = "vblk", .ram_size = RAM, .nr_vcpus = 1, .backend = GUESTMEM_MEMFD,
-		.serial_fd = STDERR_FILENO, .disks = spec, .nr_disks = 1,
-		.adopt_disk_fds = adopt_fd, .adopt_disk_idents = ident,
+		.serial_fd = STDERR_FILENO, .devs = &c, .nr_devs = 1,
 	};
-	int rc = vm_create(vm, &cfg, err, sizeof(err));
+	int rc;
+
+	memset(&c, 0, sizeof(c));
+	c.type = &virtio_blk_type;
+	c.fd = adopt_fd ? *adopt_fd : -1;
+	if (ident)
+		d->ident = *ident;	/* an upgrade's: the path recorded, as opened */
+	else
+		snprintf(d->ident.path, sizeof(d->ident.path), "%s", spec->path);
+	d->readonly = spec->readonly;
+	snprintf(d->id, sizeof(d->id), "%s", spec->id);
+	rc = vm_create(vm, &cfg, err, sizeof(err));
 
 	if (rc != expect)
 		fail_msg("vm_create: %d (%s), expected %d", rc, err, expect);
@@ -286,6 +299,27 @@ static void test_vm_virtio_blk_handover_writes_the_upgrade_wires_disk(void **sta
 		 (unsigned long long)b->ident.ino, (unsigned long long)b->ident.size);
 	assert_string_equal(json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), want);
 	json_object_put(o);
+	{
+		/* The new process's read of it: the same disk, identity and the fd passed. */
+		json_object *in = json_tokener_parse(want);
+		struct vm_device_config c = { .type = &virtio_blk_type, .fd = -1 };
+		const struct virtio_blk_disk_spec *d = vm_device_config_spec_c(&c);
+
+		assert_non_null(in);
+		assert_int_equal(virtio_blk_type.handover_read(in, fds, 2, 0, &c, err, sizeof(err)), 0);
+		assert_int_equal(c.fd, b->fd);
+		assert_string_equal(d->ident.path, b->ident.path);
+		assert_true(d->readonly);
+		assert_string_equal(d->id, "data-1");
+		assert_true(d->ident.dev == b->ident.dev && d->ident.ino == b->ident.ino &&
+			    d->ident.size == b->ident.size);
+		/* An fd index past those received: refused. */
+		json_object_object_add(in, "fd", json_object_new_int(2));
+		assert_int_equal(virtio_blk_type.handover_read(in, fds, 2, 3, &c, err, sizeof(err)),
+				 -EPROTO);
+		assert_string_equal(err, "prepare: disk 3: bad fd");
+		json_object_put(in);
+	}
 	/* No room for its fd: refused, nothing written. */
 	o = json_object_new_object();
 	assert_int_equal(virtio_blk_type.handover(disk0(&a), o, fds, &n, 2), -E2BIG);

@@ -103,13 +103,16 @@ static uint8_t *gpa(struct vm *vm, uint64_t a)
 
 static void make_vm(struct vm *vm, const int *adopt_fd)
 {
+	/* The NIC's entry of the VM's one list of device configs. */
+	struct vm_device_config c = { .type = &virtio_net_type, .fd = adopt_fd ? *adopt_fd : -1 };
 	struct virtio_net_spec spec = { .tap = TAP, .bridge = BR, .has_mac = true };
 	struct vm_config cfg = {
 		.name = "vnet", .ram_size = RAM, .nr_vcpus = 1, .backend = GUESTMEM_MEMFD,
-		.serial_fd = STDERR_FILENO, .nets = &spec, .nr_nets = 1, .adopt_net_fds = adopt_fd,
+		.serial_fd = STDERR_FILENO, .devs = &c, .nr_devs = 1,
 	};
 
 	memcpy(spec.mac, MAC, 6);
+	memcpy(vm_device_config_spec(&c), &spec, sizeof(spec));
 	if (vm_create(vm, &cfg, err, sizeof(err)))
 		fail_msg("vm_create: %s", err);
 }
