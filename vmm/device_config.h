@@ -68,6 +68,7 @@ struct virtio_net_spec {
 	char bridge[IFNAMSIZ];	/* "" when not given */
 	uint8_t mac[6];
 	bool has_mac;		/* mac given (or generated and recorded) */
+	bool no_offloads;	/* offloads=off: checksum and TSO not offered */
 };
 
 /* The most bytes of a type's spec: each type asserts its own fits. */

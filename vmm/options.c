@@ -72,7 +72,7 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"usage: %s run --name N --memory SIZE --cpus K (--payload FILE | --kernel BZIMAGE\n"
 		"           [--initrd FILE] [--append CMDLINE]) [--memory-backend memfd|guest_memfd]\n"
 		"           [--serial FILE] [--control SOCK] [--control-idle-ms MS]\n"
-		"           [--disk PATH[,readonly][,id=NAME]]... [--net tap=NAME[,mac=MAC][,bridge=BR]]...\n"
+		"           [--disk PATH[,readonly][,id=NAME]]... [--net tap=NAME[,mac=MAC][,bridge=BR][,offloads=on|off]]...\n"
 		"       %s restore --session NAME [--serial FILE] [--control SOCK] [--control-idle-ms MS]\n"
 		"           [--verify lazy|sync]\n"
 		"       %s --help | --version\n"
@@ -90,10 +90,11 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"  --disk PATH[,readonly][,id=NAME]\n"
 		"                      a virtio-blk disk on a raw image or block device, up to %d;\n"
 		"                      id (1..%d of [A-Za-z0-9._-]) is what the guest's GET_ID reads\n"
-		"  --net tap=NAME[,mac=MAC][,bridge=BR]\n"
+		"  --net tap=NAME[,mac=MAC][,bridge=BR][,offloads=on|off]\n"
 		"                      a virtio-net NIC on tap NAME (created if missing, brought up,\n"
 		"                      added to bridge BR), up to %d; MAC like 52:54:00:12:34:56,\n"
-		"                      or one generated at start and kept across upgrades and kexecs\n"
+		"                      or one generated at start and kept across upgrades and kexecs;\n"
+		"                      offloads=off offers no checksum or TSO offload\n"
 		"  --verify lazy|sync  restore: resume first and verify RAM chunk by chunk on\n"
 		"                      first touch (lazy, the default; falls back to sync where\n"
 		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
@@ -255,12 +256,15 @@ static int options_parse_disk(const char *arg, struct vmm_options *o, char *err,
 	return options_add_device(o, &c, err, errlen);
 }
 
-/* tap=NAME[,mac=MAC][,bridge=BR], keys in any order, each once; tap required. */
+/*
+ * tap=NAME[,mac=MAC][,bridge=BR][,offloads=on|off], keys in any order,
+ * each once; tap required.
+ */
 static int options_parse_net(const char *arg, struct vmm_options *o, char *err, size_t errlen)
 {
 	struct vm_device_config c;
 	struct virtio_net_spec *n = vm_device_config_spec(options_new_device(&c, "virtio-net"));
-	bool has_tap = false, has_bridge = false;
+	bool has_tap = false, has_bridge = false, has_offloads = false;
 	const char *p = arg;
 
 	if (options_count(o, "virtio-net") >= VMM_MAX_NETS)
@@ -274,7 +278,7 @@ static int options_parse_net(const char *arg, struct vmm_options *o, char *err, 
 
 		if (!eq || vlen >= sizeof(val))
 			return kvmlu_err(err, errlen, -EINVAL,
-					 "--net %s: '%.*s': expected tap=NAME, mac=MAC or bridge=BR",
+					 "--net %s: '%.*s': expected tap=NAME, mac=MAC, bridge=BR or offloads=on|off",
 					 arg, (int)len, p);
 		memcpy(val, eq + 1, vlen);
 		val[vlen] = '\0';
@@ -298,9 +302,15 @@ static int options_parse_net(const char *arg, struct vmm_options *o, char *err, 
 						 arg, val, IFNAMSIZ - 1);
 			memcpy(n->bridge, val, strlen(val) + 1);
 			has_bridge = true;
+		} else if (klen == 8 && !strncmp(p, "offloads", 8) && !has_offloads) {
+			if (strcmp(val, "on") && strcmp(val, "off"))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "--net %s: offloads '%s': on or off", arg, val);
+			n->no_offloads = !strcmp(val, "off");
+			has_offloads = true;
 		} else {
 			return kvmlu_err(err, errlen, -EINVAL,
-					 "--net %s: unknown or repeated option '%.*s' (tap=NAME, mac=MAC, bridge=BR)",
+					 "--net %s: unknown or repeated option '%.*s' (tap=NAME, mac=MAC, bridge=BR, offloads=on|off)",
 					 arg, (int)klen, p);
 		}
 		p += len;

@@ -106,6 +106,8 @@ int virtio_net_init_fd(struct virtio_net *n, int fd, const struct virtio_net_spe
 	net_zero(n);
 	if (!spec->has_mac)
 		return kvmlu_err(err, errlen, -EINVAL, "tap %s: no MAC", spec->tap);
+	if (spec->no_offloads)
+		features &= ~VIRTIO_NET_OFFLOAD_FEATURES;
 	n->spec = *spec;
 	snprintf(n->name, sizeof(n->name), "virtio-net %s", spec->tap);
 	memcpy(cfg.mac, spec->mac, 6);

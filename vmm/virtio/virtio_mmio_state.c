@@ -156,6 +156,12 @@ int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state 
 	}
 	pthread_mutex_lock(&t->lock);
 	memcpy(t->queues, q, sizeof(q[0]) * t->nr_queues);
+	/*
+	 * The device goes on offering what it offered (a NIC made with
+	 * offloads=off stays so across an upgrade or a kexec, whose configs
+	 * do not carry that), never more than this build can do.
+	 */
+	t->device_features &= s->device_features;
 	t->driver_features = s->driver_features;
 	t->device_features_sel = s->device_features_sel;
 	t->driver_features_sel = s->driver_features_sel;

@@ -49,7 +49,8 @@ int virtio_mmio_state_validate(const struct virtio_mmio_state *s, uint32_t devic
 /*
  * Into t, fresh from virtio_mmio_init() of the same device: the features
  * the driver took must still be offered, the config must be the same
- * bytes, and every ready queue's rings must lie in guest RAM.
+ * bytes, and every ready queue's rings must lie in guest RAM. t then
+ * offers what both it and the saved device offered.
  */
 int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state *s,
 			  char *err, size_t errlen);

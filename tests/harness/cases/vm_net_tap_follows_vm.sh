@@ -54,7 +54,7 @@ stage1() {
 	vm_need_binaries
 	[ -e /dev/net/tun ] || skip "no /dev/net/tun: the host kernel lacks CONFIG_TUN"
 	refuse 64 "mac '01:00:5e:00:00:01': need a unicast MAC" --net tap=t0,mac=01:00:5e:00:00:01
-	refuse 64 "unknown or repeated option 'vhost' (tap=NAME, mac=MAC, bridge=BR)" --net tap=t0,vhost=on
+	refuse 64 "unknown or repeated option 'vhost' (tap=NAME, mac=MAC, bridge=BR, offloads=on|off)" --net tap=t0,vhost=on
 	refuse 1 "tap t0: SIOCBRADDIF to bridge nobr" --net tap=t0,bridge=nobr
 	grep -q "(no such bridge)" /tmp/refused.err || fail "no hint for a missing bridge: $(cat /tmp/refused.err)"
 	[ -e /sys/class/net/t0 ] && fail "a refused start left tap t0 behind"

@@ -401,12 +401,29 @@ static void test_options_takes_nets_with_tap_mac_and_bridge(void **state)
 	assert_string_equal(net_at(&o, 1)->bridge, "br0");
 	assert_true(net_at(&o, 1)->has_mac);
 	assert_memory_equal(net_at(&o, 1)->mac, mac, 6);
+	assert_false(net_at(&o, 0)->no_offloads);
+	assert_false(net_at(&o, 1)->no_offloads);
+}
+
+static void test_options_net_offloads_off(void **state)
+{
+	const char *const a[] = { RUN_OK, "--net", "tap=t0,offloads=off", "--net",
+				  "offloads=on,tap=t1", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, a), 0);
+	assert_true(net_at(&o, 0)->no_offloads);
+	assert_false(net_at(&o, 1)->no_offloads);
 }
 
 static void test_options_refuses_bad_net_options(void **state)
 {
 	static const struct { const char *arg, *msg; } bad[] = {
-		{ "tap0", "--net tap0: 'tap0': expected tap=NAME, mac=MAC or bridge=BR" },
+		{ "tap0", "--net tap0: 'tap0': expected tap=NAME, mac=MAC, bridge=BR or offloads=on|off" },
+		{ "tap=t0,offloads=no", "--net tap=t0,offloads=no: offloads 'no': on or off" },
+		{ "tap=t0,offloads=off,offloads=off", "unknown or repeated option 'offloads'" },
 		{ "mac=52:54:00:00:00:01", "--net 'mac=52:54:00:00:00:01': tap=NAME is required" },
 		{ "tap=t0,mac=52:54:00:00:00", "mac '52:54:00:00:00': need a unicast MAC" },
 		{ "tap=t0,mac=01:00:5e:00:00:01", "mac '01:00:5e:00:00:01': need a unicast MAC" },
@@ -465,6 +482,7 @@ int main(void)
 		cmocka_unit_test(test_options_takes_several_disks_with_their_options),
 		cmocka_unit_test(test_options_lists_disks_then_nics_whatever_the_order_given),
 		cmocka_unit_test(test_options_takes_nets_with_tap_mac_and_bridge),
+		cmocka_unit_test(test_options_net_offloads_off),
 		cmocka_unit_test(test_options_refuses_bad_net_options),
 		cmocka_unit_test(test_options_refuses_shared_tap_or_mac_and_too_many_devices),
 		cmocka_unit_test(test_options_refuses_bad_disk_options),

@@ -972,6 +972,50 @@ static void test_virtio_net_state_without_offloads_restores(void **state)
 	f->dev[1].tap_offloads = VIRTIO_NET_OFFLOADS_UNKNOWN;	/* as an adopted fd */
 	assert_int_equal(virtio_net_set_state(&f->dev[1], &s, f->err, sizeof(f->err)), 0);
 	assert_int_equal(f->dev[1].tap_offloads, 0);
+	/* It goes on offering what it offered, so a guest that resets sees the same device. */
+	assert_int_equal(f->dev[1].t.device_features, s.t.device_features);
+}
+
+/*
+ * offloads=off: the device offers no checksum or segmentation offload
+ * (MRG_RXBUF stays); a driver that asks for one anyway does not get
+ * FEATURES_OK, and the reduced offer crosses a save and restore into a
+ * device made with the default offer.
+ */
+static void test_virtio_net_offloads_off_offers_none(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_spec sp = spec();
+	struct virtio_net_state s;
+	struct virtio_net *n = &f->dev[1];
+	int sv[2];
+
+	sp.no_offloads = true;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &sp, &f->gm, f->err, sizeof(f->err)), 0);
+	assert_int_equal(n->t.device_features & VIRTIO_NET_OFFLOAD_FEATURES, 0);
+	assert_true(n->t.device_features >> VIRTIO_NET_F_MRG_RXBUF & 1);
+	tg_negotiate(&n->t, (1ULL << VIRTIO_F_VERSION_1) | (1ULL << VIRTIO_NET_F_CSUM));
+	assert_false(tg_rd(&n->t, VIRTIO_MMIO_STATUS) & VIRTIO_STATUS_FEATURES_OK);
+
+	virtio_net_close(n);
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	close(f->peer2);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &sp, &f->gm, f->err, sizeof(f->err)), 0);
+	drive(n);
+	virtio_net_quiesce(n);
+	assert_int_equal(virtio_net_get_state(n, &s), 0);
+	virtio_net_close(n);
+	sp.no_offloads = false;
+	assert_int_equal(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv), 0);
+	close(f->peer2);
+	f->peer2 = sv[1];
+	assert_int_equal(virtio_net_init_fd(n, sv[0], &sp, &f->gm, f->err, sizeof(f->err)), 0);
+	assert_int_not_equal(n->t.device_features & VIRTIO_NET_OFFLOAD_FEATURES, 0);
+	assert_int_equal(virtio_net_set_state(n, &s, f->err, sizeof(f->err)), 0);
+	assert_int_equal(n->t.device_features & VIRTIO_NET_OFFLOAD_FEATURES, 0);
 }
 
 /*
@@ -1096,6 +1140,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_mergeable_frame_fills_several_chains, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_restore_sets_offloads_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_without_offloads_restores, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_offloads_off_offers_none, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_from_the_corpus_restores, setup, teardown),
 		cmocka_unit_test(test_virtio_net_mac_parse),
 		cmocka_unit_test(test_tap_name_valid),
