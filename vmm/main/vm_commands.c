@@ -151,6 +151,17 @@ static int vm_run_error(int rc, const char *what, const char *msg, struct json_l
 	return json_line_error_set(e, KVMLU_ERR_FAILED, "%s: %s", what, msg);
 }
 
+/* pause and resume reply alike: the state now, whether it changed, in how long. */
+static json_object *vm_run_reply(const char *state, uint64_t ns)
+{
+	json_object *o = json_object_new_object();
+
+	json_object_object_add(o, KVMLU_KEY_STATE, json_object_new_string(state));
+	json_object_object_add(o, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
+	json_object_object_add(o, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
+	return o;
+}
+
 static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
 			struct json_line_error *e)
 {
@@ -162,10 +173,7 @@ static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object 
 	rc = vm_pause(ctx->vm, VM_PAUSE_TIMEOUT_MS, &ns, msg, sizeof(msg));
 	if (rc)
 		return vm_run_error(rc, "pause", msg, e);
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("paused"));
-	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
+	*ret = vm_run_reply("paused", ns);
 	return 0;
 }
 
@@ -184,10 +192,7 @@ static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object
 	rc = vm_resume(ctx->vm, &ns, msg, sizeof(msg));
 	if (rc)
 		return vm_run_error(rc, "resume", msg, e);
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("running"));
-	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
+	*ret = vm_run_reply("running", ns);
 	return 0;
 }
 
