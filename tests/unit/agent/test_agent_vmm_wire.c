@@ -4,7 +4,8 @@
  * (agent/vmm/vmm_client.c through agent/update/update_ops_host.c), with
  * a fake VMM on a UNIX socket that answers each command with a canned
  * line: durations are taken as the integer ns of protocol 2, exactly; the
- * float ms of protocol 1 are not read; a VMM whose status says another
+ * float ms of protocol 1 are not read; a moment (paused_at, ...) a reply
+ * lacks keeps the agent's own; a VMM whose status says another
  * protocol (or none, protocol 1) is refused at preflight, naming both.
  */
 #include <setjmp.h>
@@ -302,6 +303,29 @@ static void test_protocol_check_names_both_versions(void **state)
 	json_object_put(o);
 }
 
+/* A moment the reply does not give keeps the agent's own; a duration it does not give is 0. */
+static void test_reply_fields_keep_moments_and_zero_durations(void **state)
+{
+	json_object *o = json_tokener_parse("{\"a\":5,\"b\":0,\"c\":\"7\",\"d\":-1,\"e\":9}");
+	int64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7;
+	const struct vmm_reply_field fields[] = {
+		{ "a", &a, true }, { "b", &b, true }, { "c", &c, true }, { "d", &d, true },
+		{ "e", &e, false }, { "c", &f, false }, { "none", &g, false },
+	};
+
+	(void)state;
+	assert_non_null(o);
+	vmm_client_reply_fields(o, fields, sizeof(fields) / sizeof(fields[0]));
+	assert_int_equal(a, 5);
+	assert_int_equal(b, 2);
+	assert_int_equal(c, 3);
+	assert_int_equal(d, 4);
+	assert_int_equal(e, 9);
+	assert_int_equal(f, 0);
+	assert_int_equal(g, 0);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +342,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_durations_are_read_as_integer_ns,
 						fake_vmm_up, fake_vmm_down),
 		cmocka_unit_test(test_protocol_check_names_both_versions),
+		cmocka_unit_test(test_reply_fields_keep_moments_and_zero_durations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
