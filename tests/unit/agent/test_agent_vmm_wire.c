@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -128,8 +129,12 @@ static void journal_vm_at(struct journal_vm *vm, const struct fake_vmm *v)
 	"\"memory\":1048576,\"backend\":\"memfd\",\"preservable\":true,\"uptime_ns\":12500000000," \
 	"\"version\":\"0.2.0\",\"protocol\":" #n ",\"pid\":42}}"
 
-/* The facts of the one VM the fake VMM is, and preflight's verdict on them. */
-static int facts_and_preflight(struct fake_vmm *v, struct vm_facts *vf, char *err, size_t errlen)
+/*
+ * The facts of the one VM the fake VMM is, its status reply status_line,
+ * and preflight's verdict on them.
+ */
+static int facts_and_preflight(struct fake_vmm *v, const char *status_line, struct vm_facts *vf,
+			       char *err, size_t errlen)
 {
 	static struct journal j;
 	struct host_facts h = { .liveupdate_dev = true, .kho_enabled = true,
@@ -138,6 +143,9 @@ static int facts_and_preflight(struct fake_vmm *v, struct vm_facts *vf, char *er
 	struct update_ops ops;
 	struct agent_config cfg;
 
+	v->cmd[0] = "status";
+	v->line[0] = status_line;
+	fake_vmm_start(v);
 	ops_for(&ops, &ctx, &cfg);
 	memset(&j, 0, sizeof(j));
 	snprintf(j.cmdline, sizeof(j.cmdline), "kho=on liveupdate=on");
@@ -156,10 +164,7 @@ static void test_preflight_refuses_a_vmm_of_protocol_1(void **state)
 	struct vm_facts vf;
 	char err[1024];
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V1;
-	fake_vmm_start(v);
-	assert_int_equal(facts_and_preflight(v, &vf, err, sizeof(err)), -EPERM);
+	assert_int_equal(facts_and_preflight(v, STATUS_V1, &vf, err, sizeof(err)), -EPERM);
 	assert_true(vf.answered);
 	if (!strstr(err, "VM vm0: its kvmlu-vmm 0.1.0 speaks control protocol 1, this agent") ||
 	    !strstr(err, "speaks 2"))
@@ -173,10 +178,7 @@ static void test_preflight_refuses_a_vmm_of_a_newer_protocol(void **state)
 	struct vm_facts vf;
 	char err[1024];
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(3);
-	fake_vmm_start(v);
-	assert_int_equal(facts_and_preflight(v, &vf, err, sizeof(err)), -EPERM);
+	assert_int_equal(facts_and_preflight(v, STATUS_V(3), &vf, err, sizeof(err)), -EPERM);
 	if (!strstr(err, "speaks control protocol 3, this agent"))
 		fail_msg("preflight did not name protocol 3: %s", err);
 }
@@ -189,13 +191,32 @@ static void test_preflight_takes_a_vmm_of_protocol_2(void **state)
 	char err[1024] = "";
 	int rc;
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(2);
-	fake_vmm_start(v);
-	rc = facts_and_preflight(v, &vf, err, sizeof(err));
+	rc = facts_and_preflight(v, STATUS_V(2), &vf, err, sizeof(err));
 	assert_string_equal(vf.protocol_why, "");
 	if (rc || strstr(err, "protocol"))
 		fail_msg("preflight refused a protocol 2 VMM: %s", err);
+}
+
+/*
+ * vm_prepare (or vm_verify) on vm0 at the fake VMM, its replies set: vm
+ * gets what the agent read from them.
+ */
+static void vm_op_with(struct fake_vmm *v, bool verify, struct journal_vm *vm)
+{
+	struct update_host_ctx ctx;
+	struct update_ops ops;
+	struct agent_config cfg;
+	char err[256];
+	int rc;
+
+	fake_vmm_start(v);
+	ops_for(&ops, &ctx, &cfg);
+	journal_vm_at(vm, v);
+	rc = verify ? ops.vm_verify(ops.ctx, vm, err, sizeof(err)) :
+		      ops.vm_prepare(ops.ctx, vm, err, sizeof(err));
+	update_ops_host_fini(&ctx);
+	if (rc)
+		fail_msg("%s refused: %s", verify ? "vm_verify" : "vm_prepare", err);
 }
 
 #define PREPARE_REPLY(durations) "{\"ok\":true,\"return\":{\"state\":\"prepared\"," \
@@ -206,20 +227,12 @@ static void test_preflight_takes_a_vmm_of_protocol_2(void **state)
 static void test_prepare_durations_are_read_as_integer_ns(void **state)
 {
 	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
 	struct journal_vm vm;
-	char err[256];
 
 	v->cmd[0] = "prepare-update";
 	v->line[0] = PREPARE_REPLY("\"prepare_ns\":170234567,\"prepare_paused_ns\":5100001,"
 				   "\"capture_ns\":3100999,\"preserve_ram_ns\":60700003");
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_prepare(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
+	vm_op_with(v, false, &vm);
 	assert_int_equal(vm.paused_ns, 1796299376699364654LL);
 	assert_int_equal(vm.vmm_prepare_ns, 170234567);
 	assert_int_equal(vm.steps.prepare_paused_ns, 5100001);
@@ -231,21 +244,13 @@ static void test_prepare_durations_are_read_as_integer_ns(void **state)
 static void test_prepare_float_ms_of_protocol_1_are_not_read(void **state)
 {
 	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
 	struct journal_vm vm;
-	char err[256];
 
 	v->cmd[0] = "prepare-update";
 	v->line[0] = PREPARE_REPLY("\"prepare_ms\":170.2,\"prepare_paused_ms\":5.1,"
 				   "\"capture_ms\":3.1,\"preserve_ram_ms\":60.7,"
 				   "\"prepare_ns\":170.2,\"capture_ns\":\"3100999\"");
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_prepare(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
+	vm_op_with(v, false, &vm);
 	assert_int_equal(vm.vmm_prepare_ns, 0);
 	assert_int_equal(vm.steps.prepare_paused_ns, 0);
 	assert_int_equal(vm.steps.capture_ns, 0);
@@ -256,11 +261,7 @@ static void test_prepare_float_ms_of_protocol_1_are_not_read(void **state)
 static void test_restore_durations_are_read_as_integer_ns(void **state)
 {
 	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
 	struct journal_vm vm;
-	char err[256];
 
 	v->cmd[0] = "status";
 	v->line[0] = STATUS_V(2);
@@ -271,11 +272,7 @@ static void test_restore_durations_are_read_as_integer_ns(void **state)
 		     "\"restore_ns\":41000007,\"retrieve_ns\":12000001,\"vm_create_ns\":9000002,"
 		     "\"verify_start_ns\":300003,\"state_restore_ns\":2000004,"
 		     "\"verification\":\"verified\"}}";
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_verify(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
+	vm_op_with(v, true, &vm);
 	assert_int_equal(vm.resumed_ns, 1796299377000000001LL);
 	assert_int_equal(vm.verified_ns, 1796299377100000002LL);
 	assert_int_equal(vm.vmm_restore_ns, 41000007);
