@@ -247,10 +247,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vm_disks_accepts_no_disks),
-		cmocka_unit_test_setup_teardown(test_vm_disks_accepts_the_file_the_vm_has_open, disk_up, disk_down),
-		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_replaced_file, disk_up, disk_down),
-		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_disk_the_vmm_says_changed, disk_up, disk_down),
-		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_removed_file, disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_accepts_the_file_the_vm_has_open,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_replaced_file,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_disk_the_vmm_says_changed,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_removed_file,
+						disk_up, disk_down),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_on_tmpfs),
 		cmocka_unit_test(test_vm_disks_accepts_a_block_device_by_its_device_number),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_it_cannot_identify),

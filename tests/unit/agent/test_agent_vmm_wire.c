@@ -198,10 +198,11 @@ static void test_preflight_takes_a_vmm_of_protocol_2(void **state)
 }
 
 /*
- * vm_prepare (or vm_verify) on vm0 at the fake VMM, its replies set: vm
- * gets what the agent read from them.
+ * vm_prepare (or vm_verify, after a protocol 2 status) on vm0 at the fake
+ * VMM, which answers prepare-update (or update-status) with reply: vm gets
+ * what the agent read.
  */
-static void vm_op_with(struct fake_vmm *v, bool verify, struct journal_vm *vm)
+static void vm_op_with(struct fake_vmm *v, bool verify, const char *reply, struct journal_vm *vm)
 {
 	struct update_host_ctx ctx;
 	struct update_ops ops;
@@ -209,6 +210,10 @@ static void vm_op_with(struct fake_vmm *v, bool verify, struct journal_vm *vm)
 	char err[256];
 	int rc;
 
+	v->cmd[0] = verify ? "status" : "prepare-update";
+	v->line[0] = verify ? STATUS_V(2) : reply;
+	v->cmd[1] = verify ? "update-status" : NULL;
+	v->line[1] = verify ? reply : NULL;
 	fake_vmm_start(v);
 	ops_for(&ops, &ctx, &cfg);
 	journal_vm_at(vm, v);
@@ -223,38 +228,35 @@ static void vm_op_with(struct fake_vmm *v, bool verify, struct journal_vm *vm)
 	"\"session\":\"kvmlu/vm/vm0\",\"checksum\":\"0a082630ff1babfe4e51e583fb0b22bd\"," \
 	"\"memory\":1048576,\"paused_at_ns\":1796299376699364654," durations "}}"
 
+/* What the agent records from prepare-update's reply: the pause time and four durations. */
+static void prepare_reads(void **state, const char *reply, int64_t prepare_ns,
+			  int64_t prepare_paused_ns, int64_t capture_ns, int64_t preserve_ram_ns)
+{
+	struct journal_vm vm;
+
+	vm_op_with(*state, false, reply, &vm);
+	assert_int_equal(vm.paused_ns, 1796299376699364654LL);
+	assert_int_equal(vm.vmm_prepare_ns, prepare_ns);
+	assert_int_equal(vm.steps.prepare_paused_ns, prepare_paused_ns);
+	assert_int_equal(vm.steps.capture_ns, capture_ns);
+	assert_int_equal(vm.steps.preserve_ram_ns, preserve_ram_ns);
+}
+
 /* prepare-update's durations are the VMM's integer ns, to the nanosecond. */
 static void test_prepare_durations_are_read_as_integer_ns(void **state)
 {
-	struct fake_vmm *v = *state;
-	struct journal_vm vm;
-
-	v->cmd[0] = "prepare-update";
-	v->line[0] = PREPARE_REPLY("\"prepare_ns\":170234567,\"prepare_paused_ns\":5100001,"
-				   "\"capture_ns\":3100999,\"preserve_ram_ns\":60700003");
-	vm_op_with(v, false, &vm);
-	assert_int_equal(vm.paused_ns, 1796299376699364654LL);
-	assert_int_equal(vm.vmm_prepare_ns, 170234567);
-	assert_int_equal(vm.steps.prepare_paused_ns, 5100001);
-	assert_int_equal(vm.steps.capture_ns, 3100999);
-	assert_int_equal(vm.steps.preserve_ram_ns, 60700003);
+	prepare_reads(state, PREPARE_REPLY("\"prepare_ns\":170234567,\"prepare_paused_ns\":5100001,"
+					   "\"capture_ns\":3100999,\"preserve_ram_ns\":60700003"),
+		      170234567, 5100001, 3100999, 60700003);
 }
 
 /* Protocol 1's float ms are not durations any more: nothing is read from them. */
 static void test_prepare_float_ms_of_protocol_1_are_not_read(void **state)
 {
-	struct fake_vmm *v = *state;
-	struct journal_vm vm;
-
-	v->cmd[0] = "prepare-update";
-	v->line[0] = PREPARE_REPLY("\"prepare_ms\":170.2,\"prepare_paused_ms\":5.1,"
-				   "\"capture_ms\":3.1,\"preserve_ram_ms\":60.7,"
-				   "\"prepare_ns\":170.2,\"capture_ns\":\"3100999\"");
-	vm_op_with(v, false, &vm);
-	assert_int_equal(vm.vmm_prepare_ns, 0);
-	assert_int_equal(vm.steps.prepare_paused_ns, 0);
-	assert_int_equal(vm.steps.capture_ns, 0);
-	assert_int_equal(vm.steps.preserve_ram_ns, 0);
+	prepare_reads(state, PREPARE_REPLY("\"prepare_ms\":170.2,\"prepare_paused_ms\":5.1,"
+					   "\"capture_ms\":3.1,\"preserve_ram_ms\":60.7,"
+					   "\"prepare_ns\":170.2,\"capture_ns\":\"3100999\""),
+		      0, 0, 0, 0);
 }
 
 /* update-status after the restore: the restore's durations, integer ns. */
@@ -263,16 +265,13 @@ static void test_restore_durations_are_read_as_integer_ns(void **state)
 	struct fake_vmm *v = *state;
 	struct journal_vm vm;
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(2);
-	v->cmd[1] = "update-status";
-	v->line[1] = "{\"ok\":true,\"return\":{\"phase\":\"restored\",\"session\":\"kvmlu/vm/vm0\","
-		     "\"memory_verified\":true,\"checksum_now\":\"0a082630ff1babfe4e51e583fb0b22bd\","
-		     "\"resumed_at_ns\":1796299377000000001,\"verified_at_ns\":1796299377100000002,"
-		     "\"restore_ns\":41000007,\"retrieve_ns\":12000001,\"vm_create_ns\":9000002,"
-		     "\"verify_start_ns\":300003,\"state_restore_ns\":2000004,"
-		     "\"verification\":\"verified\"}}";
-	vm_op_with(v, true, &vm);
+	vm_op_with(v, true,
+		   "{\"ok\":true,\"return\":{\"phase\":\"restored\",\"session\":\"kvmlu/vm/vm0\","
+		   "\"memory_verified\":true,\"checksum_now\":\"0a082630ff1babfe4e51e583fb0b22bd\","
+		   "\"resumed_at_ns\":1796299377000000001,\"verified_at_ns\":1796299377100000002,"
+		   "\"restore_ns\":41000007,\"retrieve_ns\":12000001,\"vm_create_ns\":9000002,"
+		   "\"verify_start_ns\":300003,\"state_restore_ns\":2000004,"
+		   "\"verification\":\"verified\"}}", &vm);
 	assert_int_equal(vm.resumed_ns, 1796299377000000001LL);
 	assert_int_equal(vm.verified_ns, 1796299377100000002LL);
 	assert_int_equal(vm.vmm_restore_ns, 41000007);
