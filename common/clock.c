@@ -25,3 +25,14 @@ uint64_t kvmlu_wall_ns(void)
 {
 	return read_ns(CLOCK_REALTIME);
 }
+
+void kvmlu_deadline_ms(struct timespec *ts, clockid_t clock, unsigned int ms)
+{
+	clock_gettime(clock, ts);
+	ts->tv_sec += ms / 1000;
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}

@@ -9,9 +9,17 @@
 #define KVMLU_COMMON_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 uint64_t kvmlu_mono_ns(void);
 int64_t kvmlu_mono_ms(void);
 uint64_t kvmlu_wall_ns(void);
+
+/*
+ * *ts = now on clock plus ms: the absolute deadline pthread_cond_timedwait()
+ * takes, on the clock its condition variable waits by (CLOCK_REALTIME
+ * unless pthread_condattr_setclock() chose another).
+ */
+void kvmlu_deadline_ms(struct timespec *ts, clockid_t clock, unsigned int ms);
 
 #endif /* KVMLU_COMMON_CLOCK_H */

@@ -440,15 +440,8 @@ int guestmem_lazy_verify_wait(struct guestmem_lazy_verify *lv, int timeout_ms)
 	struct timespec until;
 	int ret = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	if (timeout_ms >= 0) {
-		until.tv_sec += timeout_ms / 1000;
-		until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	if (timeout_ms >= 0)
+		kvmlu_deadline_ms(&until, CLOCK_REALTIME, (unsigned int)timeout_ms);
 	pthread_mutex_lock(&lv->lock);
 	while (!lv->done && !ret)
 		ret = timeout_ms < 0 ? pthread_cond_wait(&lv->cond, &lv->lock) :

@@ -463,17 +463,6 @@ uint64_t vm_uptime_ns(const struct vm *vm)
 
 /* Pause and resume: see the top of this file. */
 
-static void pause_deadline(struct timespec *dl, unsigned int ms)
-{
-	clock_gettime(CLOCK_MONOTONIC, dl);
-	dl->tv_sec += ms / 1000;
-	dl->tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (dl->tv_nsec >= 1000000000L) {
-		dl->tv_sec++;
-		dl->tv_nsec -= 1000000000L;
-	}
-}
-
 int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
 	     char *err, size_t errlen)
 {
@@ -500,7 +489,7 @@ int vm_pause(struct vm *vm, unsigned int timeout_ms, uint64_t *ns,
 
 	vm_kick_vcpus(vm);
 
-	pause_deadline(&dl, timeout_ms);
+	kvmlu_deadline_ms(&dl, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&vm->lock);
 	while (vm->nr_parked < vm->nr_threads && !vm->stop_req && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&vm->cond, &vm->lock, &dl);

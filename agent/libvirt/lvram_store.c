@@ -10,6 +10,7 @@
 
 #include "agent/libvirt/lvram_peer.h"
 #include "agent/libvirt/lvram_store.h"
+#include "common/clock.h"
 #include "common/err.h"
 
 struct held {
@@ -157,13 +158,7 @@ int lvram_store_wait_incoming(const char *uuid, int timeout_ms, char *why, size_
 	struct held *h;
 	int rc = 0;
 
-	clock_gettime(CLOCK_REALTIME, &until);
-	until.tv_sec += timeout_ms / 1000;
-	until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (until.tv_nsec >= 1000000000L) {
-		until.tv_sec++;
-		until.tv_nsec -= 1000000000L;
-	}
+	kvmlu_deadline_ms(&until, CLOCK_REALTIME, timeout_ms > 0 ? (unsigned int)timeout_ms : 0);
 	pthread_mutex_lock(&lock);
 	while ((h = find(uuid)) && !h->incoming_done && rc != ETIMEDOUT)
 		rc = pthread_cond_timedwait(&changed, &lock, &until);

@@ -150,17 +150,21 @@ static int vm_prepare_op(void *vctx, struct journal_vm *vm, char *err, size_t er
 		rc = kvmlu_err(err, errlen, -EPROTO, "ready without a 32-hex-digit checksum (%s)",
 			       sum ? sum : "none");
 	if (!rc) {
+		const struct vmm_reply_field f[] = {
+			/* The VMM's own pause time is closer to the truth than ours. */
+			{ KVMLU_KEY_PAUSED_AT, &vm->paused_ns, true },
+			{ KVMLU_KEY_PREPARE_NS, &vm->vmm_prepare_ns, false },
+			{ KVMLU_KEY_PREPARE_PAUSED_NS, &vm->steps.prepare_paused_ns, false },
+			{ KVMLU_KEY_CAPTURE_NS, &vm->steps.capture_ns, false },
+			{ KVMLU_KEY_PRESERVE_RAM_NS, &vm->steps.preserve_ram_ns, false },
+		};
+		long long mem = vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
+
 		snprintf(vm->session, sizeof(vm->session), "%s", session);
 		memcpy(vm->checksum, sum, JOURNAL_CHECKSUM_LEN + 1);
-		/* The VMM's own pause time is closer to the truth than ours. */
-		if (vmm_client_reply_int(ret, KVMLU_KEY_PAUSED_AT) > 0)
-			vm->paused_ns = (int64_t)vmm_client_reply_int(ret, KVMLU_KEY_PAUSED_AT);
-		if (vmm_client_reply_int(ret, KVMLU_KEY_MEMORY) > 0)
-			vm->memory_bytes = (uint64_t)vmm_client_reply_int(ret, KVMLU_KEY_MEMORY);
-		vm->vmm_prepare_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_NS);
-		vm->steps.prepare_paused_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PREPARE_PAUSED_NS);
-		vm->steps.capture_ns = vmm_client_reply_ns(ret, KVMLU_KEY_CAPTURE_NS);
-		vm->steps.preserve_ram_ns = vmm_client_reply_ns(ret, KVMLU_KEY_PRESERVE_RAM_NS);
+		vmm_client_reply_fields(ret, f, sizeof(f) / sizeof(f[0]));
+		if (mem > 0)
+			vm->memory_bytes = (uint64_t)mem;
 	}
 	json_object_put(ret);
 	return rc;

@@ -40,6 +40,15 @@ static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *v
 			 char *err, size_t errlen)
 {
 	int64_t deadline = (int64_t)kvmlu_wall_ns() + (int64_t)ctx->cfg->restore_timeout_ms * 1000000;
+	const struct vmm_reply_field f[] = {
+		{ KVMLU_KEY_VERIFIED_AT, &vm->verified_ns, true },
+		{ KVMLU_KEY_RESUMED_AT, &vm->resumed_ns, true },
+		{ KVMLU_KEY_RESTORE_NS, &vm->vmm_restore_ns, false },
+		{ KVMLU_KEY_RETRIEVE_NS, &vm->steps.retrieve_ns, false },
+		{ KVMLU_KEY_VM_CREATE_NS, &vm->steps.vm_create_ns, false },
+		{ KVMLU_KEY_VERIFY_START_NS, &vm->steps.verify_start_ns, false },
+		{ KVMLU_KEY_STATE_RESTORE_NS, &vm->steps.state_restore_ns, false },
+	};
 	struct json_object *lu = NULL, *v;
 	const char *sum, *phase, *verification;
 	int rc = 0;
@@ -65,18 +74,10 @@ static int restore_facts(const struct update_host_ctx *ctx, struct journal_vm *v
 		lu = NULL;
 		usleep(RESTORE_POLL_US * 4);
 	}
-	if (vmm_client_reply_int(lu, KVMLU_KEY_VERIFIED_AT) > 0)
-		vm->verified_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_VERIFIED_AT);
+	vmm_client_reply_fields(lu, f, sizeof(f) / sizeof(f[0]));
 	sum = vmm_client_reply_str(lu, KVMLU_KEY_SUM_NOW);
 	if (sum && strlen(sum) == JOURNAL_CHECKSUM_LEN)
 		memcpy(vm->checksum_after, sum, JOURNAL_CHECKSUM_LEN + 1);
-	if (vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT) > 0)
-		vm->resumed_ns = (int64_t)vmm_client_reply_int(lu, KVMLU_KEY_RESUMED_AT);
-	vm->vmm_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RESTORE_NS);
-	vm->steps.retrieve_ns = vmm_client_reply_ns(lu, KVMLU_KEY_RETRIEVE_NS);
-	vm->steps.vm_create_ns = vmm_client_reply_ns(lu, KVMLU_KEY_VM_CREATE_NS);
-	vm->steps.verify_start_ns = vmm_client_reply_ns(lu, KVMLU_KEY_VERIFY_START_NS);
-	vm->steps.state_restore_ns = vmm_client_reply_ns(lu, KVMLU_KEY_STATE_RESTORE_NS);
 	phase = vmm_client_reply_str(lu, KVMLU_KEY_PHASE);
 	if ((json_object_object_get_ex(lu, KVMLU_KEY_VERIFIED, &v) &&
 	     json_object_is_type(v, json_type_boolean) && !json_object_get_boolean(v)) ||

@@ -73,6 +73,18 @@ int64_t vmm_client_reply_ns(struct json_object *ret, const char *key)
 	return ns > 0 ? (int64_t)ns : 0;
 }
 
+void vmm_client_reply_fields(struct json_object *ret, const struct vmm_reply_field *f, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		int64_t v = vmm_client_reply_ns(ret, f[i].key);
+
+		if (v > 0 || !f[i].keep)
+			*f[i].field = v;
+	}
+}
+
 int vmm_client_check_protocol(struct json_object *status, char *err, size_t errlen)
 {
 	const char *version = vmm_client_reply_str(status, KVMLU_KEY_VERSION);

@@ -7,6 +7,7 @@
 #ifndef KVMLU_VMM_CLIENT_H
 #define KVMLU_VMM_CLIENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,6 +34,20 @@ long long vmm_client_reply_int(struct json_object *ret, const char *key);
 
 /* A duration in ns (the integer under key); 0 if absent, not one or negative. */
 int64_t vmm_client_reply_ns(struct json_object *ret, const char *key);
+
+/* One integer of a reply and the field it goes to. */
+struct vmm_reply_field {
+	const char *key;
+	int64_t *field;
+	/*
+	 * A moment (wall ns) the agent noted itself: a reply without a
+	 * positive value leaves it. Else a duration: 0 (unknown) then.
+	 */
+	bool keep;
+};
+
+/* Each of the n keys read once into its field, as the entry says. */
+void vmm_client_reply_fields(struct json_object *ret, const struct vmm_reply_field *f, size_t n);
 
 /*
  * 0 if a VMM's status reply says it speaks this agent's protocol

@@ -10,59 +10,60 @@
 /* Revision 2: integers in this AML are 64 bits wide. */
 #define DSDT_REVISION	2
 
-static void dsdt_com1(struct aml *a)
-{
-	uint8_t rt[AML_RES_IO_SIZE + AML_RES_IRQ_SIZE + AML_RES_END_SIZE];
-	size_t n = 0, dev;
+/* No _UID: the only device of its _HID. */
+#define DSDT_NO_UID	(-1)
 
-	aml_res_io(rt, &n, DSDT_COM1_PORT, 8);
-	aml_res_irq(rt, &n, DSDT_COM1_IRQ);
-	aml_res_end(rt, &n);
-	dev = aml_device_begin(a, "COM1");
+/* Device (name) { _HID hid, _UID uid unless DSDT_NO_UID, _CRS the resource template rt }. */
+static void dsdt_device(struct aml *a, const char *name, const char *hid, int64_t uid,
+			const uint8_t *rt, size_t n)
+{
+	size_t dev = aml_device_begin(a, name);
+
 	aml_name(a, "_HID");
-	aml_string(a, "PNP0501");
-	aml_name(a, "_UID");
-	aml_integer(a, 1);
+	aml_string(a, hid);
+	if (uid != DSDT_NO_UID) {
+		aml_name(a, "_UID");
+		aml_integer(a, (uint64_t)uid);
+	}
 	aml_name(a, "_CRS");
 	aml_buffer(a, rt, n);
 	aml_pkg_end(a, dev);
 }
 
+static void dsdt_com1(struct aml *a)
+{
+	uint8_t rt[AML_RES_IO_SIZE + AML_RES_IRQ_SIZE + AML_RES_END_SIZE];
+	size_t n = 0;
+
+	aml_res_io(rt, &n, DSDT_COM1_PORT, 8);
+	aml_res_irq(rt, &n, DSDT_COM1_IRQ);
+	aml_res_end(rt, &n);
+	dsdt_device(a, "COM1", "PNP0501", 1, rt, n);
+}
+
 static void dsdt_i8042(struct aml *a)
 {
 	uint8_t rt[2 * AML_RES_IO_SIZE + AML_RES_IRQ_SIZE + AML_RES_END_SIZE];
-	size_t n = 0, dev;
+	size_t n = 0;
 
 	aml_res_io(rt, &n, DSDT_I8042_DATA, 1);
 	aml_res_io(rt, &n, DSDT_I8042_CMD, 1);
 	aml_res_irq(rt, &n, DSDT_I8042_IRQ);
 	aml_res_end(rt, &n);
-	dev = aml_device_begin(a, "PS2_");
-	aml_name(a, "_HID");
-	aml_string(a, "PNP0303");
-	aml_name(a, "_CRS");
-	aml_buffer(a, rt, n);
-	aml_pkg_end(a, dev);
+	dsdt_device(a, "PS2_", "PNP0303", DSDT_NO_UID, rt, n);
 }
 
 static void dsdt_virtio_mmio(struct aml *a, unsigned int i, const struct acpi_mmio_device *d)
 {
 	uint8_t rt[AML_RES_MEM32F_SIZE + AML_RES_XIRQ_SIZE + AML_RES_END_SIZE];
 	char name[5];
-	size_t n = 0, dev;
+	size_t n = 0;
 
 	aml_res_mem32_fixed(rt, &n, (uint32_t)d->base, d->size);
 	aml_res_ext_irq(rt, &n, d->gsi);
 	aml_res_end(rt, &n);
 	snprintf(name, sizeof(name), "V%03X", i & 0xfffu);
-	dev = aml_device_begin(a, name);
-	aml_name(a, "_HID");
-	aml_string(a, "LNRO0005");
-	aml_name(a, "_UID");
-	aml_integer(a, i);
-	aml_name(a, "_CRS");
-	aml_buffer(a, rt, n);
-	aml_pkg_end(a, dev);
+	dsdt_device(a, name, "LNRO0005", i, rt, n);
 }
 
 int dsdt_write(uint8_t *buf, size_t cap, const struct acpi_machine *m, size_t *len)

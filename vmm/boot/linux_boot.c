@@ -12,25 +12,17 @@
 #include "vmm/boot/linux_boot.h"
 #include "vmm/boot/linux_bzimage.h"
 #include "vmm/boot/linux_load.h"
+#include "vmm/boot/long_mode.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
-static int linux_boot_bsp(struct vcpu *v, const struct linux_load_plan *plan,
-			  char *err, size_t errlen)
+/* long_mode_regs_fn for the BSP: ctx is the struct linux_load_plan. */
+static void linux_boot_bsp_regs(const void *ctx, unsigned int vcpu_index,
+				struct kvm_regs *r, struct kvm_sregs *sr)
 {
-	struct kvm_sregs sr;
-	struct kvm_regs r;
-	int rc;
-
-	rc = vcpu_get_sregs(v, &sr, err, errlen);
-	if (rc)
-		return rc;
-	linux_load_bsp_regs(plan, &r, &sr);
-	rc = vcpu_set_sregs(v, &sr, err, errlen);
-	if (rc)
-		return rc;
-	return vcpu_set_regs(v, &r, err, errlen);
+	(void)vcpu_index;
+	linux_load_bsp_regs(ctx, r, sr);
 }
 
 /*
@@ -112,7 +104,7 @@ int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	if (rc)
 		goto err_free_initrd;
 	/* The APs keep KVM's reset state and wait for Linux's INIT/SIPI. */
-	rc = linux_boot_bsp(&vm->vcpus[0], &plan, err, errlen);
+	rc = long_mode_start_vcpu(&vm->vcpus[0], linux_boot_bsp_regs, &plan, err, errlen);
 err_free_initrd:
 	free(ibuf);
 err_free_kernel:

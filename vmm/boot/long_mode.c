@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "vmm/boot/long_mode.h"
+#include "vmm/vcpu.h"
 
 void long_mode_write_gdt(uint64_t *gdt, unsigned int entries, uint16_t cs, uint16_t ds)
 {
@@ -62,4 +63,22 @@ void long_mode_sregs(struct kvm_sregs *sr, uint16_t cs, uint16_t ds,
 	sr->cr3 = cr3;
 	sr->cr4 = CR4_PAE;
 	sr->efer = EFER_LME | EFER_LMA;
+}
+
+int long_mode_start_vcpu(struct vcpu *v, long_mode_regs_fn *fill, const void *ctx,
+			 char *err, size_t errlen)
+{
+	struct kvm_sregs sr;
+	struct kvm_regs r;
+	int rc;
+
+	rc = vcpu_get_sregs(v, &sr, err, errlen);
+	if (rc)
+		return rc;
+	memset(&r, 0, sizeof(r));
+	fill(ctx, v->index, &r, &sr);
+	rc = vcpu_set_sregs(v, &sr, err, errlen);
+	if (rc)
+		return rc;
+	return vcpu_set_regs(v, &r, err, errlen);
 }

@@ -9,9 +9,12 @@
 #ifndef KVMLU_LONG_MODE_H
 #define KVMLU_LONG_MODE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "kvmlu/kvm_uapi.h"
+
+struct vcpu;
 
 #define GDT_CODE64	0x00af9a000000ffffULL	/* P, DPL0, code r/x, L, G */
 #define GDT_DATA	0x00cf92000000ffffULL	/* P, DPL0, data r/w, D/B, G */
@@ -58,5 +61,21 @@ void long_mode_identity_map(uint64_t *pml4, uint64_t *pdpt, uint64_t *pd,
  */
 void long_mode_sregs(struct kvm_sregs *sr, uint16_t cs, uint16_t ds,
 		     uint64_t gdt_gpa, unsigned int gdt_entries, uint64_t cr3);
+
+/*
+ * A boot path's registers for the vCPU numbered vcpu_index: sr holds the
+ * special registers as KVM has them (the parts long mode does not set,
+ * such as the APIC base, must stay), r is all zero.
+ */
+typedef void long_mode_regs_fn(const void *ctx, unsigned int vcpu_index,
+			       struct kvm_regs *r, struct kvm_sregs *sr);
+
+/*
+ * Start v where fill(ctx) puts it: read its special registers, let fill()
+ * set both register sets, write the special registers (long mode) first,
+ * then the general ones.
+ */
+int long_mode_start_vcpu(struct vcpu *v, long_mode_regs_fn *fill, const void *ctx,
+			 char *err, size_t errlen);
 
 #endif /* KVMLU_LONG_MODE_H */

@@ -96,30 +96,26 @@ static void payload_write_boot_info(struct vm *vm, uint64_t image_size)
 	}
 }
 
+/* long_mode_regs_fn for every vCPU (no ctx): the entry payload_abi.h describes. */
+static void payload_vcpu_regs(const void *ctx, unsigned int vcpu_index,
+			      struct kvm_regs *r, struct kvm_sregs *sr)
+{
+	(void)ctx;
+	long_mode_sregs(sr, KVMLU_BOOT_CS, KVMLU_BOOT_DS, KVMLU_BOOT_GDT_GPA, 3, KVMLU_PML4_GPA);
+	/* What payload_abi.h promises on top of bare long mode. */
+	sr->cr0 |= CR0_WP | CR0_AM;
+	sr->cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT;
+	sr->efer |= EFER_SCE | EFER_NXE;
+	r->rip = KVMLU_PAYLOAD_ENTRY;
+	r->rdi = vcpu_index;
+	r->rsi = KVMLU_BOOT_INFO_GPA;
+	r->rflags = 0x2;
+}
+
 static int payload_setup_vcpu(struct vcpu *v, char *err, size_t errlen)
 {
-	struct kvm_sregs sr;
-	struct kvm_regs r;
-	int rc;
+	int rc = long_mode_start_vcpu(v, payload_vcpu_regs, NULL, err, errlen);
 
-	rc = vcpu_get_sregs(v, &sr, err, errlen);
-	if (rc)
-		return rc;
-	long_mode_sregs(&sr, KVMLU_BOOT_CS, KVMLU_BOOT_DS, KVMLU_BOOT_GDT_GPA, 3, KVMLU_PML4_GPA);
-	/* What payload_abi.h promises on top of bare long mode. */
-	sr.cr0 |= CR0_WP | CR0_AM;
-	sr.cr4 |= CR4_OSFXSR | CR4_OSXMMEXCPT;
-	sr.efer |= EFER_SCE | EFER_NXE;
-	rc = vcpu_set_sregs(v, &sr, err, errlen);
-	if (rc)
-		return rc;
-
-	memset(&r, 0, sizeof(r));
-	r.rip = KVMLU_PAYLOAD_ENTRY;
-	r.rdi = v->index;
-	r.rsi = KVMLU_BOOT_INFO_GPA;
-	r.rflags = 0x2;
-	rc = vcpu_set_regs(v, &r, err, errlen);
 	if (rc)
 		return rc;
 	/* With an in-kernel LAPIC the APs would wait for INIT/SIPI otherwise. */

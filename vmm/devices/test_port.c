@@ -8,6 +8,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "common/clock.h"
 #include "kvmlu/payload_abi.h"
 #include "vmm/devices/test_port.h"
 #include "vmm/io_bus.h"
@@ -81,13 +82,7 @@ int test_port_request(struct test_port *tp, uint32_t req, unsigned int timeout_m
 	uint64_t seen;
 	int err = 0;
 
-	clock_gettime(CLOCK_MONOTONIC, &dl);
-	dl.tv_sec += timeout_ms / 1000;
-	dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-	if (dl.tv_nsec >= 1000000000L) {
-		dl.tv_sec++;
-		dl.tv_nsec -= 1000000000L;
-	}
+	kvmlu_deadline_ms(&dl, CLOCK_MONOTONIC, timeout_ms);
 	pthread_mutex_lock(&tp->lock);
 	seen = tp->results;
 	tp->pending |= req;

@@ -151,44 +151,47 @@ static int vm_run_error(int rc, const char *what, const char *msg, struct json_l
 	return json_line_error_set(e, KVMLU_ERR_FAILED, "%s: %s", what, msg);
 }
 
-static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
-			struct json_line_error *e)
+/*
+ * pause and resume alike: the same errors, and a reply with the state now,
+ * whether it changed and how long that took.
+ */
+static int vm_pause_or_resume(struct vm *vm, bool pause, json_object **ret,
+			      struct json_line_error *e)
 {
 	char msg[256] = "";
 	uint64_t ns;
 	int rc;
 
-	(void)args;
-	rc = vm_pause(ctx->vm, VM_PAUSE_TIMEOUT_MS, &ns, msg, sizeof(msg));
+	if (pause)
+		rc = vm_pause(vm, VM_PAUSE_TIMEOUT_MS, &ns, msg, sizeof(msg));
+	else
+		rc = vm_resume(vm, &ns, msg, sizeof(msg));
 	if (rc)
-		return vm_run_error(rc, "pause", msg, e);
+		return vm_run_error(rc, pause ? "pause" : "resume", msg, e);
 	*ret = json_object_new_object();
-	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("paused"));
+	json_object_object_add(*ret, KVMLU_KEY_STATE,
+			       json_object_new_string(pause ? "paused" : "running"));
 	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
 	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
 	return 0;
 }
 
+static int vm_cmd_pause(struct control_ctx *ctx, json_object *args, json_object **ret,
+			struct json_line_error *e)
+{
+	(void)args;
+	return vm_pause_or_resume(ctx->vm, true, ret, e);
+}
+
 static int vm_cmd_resume(struct control_ctx *ctx, json_object *args, json_object **ret,
 			 struct json_line_error *e)
 {
-	char msg[256] = "";
-	uint64_t ns;
-	int rc;
-
 	(void)args;
 	/* A prepared host update holds a state that a running guest would make stale. */
 	if (live_update_prepared())
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					   "resume refused: prepared for a host update (send abort-update)");
-	rc = vm_resume(ctx->vm, &ns, msg, sizeof(msg));
-	if (rc)
-		return vm_run_error(rc, "resume", msg, e);
-	*ret = json_object_new_object();
-	json_object_object_add(*ret, KVMLU_KEY_STATE, json_object_new_string("running"));
-	json_object_object_add(*ret, KVMLU_KEY_CHANGED, json_object_new_boolean(ns != 0));
-	json_object_object_add(*ret, KVMLU_KEY_LATENCY_NS, json_line_new_u64(ns));
-	return 0;
+	return vm_pause_or_resume(ctx->vm, false, ret, e);
 }
 
 /*

@@ -26,20 +26,27 @@
 
 static char why[256];
 
-/* {"disks":[{"path":P,"dev":D,"ino":I}]} for the file at path as it is now. */
-static json_object *status_for(const char *path, int64_t dev_delta)
+/* {"disks":[{"path":P,"dev":D,"ino":I}]}, the way kvmlu-vmm reports a disk. */
+static json_object *status_raw(const char *path, uint64_t dev, uint64_t ino)
 {
 	json_object *o = json_object_new_object(), *arr = json_object_new_array();
 	json_object *d = json_object_new_object();
-	struct stat st;
 
-	assert_int_equal(stat(path, &st), 0);
 	json_object_object_add(d, "path", json_object_new_string(path));
-	json_object_object_add(d, "dev", json_object_new_int64((int64_t)st.st_dev));
-	json_object_object_add(d, "ino", json_object_new_int64((int64_t)st.st_ino + dev_delta));
+	json_object_object_add(d, "dev", json_object_new_int64((int64_t)dev));
+	json_object_object_add(d, "ino", json_object_new_int64((int64_t)ino));
 	json_object_array_add(arr, d);
 	json_object_object_add(o, "disks", arr);
 	return o;
+}
+
+/* The status for the file at path as it is now, its inode number off by ino_delta. */
+static json_object *status_for(const char *path, int64_t ino_delta)
+{
+	struct stat st;
+
+	assert_int_equal(stat(path, &st), 0);
+	return status_raw(path, st.st_dev, (uint64_t)((int64_t)st.st_ino + ino_delta));
 }
 
 /* A disk file somewhere that is not tmpfs (the build tree), or NULL. */
@@ -62,6 +69,46 @@ static char *persistent_file(void)
 	return path;
 }
 
+/* A persistent disk file for one test, and the status reply naming it. */
+struct disk {
+	char *path;		/* NULL: no persistent file system here */
+	char abs[4096];
+	json_object *status;
+};
+
+static int disk_up(void **state)
+{
+	static struct disk d;
+
+	memset(&d, 0, sizeof(d));
+	d.path = persistent_file();
+	if (d.path && !realpath(d.path, d.abs))
+		return -1;
+	*state = &d;
+	return 0;
+}
+
+static int disk_down(void **state)
+{
+	struct disk *d = *state;
+
+	if (d->path)
+		unlink(d->path);
+	json_object_put(d->status);
+	return 0;
+}
+
+/* The test's disk as the VMM reports it (inode number off by ino_delta); skips without one. */
+static json_object *disk_status(void **state, int64_t ino_delta)
+{
+	struct disk *d = *state;
+
+	if (!d->path)
+		skip();
+	d->status = status_for(d->abs, ino_delta);
+	return d->status;
+}
+
 static void test_vm_disks_accepts_no_disks(void **state)
 {
 	json_object *o = json_object_new_object();
@@ -73,48 +120,26 @@ static void test_vm_disks_accepts_no_disks(void **state)
 
 static void test_vm_disks_accepts_the_file_the_vm_has_open(void **state)
 {
-	char abs[4096], *p = persistent_file();
-	json_object *o;
+	json_object *o = disk_status(state, 0);
 
-	(void)state;
-	if (!p)
-		skip();
-	assert_non_null(realpath(p, abs));
-	o = status_for(abs, 0);
 	if (vm_disks_check(o, why, sizeof(why)))
 		fail_msg("refused: %s", why);
-	json_object_put(o);
-	unlink(p);
 }
 
 static void test_vm_disks_refuses_a_replaced_file(void **state)
 {
-	char abs[4096], *p = persistent_file();
-	json_object *o;
+	json_object *o = disk_status(state, 1);
 
-	(void)state;
-	if (!p)
-		skip();
-	assert_non_null(realpath(p, abs));
-	o = status_for(abs, 1);
 	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
 	assert_non_null(strstr(why, "is not the file the VM has open"));
-	json_object_put(o);
-	unlink(p);
 }
 
 /* A disk the VMM reports changed (status "problem": truncated under the VM) is refused with it. */
 static void test_vm_disks_refuses_a_disk_the_vmm_says_changed(void **state)
 {
-	char abs[4096], *p = persistent_file();
-	json_object *o, *d;
+	json_object *o = disk_status(state, 0);
+	json_object *d = json_object_array_get_idx(json_object_object_get(o, "disks"), 0);
 
-	(void)state;
-	if (!p)
-		skip();
-	assert_non_null(realpath(p, abs));
-	o = status_for(abs, 0);
-	d = json_object_array_get_idx(json_object_object_get(o, "disks"), 0);
 	json_object_object_add(d, "problem", NULL);
 	if (vm_disks_check(o, why, sizeof(why)))
 		fail_msg("a null problem refused: %s", why);
@@ -122,24 +147,15 @@ static void test_vm_disks_refuses_a_disk_the_vmm_says_changed(void **state)
 			       json_object_new_string("1048576 bytes now, the guest was told 67108864"));
 	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ESTALE);
 	assert_non_null(strstr(why, "1048576 bytes now, the guest was told 67108864"));
-	json_object_put(o);
-	unlink(p);
 }
 
 static void test_vm_disks_refuses_a_removed_file(void **state)
 {
-	char abs[4096], *p = persistent_file();
-	json_object *o;
+	json_object *o = disk_status(state, 0);
 
-	(void)state;
-	if (!p)
-		skip();
-	assert_non_null(realpath(p, abs));
-	o = status_for(abs, 0);
-	unlink(p);
+	unlink(((struct disk *)*state)->path);
 	assert_int_equal(vm_disks_check(o, why, sizeof(why)), -ENOENT);
 	assert_non_null(strstr(why, "cannot be identified: No such file or directory"));
-	json_object_put(o);
 }
 
 static void test_vm_disks_refuses_a_disk_on_tmpfs(void **state)
@@ -184,19 +200,6 @@ static const char *some_block_device(struct stat *st)
 	}
 	closedir(d);
 	return NULL;
-}
-
-static json_object *status_raw(const char *path, uint64_t dev, uint64_t ino)
-{
-	json_object *o = json_object_new_object(), *arr = json_object_new_array();
-	json_object *d = json_object_new_object();
-
-	json_object_object_add(d, "path", json_object_new_string(path));
-	json_object_object_add(d, "dev", json_object_new_int64((int64_t)dev));
-	json_object_object_add(d, "ino", json_object_new_int64((int64_t)ino));
-	json_object_array_add(arr, d);
-	json_object_object_add(o, "disks", arr);
-	return o;
 }
 
 /* Its node is in devtmpfs (a tmpfs), remade at boot: the device number counts. */
@@ -244,10 +247,14 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_vm_disks_accepts_no_disks),
-		cmocka_unit_test(test_vm_disks_accepts_the_file_the_vm_has_open),
-		cmocka_unit_test(test_vm_disks_refuses_a_replaced_file),
-		cmocka_unit_test(test_vm_disks_refuses_a_disk_the_vmm_says_changed),
-		cmocka_unit_test(test_vm_disks_refuses_a_removed_file),
+		cmocka_unit_test_setup_teardown(test_vm_disks_accepts_the_file_the_vm_has_open,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_replaced_file,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_disk_the_vmm_says_changed,
+						disk_up, disk_down),
+		cmocka_unit_test_setup_teardown(test_vm_disks_refuses_a_removed_file,
+						disk_up, disk_down),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_on_tmpfs),
 		cmocka_unit_test(test_vm_disks_accepts_a_block_device_by_its_device_number),
 		cmocka_unit_test(test_vm_disks_refuses_a_disk_it_cannot_identify),

@@ -4,7 +4,8 @@
  * (agent/vmm/vmm_client.c through agent/update/update_ops_host.c), with
  * a fake VMM on a UNIX socket that answers each command with a canned
  * line: durations are taken as the integer ns of protocol 2, exactly; the
- * float ms of protocol 1 are not read; a VMM whose status says another
+ * float ms of protocol 1 are not read; a moment (paused_at, ...) a reply
+ * lacks keeps the agent's own; a VMM whose status says another
  * protocol (or none, protocol 1) is refused at preflight, naming both.
  */
 #include <setjmp.h>
@@ -15,6 +16,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -127,8 +129,12 @@ static void journal_vm_at(struct journal_vm *vm, const struct fake_vmm *v)
 	"\"memory\":1048576,\"backend\":\"memfd\",\"preservable\":true,\"uptime_ns\":12500000000," \
 	"\"version\":\"0.2.0\",\"protocol\":" #n ",\"pid\":42}}"
 
-/* The facts of the one VM the fake VMM is, and preflight's verdict on them. */
-static int facts_and_preflight(struct fake_vmm *v, struct vm_facts *vf, char *err, size_t errlen)
+/*
+ * The facts of the one VM the fake VMM is, its status reply status_line,
+ * and preflight's verdict on them.
+ */
+static int facts_and_preflight(struct fake_vmm *v, const char *status_line, struct vm_facts *vf,
+			       char *err, size_t errlen)
 {
 	static struct journal j;
 	struct host_facts h = { .liveupdate_dev = true, .kho_enabled = true,
@@ -137,6 +143,9 @@ static int facts_and_preflight(struct fake_vmm *v, struct vm_facts *vf, char *er
 	struct update_ops ops;
 	struct agent_config cfg;
 
+	v->cmd[0] = "status";
+	v->line[0] = status_line;
+	fake_vmm_start(v);
 	ops_for(&ops, &ctx, &cfg);
 	memset(&j, 0, sizeof(j));
 	snprintf(j.cmdline, sizeof(j.cmdline), "kho=on liveupdate=on");
@@ -155,10 +164,7 @@ static void test_preflight_refuses_a_vmm_of_protocol_1(void **state)
 	struct vm_facts vf;
 	char err[1024];
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V1;
-	fake_vmm_start(v);
-	assert_int_equal(facts_and_preflight(v, &vf, err, sizeof(err)), -EPERM);
+	assert_int_equal(facts_and_preflight(v, STATUS_V1, &vf, err, sizeof(err)), -EPERM);
 	assert_true(vf.answered);
 	if (!strstr(err, "VM vm0: its kvmlu-vmm 0.1.0 speaks control protocol 1, this agent") ||
 	    !strstr(err, "speaks 2"))
@@ -172,10 +178,7 @@ static void test_preflight_refuses_a_vmm_of_a_newer_protocol(void **state)
 	struct vm_facts vf;
 	char err[1024];
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(3);
-	fake_vmm_start(v);
-	assert_int_equal(facts_and_preflight(v, &vf, err, sizeof(err)), -EPERM);
+	assert_int_equal(facts_and_preflight(v, STATUS_V(3), &vf, err, sizeof(err)), -EPERM);
 	if (!strstr(err, "speaks control protocol 3, this agent"))
 		fail_msg("preflight did not name protocol 3: %s", err);
 }
@@ -188,93 +191,87 @@ static void test_preflight_takes_a_vmm_of_protocol_2(void **state)
 	char err[1024] = "";
 	int rc;
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(2);
-	fake_vmm_start(v);
-	rc = facts_and_preflight(v, &vf, err, sizeof(err));
+	rc = facts_and_preflight(v, STATUS_V(2), &vf, err, sizeof(err));
 	assert_string_equal(vf.protocol_why, "");
 	if (rc || strstr(err, "protocol"))
 		fail_msg("preflight refused a protocol 2 VMM: %s", err);
+}
+
+/*
+ * vm_prepare (or vm_verify, after a protocol 2 status) on vm0 at the fake
+ * VMM, which answers prepare-update (or update-status) with reply: vm gets
+ * what the agent read.
+ */
+static void vm_op_with(struct fake_vmm *v, bool verify, const char *reply, struct journal_vm *vm)
+{
+	struct update_host_ctx ctx;
+	struct update_ops ops;
+	struct agent_config cfg;
+	char err[256];
+	int rc;
+
+	v->cmd[0] = verify ? "status" : "prepare-update";
+	v->line[0] = verify ? STATUS_V(2) : reply;
+	v->cmd[1] = verify ? "update-status" : NULL;
+	v->line[1] = verify ? reply : NULL;
+	fake_vmm_start(v);
+	ops_for(&ops, &ctx, &cfg);
+	journal_vm_at(vm, v);
+	rc = verify ? ops.vm_verify(ops.ctx, vm, err, sizeof(err)) :
+		      ops.vm_prepare(ops.ctx, vm, err, sizeof(err));
+	update_ops_host_fini(&ctx);
+	if (rc)
+		fail_msg("%s refused: %s", verify ? "vm_verify" : "vm_prepare", err);
 }
 
 #define PREPARE_REPLY(durations) "{\"ok\":true,\"return\":{\"state\":\"prepared\"," \
 	"\"session\":\"kvmlu/vm/vm0\",\"checksum\":\"0a082630ff1babfe4e51e583fb0b22bd\"," \
 	"\"memory\":1048576,\"paused_at_ns\":1796299376699364654," durations "}}"
 
+/* What the agent records from prepare-update's reply: the pause time and four durations. */
+static void prepare_reads(void **state, const char *reply, int64_t prepare_ns,
+			  int64_t prepare_paused_ns, int64_t capture_ns, int64_t preserve_ram_ns)
+{
+	struct journal_vm vm;
+
+	vm_op_with(*state, false, reply, &vm);
+	assert_int_equal(vm.paused_ns, 1796299376699364654LL);
+	assert_int_equal(vm.vmm_prepare_ns, prepare_ns);
+	assert_int_equal(vm.steps.prepare_paused_ns, prepare_paused_ns);
+	assert_int_equal(vm.steps.capture_ns, capture_ns);
+	assert_int_equal(vm.steps.preserve_ram_ns, preserve_ram_ns);
+}
+
 /* prepare-update's durations are the VMM's integer ns, to the nanosecond. */
 static void test_prepare_durations_are_read_as_integer_ns(void **state)
 {
-	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
-	struct journal_vm vm;
-	char err[256];
-
-	v->cmd[0] = "prepare-update";
-	v->line[0] = PREPARE_REPLY("\"prepare_ns\":170234567,\"prepare_paused_ns\":5100001,"
-				   "\"capture_ns\":3100999,\"preserve_ram_ns\":60700003");
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_prepare(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
-	assert_int_equal(vm.paused_ns, 1796299376699364654LL);
-	assert_int_equal(vm.vmm_prepare_ns, 170234567);
-	assert_int_equal(vm.steps.prepare_paused_ns, 5100001);
-	assert_int_equal(vm.steps.capture_ns, 3100999);
-	assert_int_equal(vm.steps.preserve_ram_ns, 60700003);
+	prepare_reads(state, PREPARE_REPLY("\"prepare_ns\":170234567,\"prepare_paused_ns\":5100001,"
+					   "\"capture_ns\":3100999,\"preserve_ram_ns\":60700003"),
+		      170234567, 5100001, 3100999, 60700003);
 }
 
 /* Protocol 1's float ms are not durations any more: nothing is read from them. */
 static void test_prepare_float_ms_of_protocol_1_are_not_read(void **state)
 {
-	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
-	struct journal_vm vm;
-	char err[256];
-
-	v->cmd[0] = "prepare-update";
-	v->line[0] = PREPARE_REPLY("\"prepare_ms\":170.2,\"prepare_paused_ms\":5.1,"
-				   "\"capture_ms\":3.1,\"preserve_ram_ms\":60.7,"
-				   "\"prepare_ns\":170.2,\"capture_ns\":\"3100999\"");
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_prepare(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
-	assert_int_equal(vm.vmm_prepare_ns, 0);
-	assert_int_equal(vm.steps.prepare_paused_ns, 0);
-	assert_int_equal(vm.steps.capture_ns, 0);
-	assert_int_equal(vm.steps.preserve_ram_ns, 0);
+	prepare_reads(state, PREPARE_REPLY("\"prepare_ms\":170.2,\"prepare_paused_ms\":5.1,"
+					   "\"capture_ms\":3.1,\"preserve_ram_ms\":60.7,"
+					   "\"prepare_ns\":170.2,\"capture_ns\":\"3100999\""),
+		      0, 0, 0, 0);
 }
 
 /* update-status after the restore: the restore's durations, integer ns. */
 static void test_restore_durations_are_read_as_integer_ns(void **state)
 {
 	struct fake_vmm *v = *state;
-	struct update_host_ctx ctx;
-	struct update_ops ops;
-	struct agent_config cfg;
 	struct journal_vm vm;
-	char err[256];
 
-	v->cmd[0] = "status";
-	v->line[0] = STATUS_V(2);
-	v->cmd[1] = "update-status";
-	v->line[1] = "{\"ok\":true,\"return\":{\"phase\":\"restored\",\"session\":\"kvmlu/vm/vm0\","
-		     "\"memory_verified\":true,\"checksum_now\":\"0a082630ff1babfe4e51e583fb0b22bd\","
-		     "\"resumed_at_ns\":1796299377000000001,\"verified_at_ns\":1796299377100000002,"
-		     "\"restore_ns\":41000007,\"retrieve_ns\":12000001,\"vm_create_ns\":9000002,"
-		     "\"verify_start_ns\":300003,\"state_restore_ns\":2000004,"
-		     "\"verification\":\"verified\"}}";
-	fake_vmm_start(v);
-	ops_for(&ops, &ctx, &cfg);
-	journal_vm_at(&vm, v);
-	assert_int_equal(ops.vm_verify(ops.ctx, &vm, err, sizeof(err)), 0);
-	update_ops_host_fini(&ctx);
+	vm_op_with(v, true,
+		   "{\"ok\":true,\"return\":{\"phase\":\"restored\",\"session\":\"kvmlu/vm/vm0\","
+		   "\"memory_verified\":true,\"checksum_now\":\"0a082630ff1babfe4e51e583fb0b22bd\","
+		   "\"resumed_at_ns\":1796299377000000001,\"verified_at_ns\":1796299377100000002,"
+		   "\"restore_ns\":41000007,\"retrieve_ns\":12000001,\"vm_create_ns\":9000002,"
+		   "\"verify_start_ns\":300003,\"state_restore_ns\":2000004,"
+		   "\"verification\":\"verified\"}}", &vm);
 	assert_int_equal(vm.resumed_ns, 1796299377000000001LL);
 	assert_int_equal(vm.verified_ns, 1796299377100000002LL);
 	assert_int_equal(vm.vmm_restore_ns, 41000007);
@@ -302,6 +299,29 @@ static void test_protocol_check_names_both_versions(void **state)
 	json_object_put(o);
 }
 
+/* A moment the reply does not give keeps the agent's own; a duration it does not give is 0. */
+static void test_reply_fields_keep_moments_and_zero_durations(void **state)
+{
+	json_object *o = json_tokener_parse("{\"a\":5,\"b\":0,\"c\":\"7\",\"d\":-1,\"e\":9}");
+	int64_t a = 1, b = 2, c = 3, d = 4, e = 5, f = 6, g = 7;
+	const struct vmm_reply_field fields[] = {
+		{ "a", &a, true }, { "b", &b, true }, { "c", &c, true }, { "d", &d, true },
+		{ "e", &e, false }, { "c", &f, false }, { "none", &g, false },
+	};
+
+	(void)state;
+	assert_non_null(o);
+	vmm_client_reply_fields(o, fields, sizeof(fields) / sizeof(fields[0]));
+	assert_int_equal(a, 5);
+	assert_int_equal(b, 2);
+	assert_int_equal(c, 3);
+	assert_int_equal(d, 4);
+	assert_int_equal(e, 9);
+	assert_int_equal(f, 0);
+	assert_int_equal(g, 0);
+	json_object_put(o);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -318,6 +338,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_restore_durations_are_read_as_integer_ns,
 						fake_vmm_up, fake_vmm_down),
 		cmocka_unit_test(test_protocol_check_names_both_versions),
+		cmocka_unit_test(test_reply_fields_keep_moments_and_zero_durations),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -137,6 +137,22 @@ static void test_resume_pipeline_takes_over_a_vm_on_the_same_files(void **state)
 	vm_destroy(&a);
 }
 
+/*
+ * What take and take_files leave in lu after a kexec: the state blob of a
+ * VM made for the test in a (digests: as capture() says) and its RAM files
+ * by LUO token.
+ */
+static void restore_of_source(struct live_update_restore *lu, struct vm *a, bool digests)
+{
+	make_source(a);
+	live_update_restore_init(lu);
+	snprintf(lu->vm_name, sizeof(lu->vm_name), "vm-src");
+	capture(a, LUO_TOKEN_RAM(0), digests, &lu->state_blob, &lu->state_size);
+	lu->plan.nr_ram = a->mem.nr;
+	for (unsigned int i = 0; i < a->mem.nr; i++)
+		lu->plan.ram_fds[i] = fcntl(a->mem.r[i].fd, F_DUPFD_CLOEXEC, 0);
+}
+
 static void test_restore_after_kexec_builds_from_the_state_and_never_applies_changed_memory(
 	void **state)
 {
@@ -146,14 +162,7 @@ static void test_restore_after_kexec_builds_from_the_state_and_never_applies_cha
 
 	(void)state;
 	NEED_CAP("kvm");
-	make_source(&a);
-	/* What take and take_files leave: the state blob and the RAM files by LUO token. */
-	live_update_restore_init(&lu);
-	snprintf(lu.vm_name, sizeof(lu.vm_name), "vm-src");
-	capture(&a, LUO_TOKEN_RAM(0), false, &lu.state_blob, &lu.state_size);
-	lu.plan.nr_ram = a.mem.nr;
-	for (unsigned int i = 0; i < a.mem.nr; i++)
-		lu.plan.ram_fds[i] = fcntl(a.mem.r[i].fd, F_DUPFD_CLOEXEC, 0);
+	restore_of_source(&lu, &a, false);
 	lu.plan.verify = RESUME_VERIFY_FULL;
 	lu.plan.verify_why = "sync verification asked for";
 	assert_true(live_update_restore_have_files(&lu));
@@ -206,13 +215,7 @@ static void test_restore_after_kexec_verifies_lazily_the_same_verdict(void **sta
 
 	(void)state;
 	NEED_CAP("kvm");
-	make_source(&a);
-	live_update_restore_init(&lu);
-	snprintf(lu.vm_name, sizeof(lu.vm_name), "vm-src");
-	capture(&a, LUO_TOKEN_RAM(0), true, &lu.state_blob, &lu.state_size);
-	lu.plan.nr_ram = a.mem.nr;
-	for (unsigned int i = 0; i < a.mem.nr; i++)
-		lu.plan.ram_fds[i] = fcntl(a.mem.r[i].fd, F_DUPFD_CLOEXEC, 0);
+	restore_of_source(&lu, &a, true);
 	assert_int_equal(lu.plan.verify, RESUME_VERIFY_LAZY);
 
 	assert_int_equal(live_update_restore_build(&lu, STDERR_FILENO, &b, err, sizeof(err)), 0);
