@@ -13,6 +13,7 @@
 
 #include "agent/journal/domain_report.h"
 #include "common/err.h"
+#include "common/luo_session.h"
 
 static const char *const state_names[LIBVIRT_DOMAIN_NR_STATES] = {
 	[LIBVIRT_DOMAIN_LISTED] = "listed",
@@ -61,6 +62,8 @@ const char *libvirt_domain_action(const struct libvirt_domain_report *d)
 {
 	if (d->state == LIBVIRT_DOMAIN_OPTED_OUT)
 		return "left-alone";
+	if (d->saved_ns && d->in_place)
+		return "ram-in-place";
 	if (d->saved_ns)
 		return "managed-save";
 	if (d->suspended_ns)
@@ -82,6 +85,24 @@ const char *libvirt_domain_result(const struct libvirt_domain_report *d)
 	default:
 		return "pending";	/* suspended or saved: the update is under way */
 	}
+}
+
+/* What the next kernel's agent needs to bring an in-place domain back. */
+static void add_in_place(struct json_object *o, const struct libvirt_domain_report *d)
+{
+	json_object_object_add(o, "in_place", json_object_new_boolean(true));
+	json_object_object_add(o, "session", json_object_new_string(d->session));
+	json_object_object_add(o, "checksum", json_object_new_string(d->checksum));
+	if (d->checksum_after[0])
+		json_object_object_add(o, "checksum_after", json_object_new_string(d->checksum_after));
+	json_object_object_add(o, "memory_bytes", json_object_new_int64((int64_t)d->memory_bytes));
+	json_object_object_add(o, "image_bytes", json_object_new_int64(d->image_bytes));
+	json_object_object_add(o, "image_xxh64", json_object_new_string(d->image_xxh64));
+	json_object_object_add(o, "image_path", json_object_new_string(d->image_path));
+	json_object_object_add(o, "qemu_uid", json_object_new_int64(d->qemu_uid));
+	json_object_object_add(o, "image_uid", json_object_new_int64(d->image_uid));
+	json_object_object_add(o, "image_gid", json_object_new_int64(d->image_gid));
+	json_object_object_add(o, "image_mode", json_object_new_int64(d->image_mode));
 }
 
 struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
@@ -114,6 +135,8 @@ struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_r
 			json_object_object_add(o, "error", json_object_new_string(d[i].error));
 		if (d[i].ram[0])
 			json_object_object_add(o, "ram", json_object_new_string(d[i].ram));
+		if (d[i].in_place)
+			add_in_place(o, &d[i]);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -155,13 +178,95 @@ static int get_time(struct json_object *o, const char *key, int64_t *out, char *
 	return 0;
 }
 
+static bool hex_ok(const char *s, size_t want)
+{
+	if (strlen(s) != want)
+		return false;
+	for (size_t i = 0; i < want; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int get_u32(struct json_object *o, const char *key, uint32_t *out, char *err,
+		   size_t errlen)
+{
+	int64_t v;
+	int ret = get_time(o, key, &v, err, errlen);
+
+	if (ret || v > UINT32_MAX)
+		return ret ? ret : kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" too big",
+					     key);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * The in-place half of an entry: all of it or none. What the next
+ * kernel's agent retrieves, writes and hands to QEMU comes from here, so
+ * every field is checked for its form.
+ */
+static int in_place_from_json(struct json_object *o, struct libvirt_domain_report *d,
+			      char *err, size_t errlen)
+{
+	struct json_object *v;
+	int64_t mem, img;
+	int ret;
+
+	if (!json_object_object_get_ex(o, "in_place", &v)) {
+		static const char *const only[] = { "session", "checksum", "checksum_after",
+			"memory_bytes", "image_bytes", "image_xxh64", "image_path", "qemu_uid",
+			"image_uid", "image_gid", "image_mode", NULL };
+
+		for (int k = 0; only[k]; k++)
+			if (json_object_object_get_ex(o, only[k], &v))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "libvirt domain \"%s\" without in_place", only[k]);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_boolean) || !json_object_get_boolean(v))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in_place not true");
+	d->in_place = true;
+	if ((ret = get_str(o, "session", true, d->session, sizeof(d->session), err, errlen)) ||
+	    (ret = get_str(o, "checksum", true, d->checksum, sizeof(d->checksum), err, errlen)) ||
+	    (ret = get_str(o, "checksum_after", false, d->checksum_after,
+			   sizeof(d->checksum_after), err, errlen)) ||
+	    (ret = get_str(o, "image_xxh64", true, d->image_xxh64, sizeof(d->image_xxh64), err,
+			   errlen)) ||
+	    (ret = get_str(o, "image_path", true, d->image_path, sizeof(d->image_path), err,
+			   errlen)) ||
+	    (ret = get_time(o, "memory_bytes", &mem, err, errlen)) ||
+	    (ret = get_time(o, "image_bytes", &img, err, errlen)) ||
+	    (ret = get_u32(o, "qemu_uid", &d->qemu_uid, err, errlen)) ||
+	    (ret = get_u32(o, "image_uid", &d->image_uid, err, errlen)) ||
+	    (ret = get_u32(o, "image_gid", &d->image_gid, err, errlen)) ||
+	    (ret = get_u32(o, "image_mode", &d->image_mode, err, errlen)))
+		return ret;
+	d->memory_bytes = (uint64_t)mem;
+	d->image_bytes = img;
+	if (!hex_ok(d->checksum, 32) || (d->checksum_after[0] && !hex_ok(d->checksum_after, 32)) ||
+	    !hex_ok(d->image_xxh64, 16))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain checksum or image_xxh64 not "
+				 "lowercase hex of its length");
+	if (!luo_session_is_domain_name(d->session) ||
+	    strcmp(d->session + strlen(LUO_SESSION_LV_PREFIX), d->uuid))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain session \"%.64s\" is not "
+				 "kvmlu/lv/<its uuid>", d->session);
+	if (!mem || mem % 4096 || !img || d->image_mode > 07777 || d->image_path[0] != '/')
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in place: memory_bytes, "
+				 "image_bytes, image_mode or image_path out of range");
+	return 0;
+}
+
 static int entry_from_json(struct json_object *o, struct libvirt_domain_report *d,
 			   char *err, size_t errlen)
 {
 	/* downtime_ms: what journals before integer durations also wrote; still read. */
 	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
 		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
-		"action", "result", "error", "ram", NULL };
+		"action", "result", "error", "ram", "in_place", "session", "checksum",
+		"checksum_after", "memory_bytes", "image_bytes", "image_xxh64", "image_path",
+		"qemu_uid", "image_uid", "image_gid", "image_mode", NULL };
 	struct json_object *v;
 	char state[24];
 	unsigned int st;
@@ -188,6 +293,9 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	    (ret = get_time(o, "suspended_ns", &d->suspended_ns, err, errlen)) ||
 	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
 	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))
+		return ret;
+	ret = in_place_from_json(o, d, err, errlen);
+	if (ret)
 		return ret;
 	if ((json_object_object_get_ex(o, "action", &v) && !json_object_is_type(v, json_type_string)) ||
 	    (json_object_object_get_ex(o, "result", &v) && !json_object_is_type(v, json_type_string)) ||
