@@ -275,9 +275,9 @@ static int refuse_saves(struct libvirt_domains *s, char *err, size_t errlen)
 		    (s->ram_in_place && s->accepted[i]))
 			continue;
 		if (!n++ && err && errlen)
-			used = (size_t)snprintf(err, errlen, "libvirt_ram is \"refuse\" and "
+			used = (size_t)snprintf(err, errlen, "libvirt_ram is \"%s\" and "
 						"libvirt domains would have their RAM written to "
-						"disk:");
+						"disk:", s->ram_in_place ? "in-place" : "refuse");
 		if (!err || used >= errlen)
 			continue;
 		w = snprintf(err + used, errlen - used, "%s domain %s: %s", n > 1 ? ";" : "",

@@ -898,6 +898,73 @@ static void test_libvirt_host_update_refuses_ram_to_disk(void **state)
 	}
 }
 
+/*
+ * libvirt_ram "in-place" and "in-place-or-save" with a domain that cannot
+ * keep its RAM in place (no memfd, not through kvmlu-qemu, not KVM): the
+ * first refuses the update in preflight, naming it and why, the second
+ * takes it the managed-save way. Both need kvmlu-qemu's configuration.
+ */
+static void test_libvirt_host_update_in_place_falls_back_per_key(void **state)
+{
+	const struct libvirt_domain_report *d = NULL;
+	char qcfg[PATH_MAX], text[PATH_MAX + 128];
+	struct update_ops ops;
+	virConnectPtr c;
+	FILE *f;
+
+	(void)state;
+	NEED_LIVE();
+	/* No kvmlu-qemu configuration: nothing can go in place; refused, untouched. */
+	machine_ops(&ops);
+	lvu.ram_refuse = lvu.ram_in_place = true;
+	snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%s/no-qemu.json", L.dir);
+	mj.dry_run = true;
+	assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_REFUSED);
+	if (!strstr(mj.error, "libvirt_ram keeps RAM in place, but kvmlu-qemu's configuration"))
+		fail_msg("error \"%s\"", mj.error);
+	snprintf(qcfg, sizeof(qcfg), "%s/qemu.json", L.dir);
+	snprintf(text, sizeof(text), "{\"qemu\": \"" QEMU "\", \"qmp_dir\": \"%s\"}", L.dir);
+	f = fopen(qcfg, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	for (int dry = 1; dry >= 0; dry--) {
+		machine_ops(&ops);
+		lvu.ram_refuse = lvu.ram_in_place = true;
+		snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%.200s", qcfg);
+		mj.dry_run = dry;
+		assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+		if (!strstr(mj.error, "libvirt_ram is \"in-place\" and libvirt domains would have "
+			    "their RAM written to disk: domain " DOM_NAME ": refused, RAM would go to "
+			    "disk: no shared memfd backing") || !strstr(mj.error, "not a KVM domain"))
+			fail_msg("error \"%s\"", mj.error);
+		assert_int_equal(mj.outcome, UPDATE_REFUSED);
+		assert_string_equal(mj.failed_phase, "preflight");
+		assert_journal_domain(LIBVIRT_DOMAIN_LISTED, "none", "untouched", false);
+	}
+	/* in-place-or-save: the dry run passes; the domain would be saved, and it says why. */
+	machine_ops(&ops);
+	lvu.ram_in_place = true;
+	snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%.200s", qcfg);
+	mj.dry_run = true;
+	assert_int_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_DRY_RUN);
+	assert_journal_domain(LIBVIRT_DOMAIN_RESUMED, "suspend", "ok", true);
+	for (unsigned int i = 0; i < mj.nr_domains; i++)
+		if (!strcmp(mj.domains[i].name, DOM_NAME))
+			d = &mj.domains[i];
+	assert_non_null(d);
+	assert_false(d->in_place);
+	if (strncmp(d->ram, "managed save, RAM would go to disk: no shared memfd backing", 59))
+		fail_msg("ram \"%s\"", d->ram);
+	c = conn();
+	assert_int_equal(dom_state(c, NULL), VIR_DOMAIN_RUNNING);
+	assert_int_equal(has_managed_save(c), 0);
+	virConnectClose(c);
+	unlink(qcfg);
+}
+
 static void test_libvirt_host_update_rolls_back_a_failed_save(void **state)
 {
 	char save_dir[PATH_MAX];
@@ -1037,6 +1104,7 @@ int main(void)
 		cmocka_unit_test(test_libvirt_restore_accepts_a_domain_libvirt_restored_first),
 		cmocka_unit_test(test_libvirt_host_update_dry_run_suspends_and_resumes),
 		cmocka_unit_test(test_libvirt_host_update_refuses_ram_to_disk),
+		cmocka_unit_test(test_libvirt_host_update_in_place_falls_back_per_key),
 		cmocka_unit_test(test_libvirt_host_update_rolls_back_a_failed_save),
 		cmocka_unit_test(test_libvirt_host_update_restores_after_the_jump),
 	};
