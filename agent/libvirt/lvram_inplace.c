@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -65,9 +66,56 @@ static int restart_if_off(struct qemu_replace_job *job)
 	return qemu_replace_restart_and_verify(job);
 }
 
+/*
+ * A libvirtd whose domain definitions did not survive the kexec (kept on
+ * a file system that did not) no longer knows the domain: it is defined
+ * again from the XML its own image carries (the image came from the
+ * session, checked against the journal's XXH64).
+ */
+static int define_from_image(struct qemu_replace_job *job)
+{
+	virDomainPtr d = virDomainLookupByUUIDString(job->conn, job->uuid);
+	char uuid[VIR_UUID_STRING_BUFLEN];
+	char *xml;
+
+	if (d) {
+		virDomainFree(d);
+		return 0;
+	}
+	xml = virDomainSaveImageGetXMLDesc(job->conn, job->image_path,
+					   VIR_DOMAIN_SAVE_IMAGE_XML_SECURE);
+	if (!xml) {
+		snprintf(job->err, sizeof(job->err), "domain %s: not known to libvirt, and its "
+			 "image %s gives no XML to define it: %s", job->name, job->image_path,
+			 libvirt_last_error());
+		return -ENOENT;
+	}
+	d = virDomainDefineXML(job->conn, xml);
+	free(xml);
+	if (!d) {
+		snprintf(job->err, sizeof(job->err), "domain %s: not known to libvirt, and "
+			 "defining it from its image failed: %s", job->name, libvirt_last_error());
+		return -EIO;
+	}
+	/* The image's domain must be this one: its UUID is the identity. */
+	if (virDomainGetUUIDString(d, uuid) < 0 || strcmp(uuid, job->uuid)) {
+		virDomainFree(d);
+		snprintf(job->err, sizeof(job->err), "domain %s: its image defines another "
+			 "domain (UUID %s)", job->name, uuid);
+		return -EINVAL;
+	}
+	virDomainFree(d);
+	job->defined = true;
+	return 0;
+}
+
 static int real_restart(struct qemu_replace_job *job)
 {
-	return with_domain(job, restart_if_off);
+	int rc = 0;
+
+	if (!job->dom && job->image_path)
+		rc = define_from_image(job);
+	return rc ? rc : with_domain(job, restart_if_off);
 }
 
 const struct lvram_inplace_ops lvram_inplace_real = {
@@ -413,6 +461,7 @@ int lvram_inplace_restore(virConnectPtr conn, struct libvirt_domain_report *d,
 	}
 	job_init(&job, conn, d, qmp_dir);
 	job.verified = true;
+	job.image_path = d->image_path;
 	rc = ops->restart(&job);
 	if (rc) {
 		/* Shut off with its image: the RAM stays held for the retry job.err names. */
@@ -424,7 +473,8 @@ int lvram_inplace_restore(virConnectPtr conn, struct libvirt_domain_report *d,
 	d->resumed_ns = (int64_t)kvmlu_wall_ns();
 	snprintf(d->ram, sizeof(d->ram), "in place: %" PRIu64 " bytes of RAM kept across the "
 		 "kexec in LUO session %s, not written to disk; checksum %s equal before the "
-		 "guest ran; managed-save image %" PRId64 " bytes (device state)", d->memory_bytes,
-		 d->session, d->checksum_after, d->image_bytes);
+		 "guest ran; managed-save image %" PRId64 " bytes (device state)%s", d->memory_bytes,
+		 d->session, d->checksum_after, d->image_bytes, job.defined ? "; libvirtd did "
+		 "not know the domain: defined again from its image" : "");
 	return 0;
 }

@@ -37,6 +37,13 @@ struct qemu_replace_job {
 	char name[256];
 	char qmp_dir[108];
 	bool verified;			/* restart: skip the second hash */
+	/*
+	 * host-update after a kexec (lvram_inplace.h): the managed-save
+	 * image, from which a domain libvirtd no longer knows is defined
+	 * again (defined says it was).
+	 */
+	const char *image_path;
+	bool defined;
 	pid_t old_pid, new_pid;
 	uid_t qemu_uid;			/* the old QEMU's, set by save_and_hold */
 	int64_t image_bytes;		/* -1 unknown */

@@ -1375,6 +1375,17 @@ static void test_libvirt_host_update_in_place_across_the_jump(void **state)
 	libvirt_domains_close(&lvu.set);
 	daemon_stop();
 	assert_int_equal(daemon_start(), 0);
+	/* Its definition did not survive either (kept on a file system the kexec lost). */
+	{
+		virConnectPtr c = conn();
+		virDomainPtr dom = virDomainLookupByName(c, IP_NAME);
+
+		assert_non_null(dom);
+		assert_int_equal(virDomainUndefineFlags(dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE), 0);
+		virDomainFree(dom);
+		assert_null(virDomainLookupByName(c, IP_NAME));
+		virConnectClose(c);
+	}
 	memset(&lvu.set, 0, sizeof(lvu.set));
 	lvu.prepared = false;
 	assert_int_equal(update_machine_resume(&mj, &ops), 0);
@@ -1394,6 +1405,7 @@ static void test_libvirt_host_update_in_place_across_the_jump(void **state)
 	assert_string_equal(d->checksum, sum);
 	assert_string_equal(d->checksum_after, sum);
 	assert_non_null(strstr(d->ram, "kept across the kexec"));
+	assert_non_null(strstr(d->ram, "defined again from its image"));
 	assert_false(K.used);		/* finished */
 	assert_false(lvram_store_held(d->uuid));
 	assert_int_equal(ip_state(), VIR_DOMAIN_RUNNING);
