@@ -87,22 +87,36 @@ const char *libvirt_domain_result(const struct libvirt_domain_report *d)
 	}
 }
 
-/* What the next kernel's agent needs to bring an in-place domain back. */
+static void add_str(struct json_object *o, const char *key, const char *v)
+{
+	if (v[0])
+		json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	if (v)
+		json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+/*
+ * What the next kernel's agent needs to bring an in-place domain back.
+ * A prepare that failed midway has only some of it: what is set is written.
+ */
 static void add_in_place(struct json_object *o, const struct libvirt_domain_report *d)
 {
 	json_object_object_add(o, "in_place", json_object_new_boolean(true));
-	json_object_object_add(o, "session", json_object_new_string(d->session));
-	json_object_object_add(o, "checksum", json_object_new_string(d->checksum));
-	if (d->checksum_after[0])
-		json_object_object_add(o, "checksum_after", json_object_new_string(d->checksum_after));
-	json_object_object_add(o, "memory_bytes", json_object_new_int64((int64_t)d->memory_bytes));
-	json_object_object_add(o, "image_bytes", json_object_new_int64(d->image_bytes));
-	json_object_object_add(o, "image_xxh64", json_object_new_string(d->image_xxh64));
-	json_object_object_add(o, "image_path", json_object_new_string(d->image_path));
-	json_object_object_add(o, "qemu_uid", json_object_new_int64(d->qemu_uid));
-	json_object_object_add(o, "image_uid", json_object_new_int64(d->image_uid));
-	json_object_object_add(o, "image_gid", json_object_new_int64(d->image_gid));
-	json_object_object_add(o, "image_mode", json_object_new_int64(d->image_mode));
+	add_str(o, "session", d->session);
+	add_str(o, "checksum", d->checksum);
+	add_str(o, "checksum_after", d->checksum_after);
+	add_u64(o, "memory_bytes", d->memory_bytes);
+	add_u64(o, "image_bytes", d->image_bytes > 0 ? (uint64_t)d->image_bytes : 0);
+	add_str(o, "image_xxh64", d->image_xxh64);
+	add_str(o, "image_path", d->image_path);
+	add_u64(o, "qemu_uid", d->qemu_uid);
+	add_u64(o, "image_uid", d->image_uid);
+	add_u64(o, "image_gid", d->image_gid);
+	add_u64(o, "image_mode", d->image_mode);
 }
 
 struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
@@ -227,13 +241,13 @@ static int in_place_from_json(struct json_object *o, struct libvirt_domain_repor
 	if (!json_object_is_type(v, json_type_boolean) || !json_object_get_boolean(v))
 		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in_place not true");
 	d->in_place = true;
-	if ((ret = get_str(o, "session", true, d->session, sizeof(d->session), err, errlen)) ||
-	    (ret = get_str(o, "checksum", true, d->checksum, sizeof(d->checksum), err, errlen)) ||
+	if ((ret = get_str(o, "session", false, d->session, sizeof(d->session), err, errlen)) ||
+	    (ret = get_str(o, "checksum", false, d->checksum, sizeof(d->checksum), err, errlen)) ||
 	    (ret = get_str(o, "checksum_after", false, d->checksum_after,
 			   sizeof(d->checksum_after), err, errlen)) ||
-	    (ret = get_str(o, "image_xxh64", true, d->image_xxh64, sizeof(d->image_xxh64), err,
+	    (ret = get_str(o, "image_xxh64", false, d->image_xxh64, sizeof(d->image_xxh64), err,
 			   errlen)) ||
-	    (ret = get_str(o, "image_path", true, d->image_path, sizeof(d->image_path), err,
+	    (ret = get_str(o, "image_path", false, d->image_path, sizeof(d->image_path), err,
 			   errlen)) ||
 	    (ret = get_time(o, "memory_bytes", &mem, err, errlen)) ||
 	    (ret = get_time(o, "image_bytes", &img, err, errlen)) ||
@@ -244,17 +258,36 @@ static int in_place_from_json(struct json_object *o, struct libvirt_domain_repor
 		return ret;
 	d->memory_bytes = (uint64_t)mem;
 	d->image_bytes = img;
-	if (!hex_ok(d->checksum, 32) || (d->checksum_after[0] && !hex_ok(d->checksum_after, 32)) ||
-	    !hex_ok(d->image_xxh64, 16))
+	/* Each field in its form when there; a hash that could not be taken is "-". */
+	if ((d->checksum[0] && !hex_ok(d->checksum, 32) && strspn(d->checksum, "-") != 32) ||
+	    (d->checksum_after[0] && !hex_ok(d->checksum_after, 32)) ||
+	    (d->image_xxh64[0] && !hex_ok(d->image_xxh64, 16)))
 		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain checksum or image_xxh64 not "
 				 "lowercase hex of its length");
-	if (!luo_session_is_domain_name(d->session) ||
-	    strcmp(d->session + strlen(LUO_SESSION_LV_PREFIX), d->uuid))
+	if (d->session[0] && (!luo_session_is_domain_name(d->session) ||
+			      strcmp(d->session + strlen(LUO_SESSION_LV_PREFIX), d->uuid)))
 		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain session \"%.64s\" is not "
 				 "kvmlu/lv/<its uuid>", d->session);
-	if (!mem || mem % 4096 || !img || d->image_mode > 07777 || d->image_path[0] != '/')
+	if (mem % 4096 || d->image_mode > 07777 || (d->image_path[0] && d->image_path[0] != '/'))
 		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in place: memory_bytes, "
-				 "image_bytes, image_mode or image_path out of range");
+				 "image_mode or image_path out of range");
+	return 0;
+}
+
+/*
+ * Saved in place, the next kernel's agent restores from these: every one
+ * must be there (a prepare that failed midway never leaves it saved past
+ * the rollback, and never across a kexec).
+ */
+static int in_place_complete(const struct libvirt_domain_report *d, char *err, size_t errlen)
+{
+	if (!d->in_place || d->state != LIBVIRT_DOMAIN_SAVED)
+		return 0;
+	if (!d->session[0] || !hex_ok(d->checksum, 32) || !hex_ok(d->image_xxh64, 16) ||
+	    !d->image_path[0] || !d->memory_bytes || d->image_bytes <= 0)
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain %.64s saved in place "
+				 "without its session, checksum, image_xxh64, image_path, "
+				 "memory_bytes or image_bytes", d->name);
 	return 0;
 }
 
@@ -294,9 +327,6 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 	    (ret = get_time(o, "saved_ns", &d->saved_ns, err, errlen)) ||
 	    (ret = get_time(o, "resumed_ns", &d->resumed_ns, err, errlen)))
 		return ret;
-	ret = in_place_from_json(o, d, err, errlen);
-	if (ret)
-		return ret;
 	if ((json_object_object_get_ex(o, "action", &v) && !json_object_is_type(v, json_type_string)) ||
 	    (json_object_object_get_ex(o, "result", &v) && !json_object_is_type(v, json_type_string)) ||
 	    (json_object_object_get_ex(o, "downtime_ms", &v) &&
@@ -318,7 +348,8 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
 		d->was_paused = json_object_get_boolean(v);
 	}
-	return 0;
+	ret = in_place_from_json(o, d, err, errlen);
+	return ret ? ret : in_place_complete(d, err, errlen);
 }
 
 int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_domain_report *d,

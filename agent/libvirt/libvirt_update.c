@@ -244,10 +244,15 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 			u->ram_in_place = true;
 			break;
 		}
+	/*
+	 * Without kvmlu-qemu's configuration no such domain can start: all
+	 * stay pending (sessions untaken, state file kept) until it is fixed
+	 * and the agent restarted.
+	 */
 	if (u->ram_in_place) {
-		ret = apply_mode(u, why, sizeof(why));
+		ret = apply_mode(u, err, errlen);
 		if (ret)
-			fprintf(stderr, "kvmlu-agent: %s\n", why);
+			return ret;
 	}
 	for (unsigned int waited = 0;; waited += 500) {
 		ret = libvirt_domains_reconnect(&u->set, why, sizeof(why));

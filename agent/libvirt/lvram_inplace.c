@@ -165,16 +165,19 @@ static int dom_fail(struct libvirt_domain_report *d, char *err, size_t errlen, i
 /* Copy in (from its start) to out while hashing; exactly len bytes. */
 static int copy_hashed(int in, int out, uint64_t len, uint64_t *xxh, char *why, size_t n)
 {
-	static char buf[COPY_CHUNK];
 	XXH64_state_t *st = XXH64_createState();
+	char *buf = malloc(COPY_CHUNK);
 	uint64_t done = 0;
 	int rc = 0;
 
-	if (!st)
+	if (!st || !buf) {
+		XXH64_freeState(st);
+		free(buf);
 		return kvmlu_err(why, n, -ENOMEM, "out of memory");
+	}
 	XXH64_reset(st, 0);
 	while (done < len && !rc) {
-		size_t want = len - done < sizeof(buf) ? (size_t)(len - done) : sizeof(buf);
+		size_t want = len - done < COPY_CHUNK ? (size_t)(len - done) : COPY_CHUNK;
 		ssize_t r = pread(in, buf, want, (off_t)done);
 
 		if (r <= 0) {
@@ -189,6 +192,7 @@ static int copy_hashed(int in, int out, uint64_t len, uint64_t *xxh, char *why, 
 	}
 	*xxh = XXH64_digest(st);
 	XXH64_freeState(st);
+	free(buf);
 	return rc;
 }
 

@@ -460,6 +460,33 @@ static void journal_refuses_bad_in_place_fields(void **state)
 	expect_entry_refused("\"image_path\":\"/", "\"image_path\":\"", "out of range");
 	expect_entry_refused("\"qemu_uid\":64055", "\"qemu_uid\":4294967296", "too big");
 	expect_entry_refused("\"image_bytes\":98321", "\"image_bytes\":\"98321\"", "not a time");
+	/* Saved in place, the next kernel restores from it: nothing may be missing. */
+	snprintf(from, sizeof(from), "\"image_xxh64\":\"%s\",", D.image_xxh64);
+	expect_entry_refused(from, "", "saved in place without its session, checksum");
+	expect_entry_refused("\"memory_bytes\":4194304,", "", "saved in place without");
+}
+
+/* A prepare that failed midway and was rolled back still reads back, in place. */
+static void partial_in_place_entry_reads_back(void **state)
+{
+	struct libvirt_domain_report back[2];
+	struct json_object *arr;
+	char err[1024];
+	unsigned int nr = 0;
+
+	(void)state;
+	F.save_writes_image = false;
+	assert_int_equal(prepare(err, sizeof(err)), -ENOENT);
+	assert_int_equal(lvram_inplace_rollback(NULL, &D, "/run/kvmlu/lv", &S, err, sizeof(err)), 0);
+	arr = libvirt_domain_reports_to_json(&D, 1);
+	if (libvirt_domain_reports_from_json(arr, back, &nr, err, sizeof(err)))
+		fail_msg("refused: %s", err);
+	json_object_put(arr);
+	assert_true(back[0].in_place);
+	assert_int_equal(back[0].state, LIBVIRT_DOMAIN_RESUMED);
+	assert_string_equal(libvirt_domain_action(&back[0]), "ram-in-place");
+	assert_string_equal(back[0].image_xxh64, "");
+	assert_non_null(strstr(back[0].error, "libvirt_save_dir"));
 }
 
 static void prepare_save_failing_leaves_nothing_held(void **state)
@@ -698,6 +725,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(journal_refuses_bad_in_place_fields, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(partial_in_place_entry_reads_back, setup, teardown),
 		cmocka_unit_test_setup_teardown(prepare_save_failing_leaves_nothing_held, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(prepare_failing_after_the_save_is_rolled_back,
