@@ -315,10 +315,16 @@ int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, 
 	for (unsigned int i = 0; i < s->nr; i++) {
 		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
 			continue;
-		/* A dry run only suspends and resumes, in place or not. */
+		/*
+		 * A dry run suspends and resumes; one that would keep the RAM in
+		 * place first proves kvmlu's QMP socket takes x-ignore-shared.
+		 */
 		if (s->ram_in_place && s->accepted[i] && !dry_run)
 			ret = lvram_inplace_prepare(s->conn, &s->d[i], s->qmp_dir, s->save_dir,
 						    &s->sess[i], err, errlen);
+		else if (s->ram_in_place && s->accepted[i] &&
+			 (ret = lvram_inplace_probe(&s->d[i], s->qmp_dir, err, errlen)))
+			snprintf(s->d[i].error, sizeof(s->d[i].error), "%.767s", err ? err : "");
 		else
 			ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
 		if (ret) {

@@ -13,6 +13,8 @@
 
 #include "agent/libvirt/libvirt_errors.h"
 #include "agent/libvirt/lvram_inplace.h"
+#include "agent/libvirt/lvram_qmp.h"
+#include "agent/libvirt/qemu_ram_fd.h"
 #include "agent/libvirt/lvram_store.h"
 #include "agent/libvirt/lvram_sum.h"
 #include "common/clock.h"
@@ -141,6 +143,35 @@ int lvram_inplace_image_path(const char *save_dir, const char *name, char *buf, 
 	int n = snprintf(buf, len, "%s/%s.save", save_dir, name);
 
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+int lvram_inplace_probe(const struct libvirt_domain_report *d, const char *qmp_dir, char *err,
+			size_t errlen)
+{
+	struct qmp_client c;
+	char path[160], why[256], off_why[256];
+	pid_t pid;
+	int fdno, rc;
+
+	rc = qemu_ram_find_pid(d->uuid, &pid, &fdno, why, sizeof(why));
+	if (!rc && lvram_qmp_path(qmp_dir, d->uuid, path, sizeof(path)))
+		rc = kvmlu_err(why, sizeof(why), -ENAMETOOLONG, "QMP socket path too long");
+	if (!rc)
+		rc = lvram_qmp_connect(&c, path, pid, 0, why, sizeof(why));
+	if (rc)
+		return kvmlu_err(err, errlen, rc, "libvirt domain %s: kvmlu's QMP socket: %s",
+				 d->name, why);
+	rc = lvram_qmp_ignore_shared(&c, true, why, sizeof(why));
+	/* Off again whatever happened: a save with it on would leave the RAM out. */
+	if (rc)
+		lvram_qmp_ignore_shared(&c, false, off_why, sizeof(off_why));
+	else
+		rc = lvram_qmp_ignore_shared(&c, false, why, sizeof(why));
+	qmp_client_close(&c);
+	if (rc)
+		return kvmlu_err(err, errlen, rc, "libvirt domain %s: x-ignore-shared on and off: %s",
+				 d->name, why);
+	return 0;
 }
 
 static void job_init(struct qemu_replace_job *job, virConnectPtr conn,

@@ -70,6 +70,14 @@ void lvram_inplace_set_ops(const struct lvram_inplace_ops *ops);
 int lvram_inplace_image_path(const char *save_dir, const char *name, char *buf, size_t len);
 
 /*
+ * Dry run: kvmlu's QMP socket of d's QEMU answers as that QEMU and takes
+ * x-ignore-shared on and off again (read back each time), so a real
+ * update could drive it. Nothing else is touched; 0 or -errno with err.
+ */
+int lvram_inplace_probe(const struct libvirt_domain_report *d, const char *qmp_dir, char *err,
+			size_t errlen);
+
+/*
  * d running (listed, accepted). 0: d saved, in_place, its fields set, sess
  * open until the kexec. Else -errno with err, and d either running again
  * (failed, the error says), or saved in place with sess closed or open:

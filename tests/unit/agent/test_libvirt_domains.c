@@ -1300,6 +1300,16 @@ static void test_libvirt_host_update_in_place_rolls_back(void **state)
 		skip();
 	}
 	before = ip_qemu(&ino_before);
+	/* The dry run proves kvmlu's QMP socket (x-ignore-shared on and off) and changes nothing. */
+	ip_ops(&ops, qcfg);
+	mj.dry_run = true;
+	if (update_machine_run(&mj, &ops))
+		fail_msg("dry run: %s", mj.error);
+	assert_int_equal(mj.outcome, UPDATE_DRY_RUN);
+	assert_int_equal(ip_entry()->state, LIBVIRT_DOMAIN_RESUMED);
+	assert_non_null(strstr(ip_entry()->ram, "in place: RAM to be kept in a LUO session"));
+	assert_false(K.used);
+	assert_int_equal(ip_qemu(&ino_after), before);
 	ip_ops(&ops, qcfg);
 	ops.journal_preserve = m_fail;
 	assert_int_not_equal(update_machine_run(&mj, &ops), 0);
