@@ -319,14 +319,18 @@ int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, 
 		 * A dry run suspends and resumes; one that would keep the RAM in
 		 * place first proves kvmlu's QMP socket takes x-ignore-shared.
 		 */
-		if (s->ram_in_place && s->accepted[i] && !dry_run)
+		bool in_place = s->ram_in_place && s->accepted[i];
+
+		if (in_place && !dry_run) {
 			ret = lvram_inplace_prepare(s->conn, &s->d[i], s->qmp_dir, s->save_dir,
 						    &s->sess[i], err, errlen);
-		else if (s->ram_in_place && s->accepted[i] &&
-			 (ret = lvram_inplace_probe(&s->d[i], s->qmp_dir, err, errlen)))
-			snprintf(s->d[i].error, sizeof(s->d[i].error), "%.767s", err ? err : "");
-		else
-			ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
+		} else {
+			ret = in_place ? lvram_inplace_probe(&s->d[i], s->qmp_dir, err, errlen) : 0;
+			if (ret && err)
+				snprintf(s->d[i].error, sizeof(s->d[i].error), "%.767s", err);
+			if (!ret)
+				ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
+		}
 		if (ret) {
 			/* err keeps the first failure; the rollback's own is secondary. */
 			libvirt_domains_rollback(s, why, sizeof(why));

@@ -16,6 +16,10 @@
  * Before any is touched, prepare writes into each domain's report what
  * happens to its RAM and why it cannot stay in place (libvirt_ram_class.h);
  * with ram_refuse it stops there (-EPERM) if any domain would be saved.
+ * With ram_in_place a domain whose RAM can stay in place is not
+ * managed-saved with it: lvram_inplace.h keeps its RAM in a LUO session
+ * (prepare), runs it again from the held RAM (rollback) or from the
+ * session after the kexec (restore).
  *
  * A domain that fails to suspend or save is resumed, prepare rolls back
  * every domain it touched and returns the error: the update must stop
