@@ -276,28 +276,30 @@ fail:
 	return rc;
 }
 
-static int keep_in_session(struct libvirt_domain_report *d, int image_fd,
-			   struct luo_session *sess, char *why, size_t n)
-{
-	struct lvram_held_info info;
-	int ram_fd, rc;
+struct preserve_ctx {
+	struct libvirt_domain_report *d;
+	struct luo_session *sess;
+};
 
-	rc = luo_session_name_for_domain(d->uuid, d->session, why, n);
-	if (rc)
-		return rc;
-	rc = lvram_store_get(d->uuid, &ram_fd, &info);
-	if (rc)
-		return kvmlu_err(why, n, rc, "its RAM is not held");
-	rc = ops->create(sess, d->session, why, n);
+/*
+ * The RAM into the domain's session while the guest still runs
+ * (save_and_hold's before_suspend): PRESERVE_FD pins and migrates every
+ * page of it, seconds for a large guest, which must not fall into the
+ * pause.
+ */
+static int preserve_ram(struct qemu_replace_job *job, int ram_fd, char *why, size_t n)
+{
+	struct preserve_ctx *p = job->arg;
+	int rc;
+
+	rc = luo_session_name_for_domain(p->d->uuid, p->d->session, why, n);
 	if (!rc)
-		rc = ops->preserve_fd(sess, ram_fd, LVRAM_TOKEN_RAM, "domain RAM", why, n);
-	if (!rc)
-		rc = ops->preserve_fd(sess, image_fd, LVRAM_TOKEN_IMAGE, "managed-save image", why,
-				      n);
-	/* The session has its own references; the store keeps the RAM for a rollback. */
-	close(ram_fd);
-	if (rc)
-		ops->close(sess);	/* unpreserves what it took */
+		rc = ops->create(p->sess, p->d->session, why, n);
+	if (!rc) {
+		rc = ops->preserve_fd(p->sess, ram_fd, LVRAM_TOKEN_RAM, "domain RAM", why, n);
+		if (rc)
+			ops->close(p->sess);	/* unpreserves what it took */
+	}
 	return rc;
 }
 
@@ -306,17 +308,25 @@ int lvram_inplace_prepare(virConnectPtr conn, struct libvirt_domain_report *d,
 			  char *err, size_t errlen)
 {
 	struct qemu_replace_job job;
+	struct preserve_ctx pctx;
 	char why[512];
 	int image_fd = -1, rc;
 
 	if (lvram_inplace_image_path(save_dir, d->name, d->image_path, sizeof(d->image_path)))
 		return dom_fail(d, err, errlen, -ENAMETOOLONG, "managed-save image path too long");
 	job_init(&job, conn, d, qmp_dir);
+	pctx.d = d;
+	pctx.sess = sess;
+	job.before_suspend = preserve_ram;
+	job.arg = &pctx;
 	d->suspended_ns = (int64_t)kvmlu_wall_ns();
 	rc = ops->save_and_hold(&job);
 	if (rc) {
-		/* Running again on its old QEMU, or lost: job.err says which. */
+		/* Running again on its old QEMU, or lost: job.err says which. Nothing to keep. */
+		if (sess->fd >= 0)
+			ops->close(sess);
 		d->image_path[0] = '\0';
+		d->session[0] = '\0';
 		return dom_fail(d, err, errlen, rc, job.err);
 	}
 	d->saved_ns = (int64_t)kvmlu_wall_ns();
@@ -338,11 +348,14 @@ int lvram_inplace_prepare(virConnectPtr conn, struct libvirt_domain_report *d,
 	}
 	rc = image_to_memfd(d, &image_fd, why, sizeof(why));
 	if (!rc)
-		rc = keep_in_session(d, image_fd, sess, why, sizeof(why));
+		rc = ops->preserve_fd(sess, image_fd, LVRAM_TOKEN_IMAGE, "managed-save image", why,
+				      sizeof(why));
 	if (image_fd >= 0)
 		close(image_fd);
-	if (rc)
+	if (rc) {
+		ops->close(sess);	/* the kernel lets go of the RAM it took */
 		goto fail;
+	}
 	snprintf(d->ram, sizeof(d->ram), "in place: %" PRIu64 " bytes of RAM kept in LUO session "
 		 "%s, not written to disk; managed-save image %" PRId64 " bytes (device state)",
 		 d->memory_bytes, d->session, d->image_bytes);

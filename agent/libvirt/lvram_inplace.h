@@ -5,12 +5,13 @@
  * update's phases for a domain the classifier accepted, around the two
  * halves of domain-replace-qemu (qemu_replace_job.h) and a LUO session.
  *
- *   prepare   save_and_hold (x-ignore-shared, suspend, managed save of
- *             device state only, the RAM hashed and held), then the
- *             managed-save image copied into a sealed memfd (the file may
- *             be on a file system the kexec loses) and its XXH64 taken,
- *             then LUO session kvmlu/lv/<uuid> with the RAM memfd (token
- *             LVRAM_TOKEN_RAM) and the image memfd (LVRAM_TOKEN_IMAGE).
+ *   prepare   save_and_hold (x-ignore-shared; while the guest still runs
+ *             LUO session kvmlu/lv/<uuid> created and the RAM memfd
+ *             preserved in it, token LVRAM_TOKEN_RAM; then suspend, managed
+ *             save of device state only, the RAM hashed and held), then
+ *             the managed-save image copied into a sealed memfd (the file
+ *             may be on a file system the kexec loses), its XXH64 taken,
+ *             and preserved too (LVRAM_TOKEN_IMAGE).
  *             The session stays open until the kexec. The report gets
  *             what the next kernel needs: session, checksum, sizes, the
  *             image's path, owner and mode, the QEMU's uid.

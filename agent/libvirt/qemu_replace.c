@@ -193,6 +193,15 @@ int qemu_replace_save_and_hold(struct qemu_replace_job *r)
 		old_cap_off(r);
 		return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: x-ignore-shared: %s", r->name, why);
 	}
+	if (r->before_suspend) {
+		rc = r->before_suspend(r, ram_fd, why, sizeof(why));
+		if (rc) {
+			close(ram_fd);
+			old_cap_off(r);
+			return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: %s (nothing suspended)",
+				    r->name, why);
+		}
+	}
 	if (virDomainSuspend(r->dom) < 0) {
 		close(ram_fd);
 		old_cap_off(r);

@@ -44,6 +44,15 @@ struct qemu_replace_job {
 	 */
 	const char *image_path;
 	bool defined;
+	/*
+	 * save_and_hold: called with the taken RAM memfd (the caller's to dup,
+	 * not to keep) once x-ignore-shared is on, while the guest still runs
+	 * (host-update preserves the RAM in LUO here: its cost stays out of
+	 * the pause). Nonzero: nothing suspended, the capability off again,
+	 * the error is why's.
+	 */
+	int (*before_suspend)(struct qemu_replace_job *job, int ram_fd, char *why, size_t n);
+	void *arg;			/* before_suspend's */
 	pid_t old_pid, new_pid;
 	uid_t qemu_uid;			/* the old QEMU's, set by save_and_hold */
 	int64_t image_bytes;		/* -1 unknown */

@@ -61,6 +61,8 @@ static struct {
 	bool save_writes_image;
 	uint64_t image_size;
 	unsigned int saves, restarts;
+	int preserved_before_suspend;
+	bool session_before_suspend;
 	bool restart_verified, restart_saw_held;
 	char save_dir[64];
 } F;
@@ -217,19 +219,30 @@ static void image_path(char *buf, size_t len)
 
 static int f_save(struct qemu_replace_job *job)
 {
-	char err[128], path[128];
+	char err[512], path[128];
 	int fd;
 
 	F.saves++;
 	assert_null(job->dom);
 	assert_string_equal(job->uuid, UUID);
 	assert_string_equal(job->qmp_dir, "/run/kvmlu/lv");
+	fd = memfd_pattern(RAM, 7);
+	/* What qemu_replace_save_and_hold does before the suspend. */
+	assert_non_null(job->before_suspend);
+	F.preserved_before_suspend = job->before_suspend(job, fd, err, sizeof(err));
+	if (F.preserved_before_suspend) {
+		snprintf(job->err, sizeof(job->err), "domain %.200s: %.300s (nothing suspended)", job->name,
+			 err);
+		close(fd);
+		return F.preserved_before_suspend;
+	}
+	F.session_before_suspend = find("kvmlu/lv/" UUID) && find("kvmlu/lv/" UUID)->ram_fd >= 0;
 	if (F.save_rc) {
 		snprintf(job->err, sizeof(job->err), "domain %s: virDomainManagedSave: fake; it "
 			 "runs on its old QEMU", job->name);
+		close(fd);
 		return F.save_rc;
 	}
-	fd = memfd_pattern(RAM, 7);
 	assert_int_equal(lvram_sum(fd, job->sum, err, sizeof(err)), 0);
 	job->size = RAM;
 	job->qemu_uid = 64055;
@@ -362,6 +375,8 @@ static void prepare_keeps_ram_and_image_in_the_session(void **state)
 	assert_int_equal(D.image_mode, 0640);
 	assert_int_equal(D.image_uid, getuid());
 	assert_non_null(strstr(D.image_path, "/web1.save"));
+	/* The RAM was in its session before the guest was paused. */
+	assert_true(F.session_before_suspend);
 	assert_true(D.suspended_ns > 0 && D.saved_ns >= D.suspended_ns);
 	assert_non_null(strstr(D.ram, "in place: 4194304 bytes of RAM kept in LUO session "
 			       "kvmlu/lv/" UUID ", not written to disk; managed-save image "
@@ -500,7 +515,18 @@ static void prepare_save_failing_leaves_nothing_held(void **state)
 	assert_false(D.in_place);
 	assert_non_null(strstr(D.error, "virDomainManagedSave: fake; it runs on its old QEMU"));
 	assert_non_null(strstr(err, "libvirt domain web1: "));
+	/* Running on its old QEMU: the session that had its RAM is let go. */
+	assert_true(F.session_before_suspend);
 	assert_true(S.fd < 0);
+	assert_null(find("kvmlu/lv/" UUID));
+	assert_string_equal(D.session, "");
+	/* LUO refusing the RAM: nothing suspended, nothing held, nothing kept. */
+	setup(NULL);
+	F.fail_create = -ENODEV;
+	assert_int_equal(prepare(err, sizeof(err)), -ENODEV);
+	assert_non_null(strstr(D.error, "CREATE_SESSION: fake refusal (nothing suspended)"));
+	assert_int_equal(D.state, LIBVIRT_DOMAIN_FAILED);
+	assert_false(lvram_store_held(UUID));
 	assert_null(find("kvmlu/lv/" UUID));
 }
 
@@ -546,16 +572,16 @@ static void prepare_luo_refusing_unpreserves(void **state)
 	F.fail_preserve = -ENOENT;
 	assert_int_equal(prepare(err, sizeof(err)), -ENOENT);
 	assert_non_null(strstr(err, "PRESERVE_FD: fake refusal"));
-	/* Closed before the kexec: the kernel let go of what it had. */
+	/* Closed before the kexec: the kernel let go of the RAM it had taken. */
+	assert_true(F.session_before_suspend);
 	assert_true(S.fd < 0);
 	assert_null(find("kvmlu/lv/" UUID));
-	F.fail_preserve = 0;
-	setup(NULL);
-	F.fail_create = -ENODEV;
-	assert_int_equal(prepare(err, sizeof(err)), -ENODEV);
-	assert_non_null(strstr(err, "CREATE_SESSION"));
+	/* Saved in place with its RAM held: the rollback runs it again. */
+	assert_int_equal(D.state, LIBVIRT_DOMAIN_SAVED);
+	assert_true(lvram_store_held(UUID));
 	assert_int_equal(lvram_inplace_rollback(NULL, &D, "/run/kvmlu/lv", &S, err, sizeof(err)), 0);
 	assert_int_equal(D.state, LIBVIRT_DOMAIN_RESUMED);
+	assert_int_equal(F.restarts, 1);
 }
 
 static void rollback_unpreserves_and_restarts_from_held_ram(void **state)
