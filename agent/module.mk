@@ -16,7 +16,7 @@ LIB_agent_LDLIBS := -lxxhash
 LIBVIRT_PKGS := libvirt libxml-2.0
 $(call kvmlu_folder_cflags,agent/libvirt,$(shell pkg-config --cflags $(LIBVIRT_PKGS)))
 $(eval $(call kvmlu_lib,agent_libvirt,$(filter-out $(AGENT_MAINS),$(wildcard agent/libvirt/*.c))))
-LIB_agent_libvirt_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS))
+LIB_agent_libvirt_LDLIBS := $(shell pkg-config --libs $(LIBVIRT_PKGS)) -lxxhash
 
 $(eval $(call kvmlu_prog,kvmlu-agent,agent/daemon/agent_main.c,agent_libvirt agent guestmem common))
 $(eval $(call kvmlu_prog,kvmlu,agent/cli/kvmlu_main.c,agent common))

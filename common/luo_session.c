@@ -124,6 +124,37 @@ int luo_session_name_for_vm(const char *vm, char *out, char *err, size_t errlen)
 	return 0;
 }
 
+static bool lv_uuid_ok(const char *u)
+{
+	if (strnlen(u, 37) != 36)
+		return false;
+	for (int i = 0; i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? u[i] != '-' : !((u[i] >= '0' && u[i] <= '9') || (u[i] >= 'a' && u[i] <= 'f')))
+			return false;
+	}
+	return true;
+}
+
+int luo_session_name_for_domain(const char *uuid, char *out, char *err, size_t errlen)
+{
+	if (!uuid || !lv_uuid_ok(uuid)) {
+		kvmlu_err(err, errlen, 0, "domain UUID '%.40s' is not lowercase 8-4-4-4-12 hex",
+			  uuid ? uuid : "");
+		return -EINVAL;
+	}
+	snprintf(out, LUO_SESSION_NAME_SIZE, "%s%s", LUO_SESSION_LV_PREFIX, uuid);
+	return 0;
+}
+
+bool luo_session_is_domain_name(const char *name)
+{
+	size_t plen = strlen(LUO_SESSION_LV_PREFIX);
+
+	return name && !strncmp(name, LUO_SESSION_LV_PREFIX, plen) && lv_uuid_ok(name + plen);
+}
+
 const char *luo_session_vm_name(const char *session_name)
 {
 	if (luo_session_name_check(session_name, NULL, 0))
@@ -305,7 +336,8 @@ static int luo_session_open(struct luo_session *s, const char *name, bool incomi
 			name, s->name);
 		return -EBUSY;
 	}
-	ret = luo_session_name_check(name, err, errlen);
+	/* A domain's session or a VM's; a VM's check says what is wrong otherwise. */
+	ret = luo_session_is_domain_name(name) ? 0 : luo_session_name_check(name, err, errlen);
 	if (ret)
 		return ret;
 

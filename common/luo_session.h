@@ -37,6 +37,8 @@
 /* Room for the name including its NUL, as the kernel counts it. */
 #define LUO_SESSION_NAME_SIZE	LIVEUPDATE_SESSION_NAME_LENGTH
 #define LUO_SESSION_VM_PREFIX	"kvmlu/vm/"
+/* A libvirt domain's RAM kept in place: "kvmlu/lv/<its lowercase UUID>". */
+#define LUO_SESSION_LV_PREFIX	"kvmlu/lv/"
 /* How long to wait for another process to close /dev/liveupdate. */
 #define LUO_SESSION_BUSY_WAIT_MS 3000
 
@@ -82,6 +84,15 @@ int luo_session_name_check(const char *name, char *err, size_t errlen);
 /* Build "kvmlu/vm/<vm>" into out (LUO_SESSION_NAME_SIZE bytes), checked. */
 int luo_session_name_for_vm(const char *vm, char *out, char *err, size_t errlen);
 
+/*
+ * "kvmlu/lv/<uuid>" into out (LUO_SESSION_NAME_SIZE bytes) for a libvirt
+ * domain's UUID (8-4-4-4-12 lowercase hex). -EINVAL with the reason.
+ */
+int luo_session_name_for_domain(const char *uuid, char *out, char *err, size_t errlen);
+
+/* Whether name is a domain's session name as luo_session_name_for_domain makes it. */
+bool luo_session_is_domain_name(const char *name);
+
 /* The VM name inside a valid session name, or NULL if it is not one. */
 const char *luo_session_vm_name(const char *session_name);
 
@@ -101,7 +112,11 @@ const char *luo_session_op_name(enum luo_op op);
  */
 void luo_session_set_device(const char *path);
 
-/* New outgoing session; s must be initialised and hold nothing. */
+/*
+ * New outgoing session; s must be initialised and hold nothing. name is a
+ * VM's (luo_session_name_check) or a domain's (luo_session_is_domain_name);
+ * so is retrieve's.
+ */
 int luo_session_create(struct luo_session *s, const char *name,
 		       char *err, size_t errlen);
 

@@ -52,5 +52,11 @@ bool test_hook_lazy_fault_only(void);
  * before the guest runs again must catch it.
  */
 bool test_hook_lvram_corrupt(void);
+/*
+ * True when a test asked host-update to take a QEMU/TCG libvirt domain's
+ * RAM in place as if it were KVM: the test's libvirtd runs as nobody,
+ * which cannot open /dev/kvm. Every other reason still counts.
+ */
+bool test_hook_lvram_tcg(void);
 
 #endif /* KVMLU_COMMON_TEST_HOOKS_H */

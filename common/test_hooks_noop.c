@@ -31,3 +31,8 @@ bool test_hook_lvram_corrupt(void)
 {
 	return false;
 }
+
+bool test_hook_lvram_tcg(void)
+{
+	return false;
+}

@@ -37,6 +37,8 @@ void agent_config_defaults(struct agent_config *c)
 	snprintf(c->libvirt_state_file, sizeof(c->libvirt_state_file), "%s",
 		 AGENT_DEFAULT_LIBVIRT_STATE);
 	snprintf(c->qemu_config, sizeof(c->qemu_config), "%s", AGENT_DEFAULT_QEMU_CONFIG);
+	snprintf(c->libvirt_save_dir, sizeof(c->libvirt_save_dir), "%s",
+		 AGENT_DEFAULT_LIBVIRT_SAVE_DIR);
 	c->vmm_timeout_ms = 5000;
 	c->prepare_timeout_ms = 30000;
 	c->restore_timeout_ms = 60000;
@@ -193,11 +195,12 @@ static int get_libvirt_ram(struct json_object *v, struct agent_config *c, char *
 	else if (!strcmp(s, "refuse"))
 		c->libvirt_ram = AGENT_LIBVIRT_RAM_REFUSE;
 	else if (!strcmp(s, "in-place"))
-		return kvmlu_err(err, errlen, -EINVAL, "config key \"libvirt_ram\": \"in-place\" "
-				 "is not built yet (use \"save\" or \"refuse\")");
+		c->libvirt_ram = AGENT_LIBVIRT_RAM_IN_PLACE;
+	else if (!strcmp(s, "in-place-or-save"))
+		c->libvirt_ram = AGENT_LIBVIRT_RAM_IN_PLACE_OR_SAVE;
 	else
 		return kvmlu_err(err, errlen, -EINVAL, "config key \"libvirt_ram\": \"%.32s\" is "
-				 "not save or refuse", s);
+				 "not save, refuse, in-place or in-place-or-save", s);
 	return 0;
 }
 
@@ -230,6 +233,9 @@ static int parse_key(const char *key, struct json_object *v,
 		return get_libvirt_ram(v, c, err, errlen);
 	if (!strcmp(key, "qemu_config"))
 		return get_string(v, key, c->qemu_config, sizeof(c->qemu_config), err, errlen);
+	if (!strcmp(key, "libvirt_save_dir"))
+		return get_string(v, key, c->libvirt_save_dir, sizeof(c->libvirt_save_dir), err,
+				  errlen);
 	if (!strcmp(key, "timeouts"))
 		return parse_timeouts(v, c, err, errlen);
 	if (!strcmp(key, "history_keep")) {

@@ -16,6 +16,8 @@
 #define AGENT_CONFIG_DEFAULT_PATH	"/etc/kvmlu/agent.json"
 #define AGENT_DEFAULT_SOCKET		"/run/kvmlu/agent.sock"
 #define AGENT_DEFAULT_LIBVIRT_STATE	"/var/lib/kvmlu/libvirt-domains.json"
+/* Where the system libvirtd (qemu:///system) keeps managed saves. */
+#define AGENT_DEFAULT_LIBVIRT_SAVE_DIR	"/var/lib/libvirt/qemu/save"
 /* kvmlu-qemu's configuration: its QMP directory and the lvram socket. */
 #define AGENT_DEFAULT_QEMU_CONFIG	"/etc/kvmlu/qemu.json"
 #define AGENT_PATH_MAX			256
@@ -30,13 +32,15 @@
 #define AGENT_KEXEC_DIRS_MAX		8
 
 /*
- * libvirt_ram: what an update does with a libvirt domain whose RAM would
- * go to disk (docs/libvirt.md). "in-place" is a reserved value: the
- * config refuses it until RAM in place across a kexec is built.
+ * libvirt_ram: what an update does with a libvirt domain's RAM
+ * (docs/libvirt.md): written to disk by a managed save, or kept in place
+ * across the kexec where the domain allows it (docs/libvirt-ram-in-place.md).
  */
 enum agent_libvirt_ram {
 	AGENT_LIBVIRT_RAM_SAVE,		/* managed save (the default) */
 	AGENT_LIBVIRT_RAM_REFUSE,	/* refuse the update before anything is paused */
+	AGENT_LIBVIRT_RAM_IN_PLACE,	/* in place; refuse if a domain cannot */
+	AGENT_LIBVIRT_RAM_IN_PLACE_OR_SAVE,	/* in place; managed save if one cannot */
 };
 
 struct agent_config {
@@ -51,6 +55,7 @@ struct agent_config {
 	char libvirt_uri[AGENT_URI_MAX];
 	char libvirt_state_file[AGENT_PATH_MAX];	/* on disk: read after the kexec */
 	char qemu_config[AGENT_PATH_MAX];	/* kvmlu-qemu's (domain-replace-qemu) */
+	char libvirt_save_dir[AGENT_PATH_MAX];	/* libvirt's managed saves (RAM in place) */
 	enum agent_libvirt_ram libvirt_ram;
 	unsigned int vmm_timeout_ms;	/* one request to a VMM */
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */

@@ -118,6 +118,16 @@ static unsigned int domains_failed(const struct journal *j)
 	return n;
 }
 
+/* Domains in state st whose RAM was kept in place (a LUO session, not the image). */
+static unsigned int domains_in_place(const struct journal *j, enum libvirt_domain_state st)
+{
+	unsigned int n = 0;
+
+	for (unsigned int i = 0; i < j->nr_domains; i++)
+		n += j->domains[i].in_place && j->domains[i].state == st;
+	return n;
+}
+
 static bool vms_all_verified(const struct journal *j)
 {
 	for (unsigned int i = 0; i < j->nr_vms; i++)
@@ -185,11 +195,15 @@ int agent_restore_domains(const struct agent_config *cfg, const struct update_op
 	failed = domains_failed(j);
 	restored = before > pending + failed ? before - pending - failed : 0;
 	if (restored)
-		journal_note(j, "%u libvirt domain(s) started from their managed save by kvmlu-agent.service, libvirtd running",
-			     restored);
+		journal_note(j, "%u libvirt domain(s) started from their managed save by kvmlu-agent.service, libvirtd running (%u with their RAM kept in place)",
+			     restored, domains_in_place(j, LIBVIRT_DOMAIN_RESTORED));
 	if (pending)
 		journal_note(j, "%u libvirt domain(s) still pending (%.120s); their managed save images are kept: `virsh start NAME` restores one, or restart kvmlu-agent.service once libvirtd runs",
 			     pending, ret ? err : "not started");
+	/* Their image has no RAM: only the agent, from the session, can bring them back. */
+	if (domains_in_place(j, LIBVIRT_DOMAIN_SAVED))
+		journal_note(j, "%u of them kept their RAM in place: it waits in LUO session kvmlu/lv/<uuid>, untaken until libvirtd answers; restart kvmlu-agent.service once libvirtd runs (not `virsh start`: their managed save has no RAM, and its restore fails cleanly)",
+			     domains_in_place(j, LIBVIRT_DOMAIN_SAVED));
 	if (failed)
 		journal_note(j, "%u libvirt domain(s) failed, see their errors; one whose managed save image remains starts from it with `virsh start NAME`",
 			     failed);

@@ -13,6 +13,7 @@
 
 #include "agent/journal/domain_report.h"
 #include "common/err.h"
+#include "common/luo_session.h"
 
 static const char *const state_names[LIBVIRT_DOMAIN_NR_STATES] = {
 	[LIBVIRT_DOMAIN_LISTED] = "listed",
@@ -61,6 +62,8 @@ const char *libvirt_domain_action(const struct libvirt_domain_report *d)
 {
 	if (d->state == LIBVIRT_DOMAIN_OPTED_OUT)
 		return "left-alone";
+	if (d->saved_ns && d->in_place)
+		return "ram-in-place";
 	if (d->saved_ns)
 		return "managed-save";
 	if (d->suspended_ns)
@@ -82,6 +85,38 @@ const char *libvirt_domain_result(const struct libvirt_domain_report *d)
 	default:
 		return "pending";	/* suspended or saved: the update is under way */
 	}
+}
+
+static void add_str(struct json_object *o, const char *key, const char *v)
+{
+	if (v[0])
+		json_object_object_add(o, key, json_object_new_string(v));
+}
+
+static void add_u64(struct json_object *o, const char *key, uint64_t v)
+{
+	if (v)
+		json_object_object_add(o, key, json_object_new_int64((int64_t)v));
+}
+
+/*
+ * What the next kernel's agent needs to bring an in-place domain back.
+ * A prepare that failed midway has only some of it: what is set is written.
+ */
+static void add_in_place(struct json_object *o, const struct libvirt_domain_report *d)
+{
+	json_object_object_add(o, "in_place", json_object_new_boolean(true));
+	add_str(o, "session", d->session);
+	add_str(o, "checksum", d->checksum);
+	add_str(o, "checksum_after", d->checksum_after);
+	add_u64(o, "memory_bytes", d->memory_bytes);
+	add_u64(o, "image_bytes", d->image_bytes > 0 ? (uint64_t)d->image_bytes : 0);
+	add_str(o, "image_xxh64", d->image_xxh64);
+	add_str(o, "image_path", d->image_path);
+	add_u64(o, "qemu_uid", d->qemu_uid);
+	add_u64(o, "image_uid", d->image_uid);
+	add_u64(o, "image_gid", d->image_gid);
+	add_u64(o, "image_mode", d->image_mode);
 }
 
 struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_report *d,
@@ -114,6 +149,8 @@ struct json_object *libvirt_domain_reports_to_json(const struct libvirt_domain_r
 			json_object_object_add(o, "error", json_object_new_string(d[i].error));
 		if (d[i].ram[0])
 			json_object_object_add(o, "ram", json_object_new_string(d[i].ram));
+		if (d[i].in_place)
+			add_in_place(o, &d[i]);
 		json_object_array_add(arr, o);
 	}
 	return arr;
@@ -155,13 +192,114 @@ static int get_time(struct json_object *o, const char *key, int64_t *out, char *
 	return 0;
 }
 
+static bool hex_ok(const char *s, size_t want)
+{
+	if (strlen(s) != want)
+		return false;
+	for (size_t i = 0; i < want; i++)
+		if (!((s[i] >= '0' && s[i] <= '9') || (s[i] >= 'a' && s[i] <= 'f')))
+			return false;
+	return true;
+}
+
+static int get_u32(struct json_object *o, const char *key, uint32_t *out, char *err,
+		   size_t errlen)
+{
+	int64_t v;
+	int ret = get_time(o, key, &v, err, errlen);
+
+	if (ret || v > UINT32_MAX)
+		return ret ? ret : kvmlu_err(err, errlen, -EINVAL, "libvirt domain \"%s\" too big",
+					     key);
+	*out = (uint32_t)v;
+	return 0;
+}
+
+/*
+ * The in-place half of an entry: all of it or none. What the next
+ * kernel's agent retrieves, writes and hands to QEMU comes from here, so
+ * every field is checked for its form.
+ */
+static int in_place_from_json(struct json_object *o, struct libvirt_domain_report *d,
+			      char *err, size_t errlen)
+{
+	struct json_object *v;
+	int64_t mem, img;
+	int ret;
+
+	if (!json_object_object_get_ex(o, "in_place", &v)) {
+		static const char *const only[] = { "session", "checksum", "checksum_after",
+			"memory_bytes", "image_bytes", "image_xxh64", "image_path", "qemu_uid",
+			"image_uid", "image_gid", "image_mode", NULL };
+
+		for (int k = 0; only[k]; k++)
+			if (json_object_object_get_ex(o, only[k], &v))
+				return kvmlu_err(err, errlen, -EINVAL,
+						 "libvirt domain \"%s\" without in_place", only[k]);
+		return 0;
+	}
+	if (!json_object_is_type(v, json_type_boolean) || !json_object_get_boolean(v))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in_place not true");
+	d->in_place = true;
+	if ((ret = get_str(o, "session", false, d->session, sizeof(d->session), err, errlen)) ||
+	    (ret = get_str(o, "checksum", false, d->checksum, sizeof(d->checksum), err, errlen)) ||
+	    (ret = get_str(o, "checksum_after", false, d->checksum_after,
+			   sizeof(d->checksum_after), err, errlen)) ||
+	    (ret = get_str(o, "image_xxh64", false, d->image_xxh64, sizeof(d->image_xxh64), err,
+			   errlen)) ||
+	    (ret = get_str(o, "image_path", false, d->image_path, sizeof(d->image_path), err,
+			   errlen)) ||
+	    (ret = get_time(o, "memory_bytes", &mem, err, errlen)) ||
+	    (ret = get_time(o, "image_bytes", &img, err, errlen)) ||
+	    (ret = get_u32(o, "qemu_uid", &d->qemu_uid, err, errlen)) ||
+	    (ret = get_u32(o, "image_uid", &d->image_uid, err, errlen)) ||
+	    (ret = get_u32(o, "image_gid", &d->image_gid, err, errlen)) ||
+	    (ret = get_u32(o, "image_mode", &d->image_mode, err, errlen)))
+		return ret;
+	d->memory_bytes = (uint64_t)mem;
+	d->image_bytes = img;
+	/* Each field in its form when there; a hash that could not be taken is "-". */
+	if ((d->checksum[0] && !hex_ok(d->checksum, 32) && strspn(d->checksum, "-") != 32) ||
+	    (d->checksum_after[0] && !hex_ok(d->checksum_after, 32)) ||
+	    (d->image_xxh64[0] && !hex_ok(d->image_xxh64, 16)))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain checksum or image_xxh64 not "
+				 "lowercase hex of its length");
+	if (d->session[0] && (!luo_session_is_domain_name(d->session) ||
+			      strcmp(d->session + strlen(LUO_SESSION_LV_PREFIX), d->uuid)))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain session \"%.64s\" is not "
+				 "kvmlu/lv/<its uuid>", d->session);
+	if (mem % 4096 || d->image_mode > 07777 || (d->image_path[0] && d->image_path[0] != '/'))
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain in place: memory_bytes, "
+				 "image_mode or image_path out of range");
+	return 0;
+}
+
+/*
+ * Saved in place, the next kernel's agent restores from these: every one
+ * must be there (a prepare that failed midway never leaves it saved past
+ * the rollback, and never across a kexec).
+ */
+static int in_place_complete(const struct libvirt_domain_report *d, char *err, size_t errlen)
+{
+	if (!d->in_place || d->state != LIBVIRT_DOMAIN_SAVED)
+		return 0;
+	if (!d->session[0] || !hex_ok(d->checksum, 32) || !hex_ok(d->image_xxh64, 16) ||
+	    !d->image_path[0] || !d->memory_bytes || d->image_bytes <= 0)
+		return kvmlu_err(err, errlen, -EINVAL, "libvirt domain %.64s saved in place "
+				 "without its session, checksum, image_xxh64, image_path, "
+				 "memory_bytes or image_bytes", d->name);
+	return 0;
+}
+
 static int entry_from_json(struct json_object *o, struct libvirt_domain_report *d,
 			   char *err, size_t errlen)
 {
 	/* downtime_ms: what journals before integer durations also wrote; still read. */
 	static const char *const keys[] = { "name", "uuid", "state", "was_paused",
 		"suspended_ns", "saved_ns", "resumed_ns", "downtime_ns", "downtime_ms",
-		"action", "result", "error", "ram", NULL };
+		"action", "result", "error", "ram", "in_place", "session", "checksum",
+		"checksum_after", "memory_bytes", "image_bytes", "image_xxh64", "image_path",
+		"qemu_uid", "image_uid", "image_gid", "image_mode", NULL };
 	struct json_object *v;
 	char state[24];
 	unsigned int st;
@@ -210,7 +348,8 @@ static int entry_from_json(struct json_object *o, struct libvirt_domain_report *
 			return kvmlu_err(err, errlen, -EINVAL, "libvirt domain was_paused not a boolean");
 		d->was_paused = json_object_get_boolean(v);
 	}
-	return 0;
+	ret = in_place_from_json(o, d, err, errlen);
+	return ret ? ret : in_place_complete(d, err, errlen);
 }
 
 int libvirt_domain_reports_from_json(struct json_object *arr, struct libvirt_domain_report *d,

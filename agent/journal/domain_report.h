@@ -44,13 +44,29 @@ struct libvirt_domain_report {
 	int64_t suspended_ns;		/* CLOCK_REALTIME, 0: not reached */
 	int64_t saved_ns;
 	int64_t resumed_ns;
-	char error[256];
+	char error[768];
 	/*
 	 * What happens to its RAM and why (libvirt_ram_class.h), e.g.
 	 * "managed save: RAM to disk: hugepages"; "" not judged (opted out,
 	 * or a journal from before).
 	 */
 	char ram[384];
+	/*
+	 * RAM kept in place across the kexec (libvirt_ram "in-place" or
+	 * "in-place-or-save"; docs/libvirt-ram-in-place.md, section 8):
+	 * saved with device state only, its RAM memfd and the image in LUO
+	 * session `session`. Unset for a managed save with the RAM.
+	 */
+	bool in_place;
+	char session[64];		/* kvmlu/lv/<uuid> */
+	char checksum[33];		/* guestmem checksum of the RAM at the pause */
+	char checksum_after[33];	/* after the kexec, before the guest runs */
+	uint64_t memory_bytes;		/* pc.ram */
+	int64_t image_bytes;		/* the managed-save image's size */
+	char image_xxh64[17];		/* its XXH64, hex */
+	char image_path[512];		/* where libvirt keeps it */
+	uint32_t qemu_uid;		/* the QEMU's uid: only it gets the RAM back */
+	uint32_t image_uid, image_gid, image_mode;
 };
 
 const char *libvirt_domain_state_name(enum libvirt_domain_state s);
@@ -61,7 +77,10 @@ bool domain_report_uuid_ok(const char *s);
 /* suspend → running again, -1 if not both happened. */
 int64_t libvirt_domain_downtime_ns(const struct libvirt_domain_report *d);
 
-/* What the update did to d: "managed-save", "suspend" (dry run), "left-alone", "none". */
+/*
+ * What the update did to d: "ram-in-place", "managed-save", "suspend"
+ * (dry run), "left-alone", "none".
+ */
 const char *libvirt_domain_action(const struct libvirt_domain_report *d);
 /*
  * "ok" (running again or left alone), "failed", "pending" (still

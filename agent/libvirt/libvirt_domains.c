@@ -17,9 +17,11 @@
 #include "agent/libvirt/libvirt_errors.h"
 #include "agent/libvirt/libvirt_metadata.h"
 #include "agent/libvirt/libvirt_ram_class.h"
+#include "agent/libvirt/lvram_inplace.h"
 #include "agent/libvirt/qemu_ram_fd.h"
 #include "common/clock.h"
 #include "common/err.h"
+#include "common/test_hooks.h"
 
 static int lv_connect(struct libvirt_domains *s, char *err, size_t errlen)
 {
@@ -34,6 +36,8 @@ static int lv_connect(struct libvirt_domains *s, char *err, size_t errlen)
 int libvirt_domains_open(struct libvirt_domains *s, const char *uri, char *err, size_t errlen)
 {
 	memset(s, 0, sizeof(*s));
+	for (unsigned int i = 0; i < LIBVIRT_DOMAINS_MAX; i++)
+		luo_session_init(&s->sess[i]);
 	if (!uri)
 		uri = LIBVIRT_DEFAULT_URI;
 	if (strlen(uri) >= sizeof(s->uri))
@@ -207,8 +211,21 @@ out_free:
 	return ret;
 }
 
-/* What happens to d's RAM and why, into d->ram; nothing is touched. */
-static void judge_ram(struct libvirt_domains *s, struct libvirt_domain_report *d)
+/* The words for d's RAM, by the configured mode. */
+static void plan(const struct libvirt_domains *s, const struct libvirt_domain_report *d,
+		 unsigned int reasons, const char *why, char *buf, size_t len)
+{
+	if (s->ram_in_place)
+		lvram_plan_text_in_place(s->ram_refuse, d->was_paused, reasons, why, buf, len);
+	else
+		lvram_plan_text(s->ram_refuse, reasons, why, buf, len);
+}
+
+/*
+ * What happens to d's RAM and why, into d->ram; nothing is touched.
+ * True when its RAM can stay in place.
+ */
+static bool judge_ram(struct libvirt_domains *s, struct libvirt_domain_report *d)
 {
 	enum lvram_started started = LVRAM_STARTED_UNKNOWN;
 	virDomainPtr dom = virDomainLookupByUUIDString(s->conn, d->uuid);
@@ -221,15 +238,15 @@ static void judge_ram(struct libvirt_domains *s, struct libvirt_domain_report *d
 	if (!dom) {
 		snprintf(why, sizeof(why), "virDomainLookupByUUIDString: %s",
 			 libvirt_last_error());
-		lvram_plan_text(s->ram_refuse, 0, why, d->ram, sizeof(d->ram));
-		return;
+		plan(s, d, 0, why, d->ram, sizeof(d->ram));
+		return false;
 	}
 	xml = virDomainGetXMLDesc(dom, 0);
 	virDomainFree(dom);
 	if (!xml) {
 		snprintf(why, sizeof(why), "virDomainGetXMLDesc: %s", libvirt_last_error());
-		lvram_plan_text(s->ram_refuse, 0, why, d->ram, sizeof(d->ram));
-		return;
+		plan(s, d, 0, why, d->ram, sizeof(d->ram));
+		return false;
 	}
 	/* The live fact: the wrapper's pc.ram memfd on its QEMU's command line. */
 	ret = qemu_ram_find_pid(d->uuid, &pid, &fdno, NULL, 0);
@@ -239,7 +256,10 @@ static void judge_ram(struct libvirt_domains *s, struct libvirt_domain_report *d
 		started = LVRAM_STARTED_PLAIN;
 	ret = lvram_classify(xml, strlen(xml), started, &reasons, why, sizeof(why));
 	free(xml);
-	lvram_plan_text(s->ram_refuse, reasons, ret ? why : NULL, d->ram, sizeof(d->ram));
+	if (test_hook_lvram_tcg())
+		reasons &= ~(unsigned int)LVRAM_NOT_KVM;
+	plan(s, d, reasons, ret ? why : NULL, d->ram, sizeof(d->ram));
+	return !ret && !reasons && !d->was_paused;
 }
 
 /*
@@ -254,12 +274,13 @@ static int refuse_saves(struct libvirt_domains *s, char *err, size_t errlen)
 	for (unsigned int i = 0; i < s->nr; i++) {
 		int w;
 
-		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
+		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED ||
+		    (s->ram_in_place && s->accepted[i]))
 			continue;
 		if (!n++ && err && errlen)
-			used = (size_t)snprintf(err, errlen, "libvirt_ram is \"refuse\" and "
+			used = (size_t)snprintf(err, errlen, "libvirt_ram is \"%s\" and "
 						"libvirt domains would have their RAM written to "
-						"disk:");
+						"disk:", s->ram_in_place ? "in-place" : "refuse");
 		if (!err || used >= errlen)
 			continue;
 		w = snprintf(err + used, errlen - used, "%s domain %s: %s", n > 1 ? ";" : "",
@@ -278,8 +299,7 @@ int libvirt_domains_judge(struct libvirt_domains *s, char *err, size_t errlen)
 	if (ret)
 		return ret;
 	for (unsigned int i = 0; i < s->nr; i++)
-		if (s->d[i].state == LIBVIRT_DOMAIN_LISTED)
-			judge_ram(s, &s->d[i]);
+		s->accepted[i] = s->d[i].state == LIBVIRT_DOMAIN_LISTED && judge_ram(s, &s->d[i]);
 	return s->ram_refuse ? refuse_saves(s, err, errlen) : 0;
 }
 
@@ -295,7 +315,22 @@ int libvirt_domains_prepare(struct libvirt_domains *s, bool dry_run, char *err, 
 	for (unsigned int i = 0; i < s->nr; i++) {
 		if (s->d[i].state != LIBVIRT_DOMAIN_LISTED)
 			continue;
-		ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
+		/*
+		 * A dry run suspends and resumes; one that would keep the RAM in
+		 * place first proves kvmlu's QMP socket takes x-ignore-shared.
+		 */
+		bool in_place = s->ram_in_place && s->accepted[i];
+
+		if (in_place && !dry_run) {
+			ret = lvram_inplace_prepare(s->conn, &s->d[i], s->qmp_dir, s->save_dir,
+						    &s->sess[i], err, errlen);
+		} else {
+			ret = in_place ? lvram_inplace_probe(&s->d[i], s->qmp_dir, err, errlen) : 0;
+			if (ret && err)
+				snprintf(s->d[i].error, sizeof(s->d[i].error), "%.767s", err);
+			if (!ret)
+				ret = prepare_one(s, &s->d[i], dry_run, err, errlen);
+		}
 		if (ret) {
 			/* err keeps the first failure; the rollback's own is secondary. */
 			libvirt_domains_rollback(s, why, sizeof(why));
@@ -384,7 +419,9 @@ int libvirt_domains_rollback(struct libvirt_domains *s, char *err, size_t errlen
 		virDomainPtr dom;
 		int ret = 0;
 
-		if (d->state == LIBVIRT_DOMAIN_SAVED) {
+		if (d->state == LIBVIRT_DOMAIN_SAVED && d->in_place) {
+			ret = lvram_inplace_rollback(s->conn, d, s->qmp_dir, &s->sess[i], e, el);
+		} else if (d->state == LIBVIRT_DOMAIN_SAVED) {
 			ret = start_from_save(s, d, e, el);
 			if (!ret)
 				d->state = LIBVIRT_DOMAIN_RESUMED;
@@ -409,6 +446,12 @@ int libvirt_domains_restore(struct libvirt_domains *s, char *err, size_t errlen)
 
 		if (d->state != LIBVIRT_DOMAIN_SAVED)
 			continue;
+		if (d->in_place) {
+			if (lvram_inplace_restore(s->conn, d, s->qmp_dir, first ? NULL : err,
+						  first ? 0 : errlen))
+				first = -EIO;
+			continue;	/* restored or failed: lvram_inplace_restore set it */
+		}
 		if (start_from_save(s, d, first ? NULL : err, first ? 0 : errlen)) {
 			first = -EIO;
 			continue;	/* the others still get their chance */

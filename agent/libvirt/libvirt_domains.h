@@ -16,6 +16,10 @@
  * Before any is touched, prepare writes into each domain's report what
  * happens to its RAM and why it cannot stay in place (libvirt_ram_class.h);
  * with ram_refuse it stops there (-EPERM) if any domain would be saved.
+ * With ram_in_place a domain whose RAM can stay in place is not
+ * managed-saved with it: lvram_inplace.h keeps its RAM in a LUO session
+ * (prepare), runs it again from the held RAM (rollback) or from the
+ * session after the kexec (restore).
  *
  * A domain that fails to suspend or save is resumed, prepare rolls back
  * every domain it touched and returns the error: the update must stop
@@ -31,6 +35,7 @@
 
 #include "agent/journal/domain_report.h"
 #include "agent/libvirt/libvirt_hook_event.h"
+#include "common/luo_session.h"
 
 struct json_object;
 
@@ -51,8 +56,21 @@ struct libvirt_domains {
 	 * touching any. Set after open (open zeroes s).
 	 */
 	bool ram_refuse;
+	/*
+	 * libvirt_ram "in-place" (with ram_refuse) or "in-place-or-save":
+	 * a running domain the classifier accepts keeps its RAM in place
+	 * (lvram_inplace.h); the others are refused or saved as above. Set
+	 * after open, with qmp_dir (kvmlu-qemu's) and save_dir (libvirt's
+	 * managed saves).
+	 */
+	bool ram_in_place;
+	char qmp_dir[108];
+	char save_dir[256];
 	unsigned int nr;
 	struct libvirt_domain_report d[LIBVIRT_DOMAINS_MAX];
+	bool accepted[LIBVIRT_DOMAINS_MAX];	/* judged: its RAM can stay in place */
+	/* An in-place domain's LUO session, open from prepare until the kexec. */
+	struct luo_session sess[LIBVIRT_DOMAINS_MAX];
 };
 
 /* Connect to uri (NULL: LIBVIRT_DEFAULT_URI). s is zeroed first. */

@@ -230,7 +230,26 @@ void lvram_plan_text(bool refuse, unsigned int reasons, const char *why, char *b
 	else if (reasons)
 		lvram_reasons_text(reasons, r, sizeof(r));
 	else
-		snprintf(r, sizeof(r), "in place would be possible, but RAM in place across "
-			 "a kexec is not built yet");
+		snprintf(r, sizeof(r), "in place would be possible with libvirt_ram "
+			 "\"in-place\" or \"in-place-or-save\"");
+	snprintf(buf, len, "%s, RAM would go to disk: %s", refuse ? "refused" : "managed save", r);
+}
+
+void lvram_plan_text_in_place(bool refuse, bool paused, unsigned int reasons, const char *why,
+			      char *buf, size_t len)
+{
+	char r[320];
+
+	if (!why && !reasons && !paused) {
+		snprintf(buf, len, "in place: RAM to be kept in a LUO session across the kexec");
+		return;
+	}
+	if (why)
+		snprintf(r, sizeof(r), "domain XML not judged: %s", why);
+	else
+		lvram_reasons_text(reasons, r, sizeof(r));
+	if (paused)
+		snprintf(r + strlen(r), sizeof(r) - strlen(r), "%spaused before the update (only a "
+			 "running domain keeps its RAM in place)", why || reasons ? "; " : "");
 	snprintf(buf, len, "%s, RAM would go to disk: %s", refuse ? "refused" : "managed save", r);
 }

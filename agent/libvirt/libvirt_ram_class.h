@@ -62,10 +62,19 @@ void lvram_reasons_text(unsigned int reasons, char *buf, size_t len);
  * The journal's words for a domain an update would save (its report's
  * ram): "managed save, RAM would go to disk: <reasons>", or with refuse
  * "refused, RAM would go to disk: <reasons>". No reasons: in place would
- * be possible, but RAM in place across a kexec is not built yet. why, if
+ * be possible with libvirt_ram "in-place" or "in-place-or-save". why, if
  * not NULL, replaces the reasons (the XML could not be judged).
  */
 void lvram_plan_text(bool refuse, unsigned int reasons, const char *why, char *buf,
 		     size_t len);
+
+/*
+ * The same with libvirt_ram "in-place" (refuse) or "in-place-or-save":
+ * no reasons, no why and not paused is "in place: RAM to be kept in a LUO
+ * session across the kexec"; a paused domain is not taken in place (its
+ * QEMU is not running: "paused before the update" joins the reasons).
+ */
+void lvram_plan_text_in_place(bool refuse, bool paused, unsigned int reasons, const char *why,
+			      char *buf, size_t len);
 
 #endif /* KVMLU_LIBVIRT_RAM_CLASS_H */

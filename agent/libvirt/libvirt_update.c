@@ -15,6 +15,7 @@
 
 #include "agent/libvirt/libvirt_update.h"
 #include "agent/journal/journal_store.h"
+#include "agent/libvirt/qemu_wrapper_config.h"
 #include "common/file_read.h"
 #include "common/err.h"
 #include "common/json_strict.h"
@@ -35,6 +36,8 @@ int libvirt_update_init(struct libvirt_update *u, const char *uri, const char *s
 	snprintf(u->state_file, sizeof(u->state_file), "%s",
 		 state_file ? state_file : LIBVIRT_UPDATE_STATE_FILE);
 	u->connect_wait_ms = LIBVIRT_UPDATE_CONNECT_WAIT_MS;
+	snprintf(u->qemu_config, sizeof(u->qemu_config), "%s", AGENT_DEFAULT_QEMU_CONFIG);
+	snprintf(u->save_dir, sizeof(u->save_dir), "%s", AGENT_DEFAULT_LIBVIRT_SAVE_DIR);
 	return 0;
 }
 
@@ -116,6 +119,31 @@ static int load_state(struct libvirt_update *u, char *err, size_t errlen)
 	return 0;
 }
 
+/*
+ * The mode into the set (open zeroes it); with ram_in_place kvmlu-qemu's
+ * QMP directory from its configuration, which must be there: a domain in
+ * place is driven over that socket.
+ */
+static int apply_mode(struct libvirt_update *u, char *err, size_t errlen)
+{
+	struct qemu_wrapper_config wcfg;
+	char why[320];
+	int ret;
+
+	u->set.ram_refuse = u->ram_refuse;
+	u->set.ram_in_place = u->ram_in_place;
+	if (!u->ram_in_place)
+		return 0;
+	snprintf(u->set.save_dir, sizeof(u->set.save_dir), "%s", u->save_dir);
+	ret = qemu_wrapper_config_load(u->qemu_config, &wcfg, why, sizeof(why));
+	if (ret)
+		return kvmlu_err(err, errlen, ret, "libvirt_ram keeps RAM in place, but kvmlu-qemu's "
+				 "configuration %s: %s", u->qemu_config, why);
+	_Static_assert(sizeof(u->set.qmp_dir) >= sizeof(wcfg.qmp_dir), "qmp_dir fits");
+	memcpy(u->set.qmp_dir, wcfg.qmp_dir, sizeof(wcfg.qmp_dir));
+	return 0;
+}
+
 /* The set as it is now, into the journal: the report shows each domain. */
 static void record(struct journal *j, const struct libvirt_domains *s)
 {
@@ -132,8 +160,9 @@ int libvirt_update_preflight(void *ctx, struct journal *j, char *err, size_t err
 	ret = libvirt_domains_open(&u->set, u->uri, why, sizeof(why));
 	if (ret)
 		return u->required ? kvmlu_err(err, errlen, ret, "%s", why) : 0;
-	u->set.ram_refuse = u->ram_refuse;
-	ret = libvirt_domains_judge(&u->set, err, errlen);
+	ret = apply_mode(u, err, errlen);
+	if (!ret)
+		ret = libvirt_domains_judge(&u->set, err, errlen);
 	record(j, &u->set);
 	libvirt_domains_close(&u->set);
 	return ret;
@@ -152,8 +181,12 @@ int libvirt_update_prepare(void *ctx, struct journal *j, char *err, size_t errle
 		journal_note(j, "libvirt: %.200s: no libvirt domains handled", why);
 		return 0;
 	}
+	ret = apply_mode(u, err, errlen);
+	if (ret) {
+		libvirt_domains_close(&u->set);
+		return ret;
+	}
 	u->prepared = true;
-	u->set.ram_refuse = u->ram_refuse;
 	ret = libvirt_domains_prepare(&u->set, j->dry_run, err, errlen);
 	if (!ret && !j->dry_run) {
 		ret = save_state(u, err, errlen);
@@ -200,6 +233,27 @@ int libvirt_update_restore(void *ctx, struct journal *j, char *err, size_t errle
 	/* The journal lists the saved set even if libvirtd never answers: pending. */
 	record(j, &u->set);
 	snprintf(u->set.uri, sizeof(u->set.uri), "%s", u->uri);
+	/*
+	 * A domain whose RAM is in a LUO session needs kvmlu-qemu's QMP
+	 * directory. Its session is retrieved only once libvirtd answers
+	 * (below): until then it stays in the kernel, so that a later try (the
+	 * agent restarted) still finds it.
+	 */
+	for (unsigned int i = 0; i < u->set.nr; i++)
+		if (u->set.d[i].in_place && u->set.d[i].state == LIBVIRT_DOMAIN_SAVED) {
+			u->ram_in_place = true;
+			break;
+		}
+	/*
+	 * Without kvmlu-qemu's configuration no such domain can start: all
+	 * stay pending (sessions untaken, state file kept) until it is fixed
+	 * and the agent restarted.
+	 */
+	if (u->ram_in_place) {
+		ret = apply_mode(u, err, errlen);
+		if (ret)
+			return ret;
+	}
 	for (unsigned int waited = 0;; waited += 500) {
 		ret = libvirt_domains_reconnect(&u->set, why, sizeof(why));
 		if (!ret || waited >= u->connect_wait_ms)
@@ -235,7 +289,14 @@ static int provider_init(void *ctx, const struct agent_config *cfg)
 
 	ret = libvirt_update_init(u, cfg->libvirt_uri[0] ? cfg->libvirt_uri : NULL,
 				  cfg->libvirt_state_file, NULL, 0);
-	u->ram_refuse = cfg->libvirt_ram == AGENT_LIBVIRT_RAM_REFUSE;
+	u->ram_refuse = cfg->libvirt_ram == AGENT_LIBVIRT_RAM_REFUSE ||
+			cfg->libvirt_ram == AGENT_LIBVIRT_RAM_IN_PLACE;
+	u->ram_in_place = cfg->libvirt_ram == AGENT_LIBVIRT_RAM_IN_PLACE ||
+			  cfg->libvirt_ram == AGENT_LIBVIRT_RAM_IN_PLACE_OR_SAVE;
+	snprintf(u->qemu_config, sizeof(u->qemu_config), "%s", cfg->qemu_config);
+	if (strlen(cfg->libvirt_save_dir) >= sizeof(u->save_dir))
+		return -ENAMETOOLONG;
+	snprintf(u->save_dir, sizeof(u->save_dir), "%s", cfg->libvirt_save_dir);
 	return ret;
 }
 

@@ -9,7 +9,9 @@
  *             journal; libvirt_ram "refuse" refuses the update here if
  *             any domain would be saved. Nothing is touched.
  *   prepare   before the VMMs are prepared (managed save takes seconds;
- *             kvmlu-vmm VMs should not wait paused for it). Dry run:
+ *             kvmlu-vmm VMs should not wait paused for it). With
+ *             ram_in_place a domain the classifier accepts keeps its RAM
+ *             in a LUO session instead (lvram_inplace.h). Dry run:
  *             suspend + resume only. After a real save the set is written
  *             to state_file, on disk like the managed save images: the
  *             next kernel reads it there.
@@ -18,7 +20,8 @@
  *   restore   after the kexec, in kvmlu-agent.service (ordered after
  *             libvirtd; kvmlu-restore.service runs before it and leaves
  *             the domains pending): read state_file, wait for libvirtd,
- *             start each saved domain from its managed save; state_file
+ *             start each saved domain from its managed save (an in-place
+ *             one from its LUO session: lvram_inplace.h); state_file
  *             removed once each was tried (the journal has the results),
  *             kept when libvirtd does not answer.
  *   pending   state_file is there: domains wait for restore.
@@ -46,7 +49,10 @@ struct libvirt_update {
 	bool required;			/* uri given: not reaching libvirt is an error */
 	char state_file[AGENT_PATH_MAX];
 	unsigned int connect_wait_ms;
-	bool ram_refuse;		/* libvirt_ram "refuse" (libvirt_domains.h) */
+	bool ram_refuse;		/* libvirt_ram "refuse" or "in-place" (libvirt_domains.h) */
+	bool ram_in_place;		/* libvirt_ram "in-place" or "in-place-or-save" */
+	char qemu_config[AGENT_PATH_MAX];	/* kvmlu-qemu's: its qmp_dir */
+	char save_dir[256];		/* libvirt's managed saves */
 	bool prepared;			/* prepare ran: rollback has work */
 	struct libvirt_domains set;
 };

@@ -26,6 +26,7 @@
 #include "agent/libvirt/lvram_sum.h"
 #include "agent/libvirt/qemu_ram_fd.h"
 #include "agent/libvirt/qemu_replace.h"
+#include "agent/libvirt/qemu_replace_job.h"
 #include "agent/libvirt/qemu_wrapper_config.h"
 #include "common/err.h"
 #include "common/json_line.h"
@@ -37,24 +38,11 @@
 
 static pthread_mutex_t one_at_a_time = PTHREAD_MUTEX_INITIALIZER;
 
-struct replace {
-	virConnectPtr conn;
-	virDomainPtr dom;
-	char uuid[LVRAM_UUID_LEN + 1];
-	char name[256];
-	char qmp_dir[108];
-	pid_t old_pid, new_pid;
-	int64_t image_bytes;		/* -1 unknown */
-	uint64_t size;
-	char sum[LVRAM_SUM_LEN + 1], sum_after[LVRAM_SUM_LEN + 1];
-	const char *cls;		/* error class when failing */
-	char err[768];
-};
 
-static int fail(struct replace *r, const char *cls, int rc, const char *fmt, ...)
+static int fail(struct qemu_replace_job *r, const char *cls, int rc, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
 
-static int fail(struct replace *r, const char *cls, int rc, const char *fmt, ...)
+static int fail(struct qemu_replace_job *r, const char *cls, int rc, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -65,7 +53,7 @@ static int fail(struct replace *r, const char *cls, int rc, const char *fmt, ...
 	return rc;
 }
 
-static int qmp_open(struct replace *r, pid_t pid, struct qmp_client *c, char *why, size_t n)
+static int qmp_open(struct qemu_replace_job *r, pid_t pid, struct qmp_client *c, char *why, size_t n)
 {
 	char path[160];
 
@@ -75,7 +63,7 @@ static int qmp_open(struct replace *r, pid_t pid, struct qmp_client *c, char *wh
 }
 
 /* x-ignore-shared in the old QEMU again (abort paths); errors only logged. */
-static void old_cap_off(struct replace *r)
+static void old_cap_off(struct qemu_replace_job *r)
 {
 	struct qmp_client c;
 	char why[256];
@@ -88,7 +76,7 @@ static void old_cap_off(struct replace *r)
 }
 
 /* The old QEMU's pc.ram: its size, checked (one backend, shared, 2 MiB multiple). */
-static int check_old_qemu(struct replace *r, struct qmp_client *c)
+static int check_old_qemu(struct qemu_replace_job *r, struct qmp_client *c)
 {
 	struct qmp_memdev devs[4];
 	struct qmp_status st;
@@ -117,7 +105,7 @@ static int check_old_qemu(struct replace *r, struct qmp_client *c)
 }
 
 /* The save's RAM: what libvirt's job statistics say the stream carried. */
-static int check_image(struct replace *r)
+static int check_image(struct qemu_replace_job *r)
 {
 	virTypedParameterPtr params = NULL;
 	unsigned long long total = 0, processed = 0;
@@ -168,7 +156,7 @@ static bool exited(int pidfd)
 }
 
 /* running -> saved with the RAM held. On failure the domain runs again, or is lost. */
-static int save_and_hold(struct replace *r)
+int qemu_replace_save_and_hold(struct qemu_replace_job *r)
 {
 	struct qmp_client c;
 	struct stat st;
@@ -204,6 +192,15 @@ static int save_and_hold(struct replace *r)
 		close(ram_fd);
 		old_cap_off(r);
 		return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: x-ignore-shared: %s", r->name, why);
+	}
+	if (r->before_suspend) {
+		rc = r->before_suspend(r, ram_fd, why, sizeof(why));
+		if (rc) {
+			close(ram_fd);
+			old_cap_off(r);
+			return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: %s (nothing suspended)",
+				    r->name, why);
+		}
 	}
 	if (virDomainSuspend(r->dom) < 0) {
 		close(ram_fd);
@@ -270,6 +267,7 @@ static int save_and_hold(struct replace *r)
 		r->sum[LVRAM_SUM_LEN] = '\0';
 	}
 	test_corrupt(ram_fd);
+	r->qemu_uid = st.st_uid;
 	rc = lvram_store_hold(r->uuid, ram_fd, r->size, st.st_uid, r->sum);
 	if (rc)
 		return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: cannot hold its RAM (%s): its "
@@ -280,7 +278,7 @@ static int save_and_hold(struct replace *r)
 }
 
 /* saved with the RAM held -> running on a new QEMU, or paused with the reason. */
-static int restart_and_verify(struct replace *r)
+int qemu_replace_restart_and_verify(struct qemu_replace_job *r)
 {
 	struct lvram_held_info info;
 	struct qmp_client c;
@@ -317,7 +315,12 @@ static int restart_and_verify(struct replace *r)
 		return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: the new QEMU: %s; left paused",
 			    r->name, why);
 	rc = lvram_store_get(r->uuid, &ram_fd, &info);
-	if (!rc) {
+	if (!rc && r->verified) {
+		/* Hashed equal before the start, and nothing ran on it since. */
+		memcpy(r->sum, info.sum, sizeof(r->sum));
+		memcpy(r->sum_after, info.sum, sizeof(r->sum_after));
+		close(ram_fd);
+	} else if (!rc) {
 		memcpy(r->sum, info.sum, sizeof(r->sum));
 		rc = lvram_sum(ram_fd, r->sum_after, why, sizeof(why));
 		close(ram_fd);
@@ -348,7 +351,7 @@ static int restart_and_verify(struct replace *r)
 	return 0;
 }
 
-static int find_domain(struct replace *r, const char *which)
+static int find_domain(struct qemu_replace_job *r, const char *which)
 {
 	int state = 0, reason;
 
@@ -371,7 +374,7 @@ static int find_domain(struct replace *r, const char *which)
 		    lvram_store_held(r->uuid) ? " and has no managed save, yet its RAM is held" : "");
 }
 
-static json_object *reply(struct replace *r, const struct json_line_request *rq, int rc)
+static json_object *reply(struct qemu_replace_job *r, const struct json_line_request *rq, int rc)
 {
 	json_object *o;
 	int state = 0, reason;
@@ -402,7 +405,7 @@ json_object *qemu_replace_command(const struct agent_config *cfg,
 				  const struct json_line_request *rq)
 {
 	struct qemu_wrapper_config wcfg;
-	struct replace *r;
+	struct qemu_replace_job *r;
 	json_object *v = NULL, *out;
 	int rc;
 
@@ -443,14 +446,14 @@ json_object *qemu_replace_command(const struct agent_config *cfg,
 	}
 	rc = find_domain(r, json_object_get_string(v));
 	if (rc == 0) {
-		rc = save_and_hold(r);
+		rc = qemu_replace_save_and_hold(r);
 		if (!rc)
 			test_hook_stop_at("kvmlu-agent", "replace-held");
 	} else if (rc == 1) {
 		rc = 0;
 	}
 	if (!rc)
-		rc = restart_and_verify(r);
+		rc = qemu_replace_restart_and_verify(r);
 out:
 	out = reply(r, rq, rc);
 	if (r->dom)

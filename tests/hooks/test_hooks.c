@@ -57,3 +57,8 @@ bool test_hook_lvram_corrupt(void)
 {
 	return getenv(TEST_HOOK_LVRAM_CORRUPT_ENV) != NULL;
 }
+
+bool test_hook_lvram_tcg(void)
+{
+	return getenv(TEST_HOOK_LVRAM_TCG_ENV) != NULL;
+}

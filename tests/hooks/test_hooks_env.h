@@ -18,6 +18,9 @@
  * KVMLU_TEST_LVRAM_CORRUPT (set at all)
  *     test_hook_lvram_corrupt: kvmlu-agent changes one byte of the RAM it
  *     holds for domain-replace-qemu.
+ * KVMLU_TEST_LVRAM_TCG (set at all)
+ *     test_hook_lvram_tcg: host-update judges a QEMU/TCG libvirt domain's
+ *     RAM as if the domain were KVM.
  */
 #ifndef KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H
 #define KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H
@@ -26,5 +29,6 @@
 #define TEST_HOOK_RESTORE_FAIL_ENV	"KVMLU_TEST_RESTORE_FAIL"
 #define TEST_HOOK_LAZY_FAULT_ONLY_ENV	"KVMLU_TEST_LAZY_FAULT_ONLY"
 #define TEST_HOOK_LVRAM_CORRUPT_ENV	"KVMLU_TEST_LVRAM_CORRUPT"
+#define TEST_HOOK_LVRAM_TCG_ENV		"KVMLU_TEST_LVRAM_TCG"
 
 #endif /* KVMLU_TESTS_HOOKS_TEST_HOOKS_ENV_H */

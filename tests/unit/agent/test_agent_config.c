@@ -127,10 +127,24 @@ static void test_config_libvirt_ram(void **state)
 	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"save\"}", &c, err,
 					    sizeof(err)), 0);
 	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_SAVE);
-	/* Reserved, and it does not pretend to work. */
-	expect_refused("{\"libvirt_ram\": \"in-place\"}", "\"in-place\" is not built yet");
-	expect_refused("{\"libvirt_ram\": \"Save\"}", "not save or refuse");
-	expect_refused("{\"libvirt_ram\": \"\"}", "not save or refuse");
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"in-place\"}", &c, err,
+					    sizeof(err)), 0);
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_IN_PLACE);
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"in-place-or-save\"}", &c, err,
+					    sizeof(err)), 0);
+	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_IN_PLACE_OR_SAVE);
+	expect_refused("{\"libvirt_ram\": \"Save\"}",
+		       "not save, refuse, in-place or in-place-or-save");
+	expect_refused("{\"libvirt_ram\": \"in_place\"}",
+		       "not save, refuse, in-place or in-place-or-save");
+	expect_refused("{\"libvirt_ram\": \"\"}", "not save, refuse, in-place or in-place-or-save");
+	/* Where libvirt keeps managed saves (RAM in place writes the image back there). */
+	agent_config_defaults(&c);
+	assert_string_equal(c.libvirt_save_dir, "/var/lib/libvirt/qemu/save");
+	assert_int_equal(agent_config_parse("{\"libvirt_save_dir\": \"/srv/save\"}", &c, err,
+					    sizeof(err)), 0);
+	assert_string_equal(c.libvirt_save_dir, "/srv/save");
+	expect_refused("{\"libvirt_save_dir\": \"save\"}", "not an absolute path");
 	expect_refused("{\"libvirt_ram\": true}", "libvirt_ram\": not a string");
 	expect_refused("{\"libvirt_ram\": \"save\", \"libvirt_ram\": \"refuse\"}",
 		       "duplicate key \"libvirt_ram\"");
@@ -375,6 +389,9 @@ static void test_config_libvirt_keys_reach_the_update(void **state)
 	assert_false(lv->required);
 	assert_string_equal(lv->state_file, "/var/lib/kvmlu/libvirt-domains.json");
 	assert_false(lv->ram_refuse);
+	assert_false(lv->ram_in_place);
+	assert_string_equal(lv->save_dir, "/var/lib/libvirt/qemu/save");
+	assert_string_equal(lv->qemu_config, "/etc/kvmlu/qemu.json");
 	update_ops_host_fini(ctx);
 
 	assert_int_equal(agent_config_parse("{\"libvirt_uri\": \"test:///default\","
@@ -389,6 +406,27 @@ static void test_config_libvirt_keys_reach_the_update(void **state)
 	assert_true(lv->required);
 	assert_string_equal(lv->state_file, "/srv/lv.json");
 	assert_true(lv->ram_refuse);
+	assert_false(lv->ram_in_place);
+	update_ops_host_fini(ctx);
+
+	/* in-place refuses a domain that cannot; in-place-or-save saves it. */
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"in-place\", "
+					    "\"libvirt_save_dir\": \"/srv/save\", "
+					    "\"qemu_config\": \"/srv/q.json\"}", &c, err,
+					    sizeof(err)), 0);
+	update_ops_host_init(&ops, ctx, &c);
+	lv = ctx->domains;
+	assert_true(lv->ram_refuse);
+	assert_true(lv->ram_in_place);
+	assert_string_equal(lv->save_dir, "/srv/save");
+	assert_string_equal(lv->qemu_config, "/srv/q.json");
+	update_ops_host_fini(ctx);
+	assert_int_equal(agent_config_parse("{\"libvirt_ram\": \"in-place-or-save\"}", &c, err,
+					    sizeof(err)), 0);
+	update_ops_host_init(&ops, ctx, &c);
+	lv = ctx->domains;
+	assert_false(lv->ram_refuse);
+	assert_true(lv->ram_in_place);
 	update_ops_host_fini(ctx);
 
 	/* Without a provider (a program without libvirt): no domains. */

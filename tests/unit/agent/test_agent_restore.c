@@ -557,6 +557,50 @@ static void test_daemon_start_restores_pending_domains_and_amends_report(void **
 	assert_int_equal(t->hist[0].outcome, UPDATE_DONE);
 }
 
+/*
+ * A domain whose RAM stayed in place: libvirtd absent, it stays pending
+ * and the note says its RAM waits in its session for an agent restart,
+ * not for virsh start; then restored, the note counts it.
+ */
+static void test_daemon_start_in_place_domain_pending_then_restored(void **state)
+{
+	struct tcase *t = *state;
+	const struct journal *h = &t->hist[0];
+	struct libvirt_domain_report d;
+
+	memset(&d, 0, sizeof(d));
+	snprintf(d.name, sizeof(d.name), "web1");
+	snprintf(d.uuid, sizeof(d.uuid), WEB1_UUID);
+	d.state = LIBVIRT_DOMAIN_SAVED;
+	d.suspended_ns = T0 + 100;
+	d.saved_ns = T0 + 200;
+	d.in_place = true;
+	snprintf(d.session, sizeof(d.session), "kvmlu/lv/" WEB1_UUID);
+	snprintf(d.checksum, sizeof(d.checksum), "0123456789abcdef0123456789abcdef");
+	snprintf(d.image_xxh64, sizeof(d.image_xxh64), "0123456789abcdef");
+	snprintf(d.image_path, sizeof(d.image_path), "/var/lib/libvirt/qemu/save/web1.save");
+	d.memory_bytes = 1ULL << 30;
+	d.image_bytes = 300000;
+	journal_set_domains(t->j, &d, 1);
+	assert_int_equal(run(t, 0, ""), 0);
+	memset(&lv, 0, sizeof(lv));
+	lv.pending = true;
+	lv.rc = -ECONNREFUSED;
+	assert_int_not_equal(daemon_start(t), 0);
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_SAVED);
+	assert_true(h->domains[0].in_place);
+	assert_string_equal(libvirt_domain_action(&h->domains[0]), "ram-in-place");
+	assert_true(has_note(h, "1 of them kept their RAM in place: it waits in LUO session "
+			     "kvmlu/lv/<uuid>, untaken until libvirtd answers; restart "
+			     "kvmlu-agent.service once libvirtd runs (not `virsh start`"));
+	lv.rc = 0;
+	assert_int_equal(daemon_start(t), 0);
+	assert_int_equal(h->outcome, UPDATE_DONE);
+	assert_int_equal(h->domains[0].state, LIBVIRT_DOMAIN_RESTORED);
+	assert_true(has_note(h, "1 libvirt domain(s) started from their managed save by "
+			     "kvmlu-agent.service, libvirtd running (1 with their RAM kept in place)"));
+}
+
 static void test_daemon_start_without_pending_state_touches_nothing(void **state)
 {
 	struct tcase *t = *state;
@@ -654,6 +698,7 @@ int main(void)
 		T(test_restore_leaves_libvirt_domains_pending_without_calling_them),
 		T(test_restore_partial_vm_with_libvirt_domains_pending),
 		T(test_daemon_start_restores_pending_domains_and_amends_report),
+		T(test_daemon_start_in_place_domain_pending_then_restored),
 		T(test_daemon_start_without_pending_state_touches_nothing),
 		T(test_daemon_start_libvirtd_absent_domains_stay_pending),
 		T(test_daemon_start_failed_domain_reported_with_reason),

@@ -43,11 +43,17 @@
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/libvirt/libvirt_metadata.h"
 #include "agent/libvirt/libvirt_update.h"
+#include "agent/libvirt/lvram_inplace.h"
+#include "agent/libvirt/lvram_server.h"
+#include "agent/libvirt/lvram_store.h"
+#include "agent/libvirt/qemu_ram_fd.h"
 #include "agent/update/update_machine.h"
 
 #define LIBVIRTD	"/usr/sbin/libvirtd"
 #define QEMU		"/usr/bin/qemu-system-x86_64"
 #define HOOK_BIN	"build/san/bin/kvmlu-libvirt-hook"
+#define WRAPPER_BIN	"build/san/bin/kvmlu-qemu"
+#define IP_NAME		"kvmlu-lv-inplace"
 #define NOBODY		65534
 #define DOM_NAME	"kvmlu-lv-test"
 #define WAIT_STEPS	600	/* of 50 ms: how long the daemon may take to appear */
@@ -898,6 +904,73 @@ static void test_libvirt_host_update_refuses_ram_to_disk(void **state)
 	}
 }
 
+/*
+ * libvirt_ram "in-place" and "in-place-or-save" with a domain that cannot
+ * keep its RAM in place (no memfd, not through kvmlu-qemu, not KVM): the
+ * first refuses the update in preflight, naming it and why, the second
+ * takes it the managed-save way. Both need kvmlu-qemu's configuration.
+ */
+static void test_libvirt_host_update_in_place_falls_back_per_key(void **state)
+{
+	const struct libvirt_domain_report *d = NULL;
+	char qcfg[PATH_MAX], text[PATH_MAX + 128];
+	struct update_ops ops;
+	virConnectPtr c;
+	FILE *f;
+
+	(void)state;
+	NEED_LIVE();
+	/* No kvmlu-qemu configuration: nothing can go in place; refused, untouched. */
+	machine_ops(&ops);
+	lvu.ram_refuse = lvu.ram_in_place = true;
+	snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%s/no-qemu.json", L.dir);
+	mj.dry_run = true;
+	assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_REFUSED);
+	if (!strstr(mj.error, "libvirt_ram keeps RAM in place, but kvmlu-qemu's configuration"))
+		fail_msg("error \"%s\"", mj.error);
+	snprintf(qcfg, sizeof(qcfg), "%s/qemu.json", L.dir);
+	snprintf(text, sizeof(text), "{\"qemu\": \"" QEMU "\", \"qmp_dir\": \"%s\"}", L.dir);
+	f = fopen(qcfg, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	fclose(f);
+	for (int dry = 1; dry >= 0; dry--) {
+		machine_ops(&ops);
+		lvu.ram_refuse = lvu.ram_in_place = true;
+		snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%.200s", qcfg);
+		mj.dry_run = dry;
+		assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+		if (!strstr(mj.error, "libvirt_ram is \"in-place\" and libvirt domains would have "
+			    "their RAM written to disk: domain " DOM_NAME ": refused, RAM would go to "
+			    "disk: no shared memfd backing") || !strstr(mj.error, "not a KVM domain"))
+			fail_msg("error \"%s\"", mj.error);
+		assert_int_equal(mj.outcome, UPDATE_REFUSED);
+		assert_string_equal(mj.failed_phase, "preflight");
+		assert_journal_domain(LIBVIRT_DOMAIN_LISTED, "none", "untouched", false);
+	}
+	/* in-place-or-save: the dry run passes; the domain would be saved, and it says why. */
+	machine_ops(&ops);
+	lvu.ram_in_place = true;
+	snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%.200s", qcfg);
+	mj.dry_run = true;
+	assert_int_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_DRY_RUN);
+	assert_journal_domain(LIBVIRT_DOMAIN_RESUMED, "suspend", "ok", true);
+	for (unsigned int i = 0; i < mj.nr_domains; i++)
+		if (!strcmp(mj.domains[i].name, DOM_NAME))
+			d = &mj.domains[i];
+	assert_non_null(d);
+	assert_false(d->in_place);
+	if (strncmp(d->ram, "managed save, RAM would go to disk: no shared memfd backing", 59))
+		fail_msg("ram \"%s\"", d->ram);
+	c = conn();
+	assert_int_equal(dom_state(c, NULL), VIR_DOMAIN_RUNNING);
+	assert_int_equal(has_managed_save(c), 0);
+	virConnectClose(c);
+	unlink(qcfg);
+}
+
 static void test_libvirt_host_update_rolls_back_a_failed_save(void **state)
 {
 	char save_dir[PATH_MAX];
@@ -984,6 +1057,375 @@ static void test_libvirt_host_update_restores_after_the_jump(void **state)
 	virConnectClose(c);
 }
 
+
+/* ---- RAM in place: a domain through kvmlu-qemu, LUO faked (no /dev/liveupdate here) ---- */
+
+/* The fake kernel's one session: the files preserved, kept by a "kexec". */
+static struct {
+	bool used, kept, taken;
+	char name[LUO_SESSION_NAME_SIZE];
+	int ram, image;
+} K = { .ram = -1, .image = -1 };
+
+static void k_drop(void)
+{
+	if (K.ram >= 0)
+		close(K.ram);
+	if (K.image >= 0)
+		close(K.image);
+	memset(&K, 0, sizeof(K));
+	K.ram = K.image = -1;
+}
+
+static int k_create(struct luo_session *s, const char *name, char *err, size_t errlen)
+{
+	(void)err, (void)errlen;
+	assert_false(K.used);
+	K.used = true;
+	snprintf(K.name, sizeof(K.name), "%s", name);
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	return 0;
+}
+
+static int k_retrieve(struct luo_session *s, const char *name, char *err, size_t errlen)
+{
+	if (!K.used || !K.kept || K.taken || strcmp(K.name, name)) {
+		snprintf(err, errlen, "RETRIEVE_SESSION: no session '%s'", name);
+		return -ENOENT;
+	}
+	K.taken = true;
+	snprintf(s->name, sizeof(s->name), "%s", name);
+	s->fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	s->incoming = true;
+	return 0;
+}
+
+static int k_preserve(struct luo_session *s, int fd, uint64_t token, const char *what,
+		      char *err, size_t errlen)
+{
+	(void)s, (void)what, (void)err, (void)errlen;
+	if (token == LVRAM_TOKEN_RAM)
+		K.ram = dup(fd);
+	else
+		K.image = dup(fd);
+	return 0;
+}
+
+static int k_retrieve_fd(struct luo_session *s, uint64_t token, const char *what, int *fd,
+			 char *err, size_t errlen)
+{
+	(void)s, (void)what, (void)err, (void)errlen;
+	*fd = fcntl(token == LVRAM_TOKEN_RAM ? K.ram : K.image, F_DUPFD_CLOEXEC, 3);
+	return *fd < 0 ? -EBADF : 0;
+}
+
+static int k_finish(struct luo_session *s, char *err, size_t errlen)
+{
+	(void)s, (void)err, (void)errlen;
+	return 0;
+}
+
+static void k_close(struct luo_session *s)
+{
+	/* Before the kexec: unpreserved. A retrieved one: finished. */
+	if (K.used && (!K.kept || K.taken))
+		k_drop();
+	if (s->fd >= 0)
+		close(s->fd);
+	luo_session_init(s);
+}
+
+static struct lvram_inplace_ops k_ops;
+
+/* The QEMU of the in-place domain and the inode of its pc.ram memfd. */
+static pid_t ip_qemu(ino_t *ino)
+{
+	char uuid[VIR_UUID_STRING_BUFLEN], path[64];
+	virConnectPtr c = conn();
+	virDomainPtr d = virDomainLookupByName(c, IP_NAME);
+	struct stat st;
+	pid_t pid;
+	int fdno;
+
+	assert_non_null(d);
+	assert_int_equal(virDomainGetUUIDString(d, uuid), 0);
+	virDomainFree(d);
+	virConnectClose(c);
+	assert_int_equal(qemu_ram_find_pid(uuid, &pid, &fdno, NULL, 0), 0);
+	snprintf(path, sizeof(path), "/proc/%d/fd/%d", (int)pid, fdno);
+	assert_int_equal(stat(path, &st), 0);
+	*ino = st.st_ino;
+	return pid;
+}
+
+static int ip_state(void)
+{
+	virConnectPtr c = conn();
+	virDomainPtr d = virDomainLookupByName(c, IP_NAME);
+	int st = -1, reason;
+
+	assert_non_null(d);
+	assert_int_equal(virDomainGetState(d, &st, &reason, 0), 0);
+	virDomainFree(d);
+	virConnectClose(c);
+	return st;
+}
+
+static const struct libvirt_domain_report *ip_entry(void)
+{
+	for (unsigned int i = 0; i < mj.nr_domains; i++)
+		if (!strcmp(mj.domains[i].name, IP_NAME))
+			return &mj.domains[i];
+	fail_msg("no journal entry for " IP_NAME);
+	return NULL;
+}
+
+/* kvmlu-qemu set up as the test's libvirtd sees it, the lvram socket served here. */
+static const char *ip_setup(char *qcfg, size_t len)
+{
+	static bool served;
+	char bin[PATH_MAX], text[3 * PATH_MAX], qmp[PATH_MAX], sock[PATH_MAX], err[256];
+	virConnectPtr c;
+	virDomainPtr d;
+
+	if (geteuid() != 0)
+		return "needs root: the agent takes the QEMU's memfd with pidfd_getfd";
+	if (!realpath(WRAPPER_BIN, bin))
+		return "no " WRAPPER_BIN;
+	snprintf(qmp, sizeof(qmp), "%s/lv", L.dir);
+	mkdir(qmp, 0755);
+	chown_tree(qmp);
+	snprintf(sock, sizeof(sock), "%s/lvram.sock", L.dir);
+	snprintf(qcfg, len, "%s/qemu.json", L.dir);
+	snprintf(text, sizeof(text), "{\"qemu\": \"" QEMU "\", \"qmp_dir\": \"%s\", "
+		 "\"lvram_socket\": \"%s\"}\n", qmp, sock);
+	assert_int_equal(write_file(qcfg, text, 0644), 0);
+	snprintf(text, sizeof(text), "#!/bin/sh\nKVMLU_QEMU_CONFIG=%s exec %s \"$@\"\n", qcfg, bin);
+	snprintf(bin, sizeof(bin), "%s/kvmlu-qemu", L.dir);
+	assert_int_equal(write_file(bin, text, 0755), 0);
+	if (!served) {
+		if (lvram_server_start(sock, qmp, err, sizeof(err))) {
+			fprintf(stderr, "lvram server: %s\n", err);
+			return "the lvram socket cannot be served";
+		}
+		served = true;
+	}
+	snprintf(text, sizeof(text),
+		 "<domain type='qemu'><name>" IP_NAME "</name>"
+		 "<memory unit='MiB'>32</memory><vcpu>1</vcpu>"
+		 "<memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>"
+		 "<os><type arch='x86_64' machine='pc'>hvm</type></os>"
+		 "<devices><emulator>%s</emulator>"
+		 "<video><model type='none'/></video><memballoon model='none'/></devices>"
+		 "</domain>", bin);
+	c = conn();
+	d = virDomainDefineXML(c, text);
+	assert_non_null(d);
+	if (virDomainCreate(d) < 0) {
+		fprintf(stderr, "start through kvmlu-qemu: %s\n", virGetLastErrorMessage());
+		virDomainUndefine(d);
+		virDomainFree(d);
+		virConnectClose(c);
+		return "the domain does not start through kvmlu-qemu";
+	}
+	virDomainFree(d);
+	virConnectClose(c);
+	k_ops = lvram_inplace_real;
+	k_ops.create = k_create;
+	k_ops.retrieve = k_retrieve;
+	k_ops.preserve_fd = k_preserve;
+	k_ops.retrieve_fd = k_retrieve_fd;
+	k_ops.finish = k_finish;
+	k_ops.close = k_close;
+	lvram_inplace_set_ops(&k_ops);
+	setenv("KVMLU_TEST_LVRAM_TCG", "1", 1);
+	k_drop();
+	return NULL;
+}
+
+static void ip_teardown(void)
+{
+	virConnectPtr c = virConnectOpen(L.uri);
+	virDomainPtr d = c ? virDomainLookupByName(c, IP_NAME) : NULL;
+
+	if (d) {
+		virDomainDestroy(d);
+		virDomainUndefineFlags(d, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE);
+		virDomainFree(d);
+	}
+	if (c)
+		virConnectClose(c);
+	unsetenv("KVMLU_TEST_LVRAM_TCG");
+	lvram_inplace_set_ops(NULL);
+	k_drop();
+}
+
+static void ip_ops(struct update_ops *ops, const char *qcfg)
+{
+	machine_ops(ops);
+	/* in-place-or-save: this domain in place, the plain one (DOM_NAME) saved. */
+	lvu.ram_in_place = true;
+	snprintf(lvu.qemu_config, sizeof(lvu.qemu_config), "%.200s", qcfg);
+	snprintf(lvu.save_dir, sizeof(lvu.save_dir), "%.200s/config/libvirt/qemu/save", L.dir);
+}
+
+static int m_fail(void *c, const struct journal *j, char *err, size_t len)
+{
+	(void)c, (void)j;
+	snprintf(err, len, "journal session refused (test)");
+	return -EIO;
+}
+
+/*
+ * The same-kernel round trip through the update's phases: the domain
+ * through kvmlu-qemu is saved with device state only and its RAM put in
+ * its session; the update fails at store-journal, and the rollback runs it
+ * again on a new QEMU that maps the very memfd, the session unpreserved.
+ */
+static void test_libvirt_host_update_in_place_rolls_back(void **state)
+{
+	const struct libvirt_domain_report *d;
+	char qcfg[PATH_MAX];
+	const char *why;
+	struct update_ops ops;
+	ino_t ino_before, ino_after;
+	pid_t before, after;
+
+	(void)state;
+	NEED_LIVE();
+	why = ip_setup(qcfg, sizeof(qcfg));
+	if (why) {
+		fprintf(stderr, "SKIP: %s\n", why);
+		skip();
+	}
+	before = ip_qemu(&ino_before);
+	/* The dry run proves kvmlu's QMP socket (x-ignore-shared on and off) and changes nothing. */
+	ip_ops(&ops, qcfg);
+	mj.dry_run = true;
+	if (update_machine_run(&mj, &ops))
+		fail_msg("dry run: %s", mj.error);
+	assert_int_equal(mj.outcome, UPDATE_DRY_RUN);
+	assert_int_equal(ip_entry()->state, LIBVIRT_DOMAIN_RESUMED);
+	assert_non_null(strstr(ip_entry()->ram, "in place: RAM to be kept in a LUO session"));
+	assert_false(K.used);
+	assert_int_equal(ip_qemu(&ino_after), before);
+	ip_ops(&ops, qcfg);
+	ops.journal_preserve = m_fail;
+	assert_int_not_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_ROLLED_BACK);
+	assert_string_equal(mj.failed_phase, "store-journal");
+	d = ip_entry();
+	if (d->state != LIBVIRT_DOMAIN_RESUMED)
+		fail_msg("state %s: %s", libvirt_domain_state_name(d->state), d->error);
+	assert_true(d->in_place);
+	assert_string_equal(libvirt_domain_action(d), "ram-in-place");
+	assert_string_equal(libvirt_domain_result(d), "ok");
+	assert_int_equal(d->memory_bytes, 32 << 20);
+	/* Device state only: far below the RAM. */
+	assert_true(d->image_bytes > 0 && d->image_bytes < 8 << 20);
+	assert_int_equal(strlen(d->checksum), 32);
+	assert_true(libvirt_domain_downtime_ns(d) > 0);
+	/* Rolled back: the session was let go, the guest runs on its very RAM. */
+	assert_false(K.used);
+	assert_int_equal(ip_state(), VIR_DOMAIN_RUNNING);
+	after = ip_qemu(&ino_after);
+	assert_int_not_equal(after, before);
+	assert_int_equal(ino_after, ino_before);
+	assert_int_equal(dom_state(conn(), NULL), VIR_DOMAIN_RUNNING);
+	ip_teardown();
+}
+
+/*
+ * Across the "kexec": prepare keeps the RAM and the image in the session;
+ * the agent's held RAM and the image file are gone, libvirtd restarts;
+ * `--restore` leaves it pending; kvmlu-agent.service's restore takes the
+ * session, checks the sum, writes the image back and starts the domain on
+ * the same memfd.
+ */
+static void test_libvirt_host_update_in_place_across_the_jump(void **state)
+{
+	const struct libvirt_domain_report *d;
+	char qcfg[PATH_MAX], image[PATH_MAX], err[256], sum[33];
+	struct update_ops ops;
+	unsigned int n, bad;
+	ino_t ino_before, ino_after;
+	pid_t before, after;
+	const char *why;
+
+	(void)state;
+	NEED_LIVE();
+	why = ip_setup(qcfg, sizeof(qcfg));
+	if (why) {
+		fprintf(stderr, "SKIP: %s\n", why);
+		skip();
+	}
+	before = ip_qemu(&ino_before);
+	ip_ops(&ops, qcfg);
+	assert_int_equal(update_machine_run(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_RUNNING);
+	assert_int_equal(mj.phase, UPDATE_KEXEC);
+	d = ip_entry();
+	if (d->state != LIBVIRT_DOMAIN_SAVED)
+		fail_msg("state %s: %s", libvirt_domain_state_name(d->state), d->error);
+	assert_string_equal(libvirt_domain_action(d), "ram-in-place");
+	assert_non_null(strstr(d->session, "kvmlu/lv/"));
+	assert_non_null(strstr(d->ram, "in place: 33554432 bytes of RAM kept in LUO session"));
+	snprintf(sum, sizeof(sum), "%s", d->checksum);
+	assert_true(K.used && K.ram >= 0 && K.image >= 0);
+	assert_int_equal(ip_state(), VIR_DOMAIN_SHUTOFF);
+	/* The "kexec": the session kept; the agent, its held RAM and /run gone; libvirtd anew. */
+	K.kept = true;
+	for (unsigned int i = 0; i < LIBVIRT_DOMAINS_MAX; i++)
+		if (lvu.set.sess[i].fd >= 0)
+			close(lvu.set.sess[i].fd);
+	lvram_store_release(d->uuid);
+	snprintf(image, sizeof(image), "%s", d->image_path);
+	assert_int_equal(unlink(image), 0);
+	libvirt_domains_close(&lvu.set);
+	daemon_stop();
+	assert_int_equal(daemon_start(), 0);
+	/* Its definition did not survive either (kept on a file system the kexec lost). */
+	{
+		virConnectPtr c = conn();
+		virDomainPtr dom = virDomainLookupByName(c, IP_NAME);
+
+		assert_non_null(dom);
+		assert_int_equal(virDomainUndefineFlags(dom, VIR_DOMAIN_UNDEFINE_MANAGED_SAVE), 0);
+		virDomainFree(dom);
+		assert_null(virDomainLookupByName(c, IP_NAME));
+		virConnectClose(c);
+	}
+	memset(&lvu.set, 0, sizeof(lvu.set));
+	lvu.prepared = false;
+	assert_int_equal(update_machine_resume(&mj, &ops), 0);
+	assert_int_equal(mj.outcome, UPDATE_RUNNING);
+	assert_int_equal(ip_entry()->state, LIBVIRT_DOMAIN_SAVED);
+	snprintf(mcfg.history_dir, sizeof(mcfg.history_dir), "%s/history-ip", L.dir);
+	assert_int_equal(journal_store_history_add(mcfg.history_dir, mcfg.history_keep, &mj, err,
+						   sizeof(err)), 0);
+	memset(&mj, 0, sizeof(mj));
+	if (agent_restore_domains(&mcfg, &ops, stderr))
+		fail_msg("restore: %s / %s", mj.error, ip_entry()->error);
+	assert_int_equal(journal_store_history_list(mcfg.history_dir, &mj, 1, &n, &bad), 0);
+	assert_int_equal(mj.outcome, UPDATE_DONE);
+	d = ip_entry();
+	if (d->state != LIBVIRT_DOMAIN_RESTORED)
+		fail_msg("state %s: %s", libvirt_domain_state_name(d->state), d->error);
+	assert_string_equal(d->checksum, sum);
+	assert_string_equal(d->checksum_after, sum);
+	assert_non_null(strstr(d->ram, "kept across the kexec"));
+	assert_non_null(strstr(d->ram, "defined again from its image"));
+	assert_false(K.used);		/* finished */
+	assert_false(lvram_store_held(d->uuid));
+	assert_int_equal(ip_state(), VIR_DOMAIN_RUNNING);
+	after = ip_qemu(&ino_after);
+	assert_int_not_equal(after, before);
+	assert_int_equal(ino_after, ino_before);
+	assert_int_equal(dom_state(conn(), NULL), VIR_DOMAIN_RUNNING);
+	ip_teardown();
+}
+
 static void test_libvirt_domains_json_round_trip_and_refusals(void **state)
 {
 	static const char *const bad[] = {
@@ -1037,8 +1479,11 @@ int main(void)
 		cmocka_unit_test(test_libvirt_restore_accepts_a_domain_libvirt_restored_first),
 		cmocka_unit_test(test_libvirt_host_update_dry_run_suspends_and_resumes),
 		cmocka_unit_test(test_libvirt_host_update_refuses_ram_to_disk),
+		cmocka_unit_test(test_libvirt_host_update_in_place_falls_back_per_key),
 		cmocka_unit_test(test_libvirt_host_update_rolls_back_a_failed_save),
 		cmocka_unit_test(test_libvirt_host_update_restores_after_the_jump),
+		cmocka_unit_test(test_libvirt_host_update_in_place_rolls_back),
+		cmocka_unit_test(test_libvirt_host_update_in_place_across_the_jump),
 	};
 
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -185,7 +185,20 @@ static void test_lvram_words_for_the_journal(void **state)
 	/* No reason: still to disk, and it says why. */
 	lvram_plan_text(false, 0, NULL, buf, sizeof(buf));
 	assert_non_null(strstr(buf, "managed save, RAM would go to disk: in place would be "
-			       "possible, but RAM in place across a kexec is not built yet"));
+			       "possible with libvirt_ram \"in-place\" or \"in-place-or-save\""));
+	/* libvirt_ram in-place or in-place-or-save: accepted, or why not. */
+	lvram_plan_text_in_place(false, false, 0, NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "in place: RAM to be kept in a LUO session across the kexec");
+	lvram_plan_text_in_place(true, false, LVRAM_HUGEPAGES, NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "refused, RAM would go to disk: hugepages");
+	lvram_plan_text_in_place(false, true, 0, NULL, buf, sizeof(buf));
+	assert_string_equal(buf, "managed save, RAM would go to disk: paused before the update "
+			    "(only a running domain keeps its RAM in place)");
+	lvram_plan_text_in_place(true, true, LVRAM_SHMEM, NULL, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "refused, RAM would go to disk: shmem"));
+	assert_non_null(strstr(buf, "; paused before the update"));
+	lvram_plan_text_in_place(false, false, 0, "bad XML", buf, sizeof(buf));
+	assert_string_equal(buf, "managed save, RAM would go to disk: domain XML not judged: bad XML");
 	lvram_plan_text(true, 0, "XML does not parse", buf, sizeof(buf));
 	assert_string_equal(buf, "refused, RAM would go to disk: domain XML not judged: XML "
 			    "does not parse");

@@ -135,6 +135,46 @@ static void test_luo_session_vm_name_strips_prefix_of_valid_names_only(void **st
 	assert_null(luo_session_vm_name("kvmlu/vm/d b"));
 }
 
+/* A libvirt domain's session: kvmlu/lv/<lowercase UUID>, and nothing else there. */
+static void test_luo_session_domain_names(void **state)
+{
+	char out[LUO_SESSION_NAME_SIZE], err[160];
+
+	(void)state;
+	assert_int_equal(luo_session_name_for_domain("6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21", out,
+						     err, sizeof(err)), 0);
+	assert_string_equal(out, "kvmlu/lv/6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21");
+	assert_true(luo_session_is_domain_name(out));
+	assert_true(strlen(out) < LUO_SESSION_NAME_SIZE);
+	/* Not a VM's: kvmlu-vmm restore and the journal's VMs never take it. */
+	assert_null(luo_session_vm_name(out));
+	assert_int_equal(luo_session_name_for_domain("6F1B6A4E-3C0E-4C52-9B1E-2A7E0D9C4A21", out,
+						     err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "lowercase"));
+	assert_int_equal(luo_session_name_for_domain("6f1b6a4e3c0e4c529b1e2a7e0d9c4a21", out, err,
+						     sizeof(err)), -EINVAL);
+	assert_int_equal(luo_session_name_for_domain(NULL, out, err, sizeof(err)), -EINVAL);
+	assert_false(luo_session_is_domain_name("kvmlu/lv/6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a2"));
+	assert_false(luo_session_is_domain_name("kvmlu/lv/6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21x"));
+	assert_false(luo_session_is_domain_name("kvmlu/lv/../vm/6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9"));
+	assert_false(luo_session_is_domain_name("kvmlu/vm/6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21"));
+	assert_false(luo_session_is_domain_name(NULL));
+	/* create and retrieve take it to the device; a malformed one never gets there. */
+	{
+		struct luo_session ls;
+
+		luo_session_init(&ls);
+		luo_session_set_device("/nonexistent/liveupdate");
+		assert_int_equal(luo_session_create(&ls, "kvmlu/lv/6f1b6a4e-3c0e-4c52-9b1e-"
+						    "2a7e0d9c4a21", err, sizeof(err)), -ENOENT);
+		assert_non_null(strstr(err, "/nonexistent/liveupdate"));
+		assert_int_equal(luo_session_retrieve(&ls, "kvmlu/lv/x", err, sizeof(err)),
+				 -EINVAL);
+		assert_null(strstr(err, "/nonexistent/liveupdate"));
+		luo_session_set_device(NULL);
+	}
+}
+
 static void test_luo_session_tokens_are_fixed(void **state)
 {
 	(void)state;
@@ -352,6 +392,7 @@ int main(void)
 		cmocka_unit_test(test_luo_session_name_rejects_bad_characters),
 		cmocka_unit_test(test_luo_session_name_for_vm_builds_checked_name),
 		cmocka_unit_test(test_luo_session_vm_name_strips_prefix_of_valid_names_only),
+		cmocka_unit_test(test_luo_session_domain_names),
 		cmocka_unit_test(test_luo_session_tokens_are_fixed),
 		cmocka_unit_test(test_luo_session_hint_unpreservable_file),
 		cmocka_unit_test(test_luo_session_hint_depends_on_request),
