@@ -7,6 +7,7 @@
  *                 [--control-idle-ms MS]
  *                 [--disk PATH[,readonly][,id=NAME]]...
  *                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...
+ *                 [--virtio-transport mmio|pci]
  *   kvmlu-vmm restore --session NAME [--control SOCK] [--control-idle-ms MS] [--serial FILE]
  *                     [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
@@ -24,6 +25,7 @@
 
 #include "guestmem/guestmem.h"
 #include "vmm/device_config.h"
+#include "vmm/vm_config.h"
 
 /* --disk may be given this often: one virtio-mmio slot each (vmm/vm_virtio.h). */
 #define VMM_MAX_DISKS 8
@@ -58,6 +60,7 @@ struct vmm_options {
 	const char *verify;		/* restore: "lazy", "sync", NULL: default */
 	unsigned int nr_nets;		/* --net, in the order given */
 	struct virtio_net_spec nets[VMM_MAX_NETS];	/* has_mac false: generated at start */
+	enum vm_virtio_transport transport;	/* --virtio-transport; default mmio */
 };
 
 /*

@@ -36,12 +36,24 @@
 #include <stdint.h>
 
 #include "vmm/device.h"
+#include "vmm/pci/pci_host.h"
+#include "vmm/virtio/virtio_pci.h"
 #include "vmm/vm_config.h"
 
 #define VM_VIRTIO_MMIO_BASE	0xd0000000ULL
 #define VM_VIRTIO_MMIO_SIZE	0x1000u
 #define VM_VIRTIO_GSI_BASE	16u
 #define VM_VIRTIO_MAX_DEVICES	VM_MAX_DEVICES
+/*
+ * --virtio-transport pci: slot i is PCI device i + 1 on bus 0 (device 0
+ * is the host bridge), its BAR0 (VIRTIO_PCI_BAR_SIZE) at
+ * VM_VIRTIO_PCI_BAR_BASE + i * VIRTIO_PCI_BAR_SIZE, inside the host
+ * bridge's memory window [VM_VIRTIO_PCI_WINDOW_BASE, + _SIZE) the DSDT
+ * gives the guest. Interrupts are MSI-X (KVM_SIGNAL_MSI): no GSI.
+ */
+#define VM_VIRTIO_PCI_WINDOW_BASE	0xd0000000ULL
+#define VM_VIRTIO_PCI_WINDOW_SIZE	0x10000000ULL
+#define VM_VIRTIO_PCI_BAR_BASE		VM_VIRTIO_PCI_WINDOW_BASE
 
 struct guestmem;
 struct io_bus;
@@ -50,7 +62,14 @@ struct io_bus;
 struct vm_virtio {
 	struct vm_device *devs[VM_MAX_DEVICES];
 	unsigned int nr_devs;
+	enum vm_virtio_transport transport;
+	int vm_fd;				/* KVM_SIGNAL_MSI */
+	struct pci_host pci;			/* transport pci only */
+	struct virtio_pci *fns[VM_MAX_DEVICES];	/* transport pci: devs[i]'s function */
 };
+
+/* The BAR0 address of slot i under --virtio-transport pci. */
+uint64_t vm_virtio_pci_bar(unsigned int i);
 
 /* One device as an ACPI table builder needs it (struct acpi_mmio_device). */
 struct vm_virtio_slot {
@@ -64,7 +83,7 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i);
 
 /*
  * The VM's virtio-mmio devices in slot order, at most max of them into
- * out; returns how many the VM has.
+ * out; returns how many the VM has (0 with the pci transport).
  */
 unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max);
@@ -73,6 +92,13 @@ unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio
 struct vm_device *vm_virtio_find(const struct vm_virtio *vv, const struct vm_device_type *t,
 				 unsigned int i);
 unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_type *t);
+
+/*
+ * 0, or -EOPNOTSUPP with the reason in err when the devices' state cannot
+ * be written into a state (save-state, upgrade, prepare-update): the
+ * virtio-pci transport's PCI and MSI-X state is not in the state format.
+ */
+int vm_virtio_state_refusal(const struct vm_virtio *vv, char *err, size_t errlen);
 
 /* Every type's devices of cfg, in slot order, opened by path or adopted (vm_config.h). */
 int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,

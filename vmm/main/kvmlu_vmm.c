@@ -46,7 +46,7 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 		.name = o->name, .ram_size = o->memory, .nr_vcpus = o->cpus,
 		.backend = o->backend, .serial_fd = STDOUT_FILENO,
 		.disks = o->disks, .nr_disks = o->nr_disks,
-		.nets = o->nets, .nr_nets = o->nr_nets,
+		.nets = o->nets, .nr_nets = o->nr_nets, .transport = o->transport,
 	};
 	struct control_server server;
 	struct control_ctx ctx = { 0 };

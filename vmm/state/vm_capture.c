@@ -40,6 +40,10 @@ void state_vm_uuid_set(const char *uuid)
 /* Each device into a new entry of the state's list, with its place in the layout. */
 static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
 {
+	int rc = vm_virtio_state_refusal(&vm->virtio, err, errlen);
+
+	if (rc)
+		return rc;
 	for (unsigned int k = 0; k < vm->virtio.nr_devs; k++) {
 		struct vm_device *dev = vm->virtio.devs[k];
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
