@@ -243,10 +243,20 @@ static unsigned int common_width(uint64_t off)
 	case VPCI_STATUS: case VPCI_CFG_GENERATION:
 		return 1;
 	}
-	/* The 64-bit ring addresses, whole or as 32-bit halves. */
+	/* The 64-bit ring addresses as 32-bit halves (or whole: common_width_ok). */
 	if (off >= VPCI_Q_DESC && off < VPCI_Q_USED + 8 && off % 4 == 0)
-		return off % 8 ? 4 : 8;
+		return 4;
 	return 0;
+}
+
+/* A whole field, or a 64-bit ring address in one access. */
+static bool common_width_ok(uint64_t off, unsigned int len)
+{
+	unsigned int w = common_width(off);
+
+	if (w && len == w)
+		return true;
+	return len == 8 && off >= VPCI_Q_DESC && off < VPCI_Q_USED + 8 && off % 8 == 0;
 }
 
 static struct virtq *sel_queue(struct virtio_pci *p)
@@ -429,7 +439,6 @@ static void msix_write(struct virtio_pci *p, uint64_t off, const uint8_t *data,
 void virtio_pci_bar_read(struct virtio_pci *p, uint64_t off, uint8_t *data, unsigned int len)
 {
 	struct virtio_mmio *t = p->t;
-	unsigned int w;
 	bool on;
 
 	memset(data, 0, len);
@@ -443,8 +452,7 @@ void virtio_pci_bar_read(struct virtio_pci *p, uint64_t off, uint8_t *data, unsi
 		return;
 	}
 	if (off < VIRTIO_PCI_COMMON_LEN) {
-		w = common_width(off);
-		if (w && len == w) {
+		if (common_width_ok(off, len)) {
 			pthread_mutex_lock(&t->lock);
 			put_le(data, common_read(p, off), len);
 			pthread_mutex_unlock(&t->lock);
@@ -464,7 +472,6 @@ void virtio_pci_bar_write(struct virtio_pci *p, uint64_t off, const uint8_t *dat
 			  unsigned int len)
 {
 	struct virtio_mmio *t = p->t;
-	unsigned int w;
 	bool on;
 
 	pthread_mutex_lock(&p->lock);
@@ -475,8 +482,7 @@ void virtio_pci_bar_write(struct virtio_pci *p, uint64_t off, const uint8_t *dat
 	if (!on)
 		return;
 	if (off < VIRTIO_PCI_COMMON_LEN) {
-		w = common_width(off);
-		if (!w || len != w)
+		if (!common_width_ok(off, len))
 			return;
 		pthread_mutex_lock(&t->lock);
 		common_write(p, off, get_le(data, len), len);
