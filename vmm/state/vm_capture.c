@@ -40,10 +40,6 @@ void state_vm_uuid_set(const char *uuid)
 /* Each device into a new entry of the state's list, with its place in the layout. */
 static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
 {
-	int rc = vm_virtio_state_refusal(&vm->virtio, err, errlen);
-
-	if (rc)
-		return rc;
 	for (unsigned int k = 0; k < vm->virtio.nr_devs; k++) {
 		struct vm_device *dev = vm->virtio.devs[k];
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
@@ -91,6 +87,10 @@ int state_vm_capture(struct vm *vm, bool with_checksum, struct state_vm *s,
 {
 	int ret;
 
+	/* First: a state without the transport's part would not run the devices. */
+	ret = vm_virtio_state_refusal(&vm->virtio, err, errlen);
+	if (ret)
+		return ret;
 	ret = state_vm_init(s, vm->nr_vcpus);
 	if (ret)
 		return kvmlu_err(err, errlen, ret, "capture %s: %u vCPUs: %s", vm->name,
