@@ -5,7 +5,6 @@
  * vm_destroy() runs; the ioeventfds and irqfds go with the VM fd.
  */
 #include <errno.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
 
@@ -26,14 +25,13 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i)
 
 uint64_t vm_virtio_pci_bar(unsigned int i)
 {
-	return VM_VIRTIO_PCI_BAR_BASE + (uint64_t)i * VIRTIO_PCI_BAR_SIZE;
+	return VM_VIRTIO_PCI_BAR_BASE + (uint64_t)i * VM_VIRTIO_PCI_BAR_SIZE;
 }
 
-_Static_assert(VM_VIRTIO_MAX_DEVICES * VIRTIO_PCI_BAR_SIZE <= VM_VIRTIO_PCI_WINDOW_SIZE,
+_Static_assert(VM_VIRTIO_MAX_DEVICES * VM_VIRTIO_PCI_BAR_SIZE <= VM_VIRTIO_PCI_WINDOW_SIZE,
 	       "virtio-pci BARs outside the host bridge window");
 _Static_assert(VM_VIRTIO_PCI_WINDOW_BASE + VM_VIRTIO_PCI_WINDOW_SIZE <= 0xfec00000ULL,
 	       "the PCI window reaches the IOAPIC page");
-_Static_assert(VM_VIRTIO_MAX_DEVICES < PCI_HOST_MAX_DEVICES, "more devices than PCI slots");
 
 unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max)
@@ -63,8 +61,7 @@ unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_
 	return n;
 }
 
-/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
-static int vm_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+int vm_virtio_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
 			char *err, size_t errlen)
 {
 	struct kvm_ioeventfd io = {
@@ -102,95 +99,12 @@ static int vm_virtio_wire(int vm_fd, struct io_bus *bus, struct vm_device *d, ch
 		return kvmlu_err(err, errlen, rc, "%s: MMIO window at 0x%llx: %s", d->name,
 				 (unsigned long long)s.base, strerror(-rc));
 	for (unsigned int q = 0; q < d->nr_notify; q++) {
-		rc = vm_ioeventfd(vm_fd, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
+		rc = vm_virtio_ioeventfd(vm_fd, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
 				  errlen);
 		if (rc)
 			return rc;
 	}
 	return vm_irqfd(vm_fd, d->irq_fd, s.gsi, err, errlen);
-}
-
-/* An MSI from a device thread: into the in-kernel LAPICs, no exit. */
-static int vm_signal_msi(void *ctx, uint64_t addr, uint32_t data)
-{
-	struct vm_virtio *vv = ctx;
-	struct kvm_msi msi = {
-		.address_lo = (__u32)addr, .address_hi = (__u32)(addr >> 32), .data = data,
-	};
-
-	/* > 0 delivered, 0 blocked by the guest's APIC state: both are the guest's business. */
-	return ioctl(vv->vm_fd, KVM_SIGNAL_MSI, &msi) < 0 ? -errno : 0;
-}
-
-static void pci_fn_cfg_read(void *ctx, uint32_t off, uint8_t *data, unsigned int len)
-{
-	virtio_pci_cfg_read(ctx, off, data, len);
-}
-
-static void pci_fn_cfg_write(void *ctx, uint32_t off, const uint8_t *data, unsigned int len)
-{
-	virtio_pci_cfg_write(ctx, off, data, len);
-}
-
-static const struct pci_function_ops vm_virtio_pci_fn_ops = {
-	.cfg_read = pci_fn_cfg_read,
-	.cfg_write = pci_fn_cfg_write,
-};
-
-/* PCI class of a virtio device id: network, other mass storage, or "unclassified". */
-static uint32_t virtio_pci_class(uint32_t device_id)
-{
-	return device_id == 1 ? 0x020000 : device_id == 2 ? 0x018000 : 0xff0000;
-}
-
-/* Device d as PCI function slot + 1: config space, BAR0 on the bus, notify as ioeventfds. */
-static int vm_virtio_wire_pci(struct vm_virtio *vv, struct io_bus *bus, struct vm_device *d,
-			      char *err, size_t errlen)
-{
-	uint64_t bar = vm_virtio_pci_bar(d->slot);
-	struct virtio_pci *p;
-	int rc;
-
-	if (!d->vio)
-		return kvmlu_err(err, errlen, -EINVAL, "%s: no virtio-pci for this device", d->name);
-	p = calloc(1, sizeof(*p));
-	if (!p)
-		return kvmlu_err(err, errlen, -ENOMEM, "%s: allocate its PCI function", d->name);
-	rc = virtio_pci_init(p, d->vio, virtio_pci_class(d->vio->device_id), bar, vm_signal_msi,
-			     vv);
-	if (rc) {
-		free(p);
-		return kvmlu_err(err, errlen, rc, "%s: PCI function: %s", d->name, strerror(-rc));
-	}
-	vv->fns[d->slot] = p;
-	rc = io_bus_register(bus, IO_SPACE_MMIO, bar, VIRTIO_PCI_BAR_SIZE, &virtio_pci_bar_ops, p,
-			     d->name);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "%s: BAR0 at 0x%llx: %s", d->name,
-				 (unsigned long long)bar, strerror(-rc));
-	for (unsigned int q = 0; q < d->nr_notify; q++) {
-		rc = vm_ioeventfd(vv->vm_fd, bar + VIRTIO_PCI_NOTIFY_OFF + VIRTIO_PCI_NOTIFY_MULT * q,
-				  2, q, d->notify_fd[q], err, errlen);
-		if (rc)
-			return rc;
-	}
-	rc = pci_host_add(&vv->pci, d->slot + 1, &vm_virtio_pci_fn_ops, p);
-	if (rc)
-		return kvmlu_err(err, errlen, rc, "%s: PCI device %u: %s", d->name, d->slot + 1,
-				 strerror(-rc));
-	return 0;
-}
-
-/* KVM_SIGNAL_MSI is the only way virtio-pci interrupts; say so before anything runs. */
-static int vm_virtio_pci_probe(int vm_fd, char *err, size_t errlen)
-{
-	int r = ioctl(vm_fd, KVM_CHECK_EXTENSION, KVM_CAP_SIGNAL_MSI);
-
-	if (r <= 0)
-		return kvmlu_err(err, errlen, -EOPNOTSUPP,
-				 "--virtio-transport pci needs KVM_SIGNAL_MSI (KVM_CAP_SIGNAL_MSI), which this KVM does not have%s%s: use --virtio-transport mmio",
-				 r < 0 ? ": " : "", r < 0 ? strerror(errno) : "");
-	return 0;
 }
 
 int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
@@ -201,13 +115,11 @@ int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_f
 	int rc;
 
 	vv->transport = cfg->transport;
-	vv->vm_fd = vm_fd;
 	if (cfg->transport != VM_VIRTIO_TRANSPORT_MMIO && !pci)
 		return kvmlu_err(err, errlen, -EINVAL, "virtio transport %d: unknown",
 				 (int)cfg->transport);
 	if (pci) {
-		pci_host_init(&vv->pci);
-		rc = vm_virtio_pci_probe(vm_fd, err, errlen);
+		rc = vm_virtio_pci_ops.create(vv, vm_fd, err, errlen);
 		if (rc)
 			return rc;
 	}
@@ -237,18 +149,14 @@ int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_f
 			d->slot = vv->nr_devs;
 			d->index = i;
 			vv->devs[vv->nr_devs++] = d;
-			rc = pci ? vm_virtio_wire_pci(vv, bus, d, err, errlen)
+			rc = pci ? vm_virtio_pci_ops.wire(vv, bus, d, err, errlen)
 				 : vm_virtio_wire(vm_fd, bus, d, err, errlen);
 			if (rc)
 				return rc;
 		}
 	}
-	if (pci) {
-		rc = pci_host_attach(&vv->pci, bus);
-		if (rc)
-			return kvmlu_err(err, errlen, rc, "PCI host bridge at ports 0xcf8-0xcff: %s",
-					 strerror(-rc));
-	}
+	if (pci)
+		return vm_virtio_pci_ops.attach(vv, bus, err, errlen);
 	return 0;
 }
 
@@ -297,17 +205,12 @@ int vm_virtio_sync(struct vm_virtio *vv, char *err, size_t errlen)
 
 void vm_virtio_destroy(struct vm_virtio *vv)
 {
+	/* The PCI functions let go of the devices' interrupts before the devices go. */
+	if (vv->pci)
+		vm_virtio_pci_ops.destroy(vv);
 	for (unsigned int k = 0; k < vv->nr_devs; k++) {
-		/* The function lets go of the device's interrupts before the device goes. */
-		if (vv->fns[k]) {
-			virtio_pci_destroy(vv->fns[k]);
-			free(vv->fns[k]);
-			vv->fns[k] = NULL;
-		}
 		vv->devs[k]->type->destroy(vv->devs[k]);
 		vv->devs[k] = NULL;
 	}
 	vv->nr_devs = 0;
-	if (vv->transport == VM_VIRTIO_TRANSPORT_PCI)
-		pci_host_destroy(&vv->pci);
 }

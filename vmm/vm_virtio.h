@@ -36,8 +36,6 @@
 #include <stdint.h>
 
 #include "vmm/device.h"
-#include "vmm/pci/pci_host.h"
-#include "vmm/virtio/virtio_pci.h"
 #include "vmm/vm_config.h"
 
 #define VM_VIRTIO_MMIO_BASE	0xd0000000ULL
@@ -54,19 +52,41 @@
 #define VM_VIRTIO_PCI_WINDOW_BASE	0xd0000000ULL
 #define VM_VIRTIO_PCI_WINDOW_SIZE	0x10000000ULL
 #define VM_VIRTIO_PCI_BAR_BASE		VM_VIRTIO_PCI_WINDOW_BASE
+#define VM_VIRTIO_PCI_BAR_SIZE		0x8000u	/* VIRTIO_PCI_BAR_SIZE */
 
 struct guestmem;
 struct io_bus;
+struct vm_virtio_pci;
 
 /* The VM's virtio devices (vmm/device.h), in slot order: devs[i] is in slot i. In struct vm. */
 struct vm_virtio {
 	struct vm_device *devs[VM_MAX_DEVICES];
 	unsigned int nr_devs;
 	enum vm_virtio_transport transport;
-	int vm_fd;				/* KVM_SIGNAL_MSI */
-	struct pci_host pci;			/* transport pci only */
-	struct virtio_pci *fns[VM_MAX_DEVICES];	/* transport pci: devs[i]'s function */
+	struct vm_virtio_pci *pci;	/* transport pci: the bus and functions (virtio_pci_vm.h) */
 };
+
+/*
+ * The virtio-pci transport's part of the VM, in the virtio layer
+ * (vmm/virtio/virtio_pci_vm.c), so that the VM core names none of it:
+ * create (the host bridge; refused without KVM_SIGNAL_MSI), wire (device
+ * d as a PCI function: config space, BAR0 on the bus, notify as
+ * ioeventfds, MSIs by KVM_SIGNAL_MSI), attach (the host bridge's ports,
+ * once every device is wired), destroy (functions and bridge; before the
+ * devices, whose interrupts the functions hold).
+ */
+struct vm_virtio_pci_ops {
+	int (*create)(struct vm_virtio *vv, int vm_fd, char *err, size_t errlen);
+	int (*wire)(struct vm_virtio *vv, struct io_bus *bus, struct vm_device *d, char *err,
+		    size_t errlen);
+	int (*attach)(struct vm_virtio *vv, struct io_bus *bus, char *err, size_t errlen);
+	void (*destroy)(struct vm_virtio *vv);
+};
+extern const struct vm_virtio_pci_ops vm_virtio_pci_ops;
+
+/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
+int vm_virtio_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+			char *err, size_t errlen);
 
 /* The BAR0 address of slot i under --virtio-transport pci. */
 uint64_t vm_virtio_pci_bar(unsigned int i);

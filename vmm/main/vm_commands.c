@@ -30,6 +30,7 @@
 #include "vmm/state/save_state.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/virtio/virtio_pci_vm.h"
 #include "vmm/vm_virtio.h"
 
 /*
@@ -41,7 +42,7 @@ static json_object *status_device(const struct vm_virtio *vv, struct vm_device *
 	struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 	json_object *j = json_object_new_object(), *own = json_object_new_object();
 	struct vm_device_health h = { 0 };
-	struct virtio_pci *p = vv->fns[dev->slot];
+	struct virtio_pci *p = vm_virtio_pci_fn(vv, dev->slot);
 
 	dev->type->status(dev, &h, own);
 	json_object_object_add(j, KVMLU_KEY_SLOT, json_object_new_int64((int)dev->slot));

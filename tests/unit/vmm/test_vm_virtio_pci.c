@@ -26,6 +26,7 @@
 
 #include "vmm/devices/virtio_blk_device.h"
 #include "vmm/state/vm_capture.h"
+#include "vmm/virtio/virtio_pci_vm.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
 
@@ -202,7 +203,7 @@ static void test_vm_virtio_pci_serves_a_disk_with_msix(void **state)
 	assert_int_equal(__atomic_load_n((uint16_t *)((uint8_t *)gpa(&a, USED) + 2),
 					 __ATOMIC_ACQUIRE), 1);
 	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
-	p = a.virtio.fns[0];
+	p = vm_virtio_pci_fn(&a.virtio, 0);
 	assert_non_null(p);
 	assert_int_equal(p->msis, 1);		/* KVM_SIGNAL_MSI took it */
 	assert_int_equal(p->msis_lost, 0);
