@@ -160,14 +160,6 @@ int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_f
 	return 0;
 }
 
-int vm_virtio_state_refusal(const struct vm_virtio *vv, char *err, size_t errlen)
-{
-	if (vv->transport != VM_VIRTIO_TRANSPORT_PCI || !vv->nr_devs)
-		return 0;
-	return kvmlu_err(err, errlen, -EOPNOTSUPP,
-			 "the VM runs its virtio devices on --virtio-transport pci, whose PCI and MSI-X state the state format does not hold yet: it cannot be saved, upgraded or kept across a host update (shut it down, or run it with --virtio-transport mmio)");
-}
-
 int vm_virtio_start(struct vm_virtio *vv, char *err, size_t errlen)
 {
 	for (unsigned int k = 0; k < vv->nr_devs; k++) {

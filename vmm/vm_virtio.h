@@ -113,13 +113,6 @@ struct vm_device *vm_virtio_find(const struct vm_virtio *vv, const struct vm_dev
 				 unsigned int i);
 unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_type *t);
 
-/*
- * 0, or -EOPNOTSUPP with the reason in err when the devices' state cannot
- * be written into a state (save-state, upgrade, prepare-update): the
- * virtio-pci transport's PCI and MSI-X state is not in the state format.
- */
-int vm_virtio_state_refusal(const struct vm_virtio *vv, char *err, size_t errlen);
-
 /* Every type's devices of cfg, in slot order, opened by path or adopted (vm_config.h). */
 int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
 		     struct io_bus *bus, const struct guestmem *mem, char *err, size_t errlen);

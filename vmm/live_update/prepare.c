@@ -250,9 +250,6 @@ static int live_update_cmd_prepare(struct control_ctx *ctx, json_object *args, j
 	if (rc)
 		return json_line_error_set(e, KVMLU_ERR_FAILED, "no LUO session name for VM '%s': %s",
 					   vm->name, err);
-	if (vm_virtio_state_refusal(&vm->virtio, err, sizeof(err)))
-		return json_line_error_set(e, KVMLU_ERR_NOT_PRESERVABLE,
-					   "prepare-update refused: %s", err);
 	/* Refuse before the pause when this host cannot keep anything. */
 	if (access(LUO_SESSION_DEVICE, F_OK) != 0)
 		return json_line_error_set(e, KVMLU_ERR_NO_LUO, "%s: %s", LUO_SESSION_DEVICE,

@@ -136,9 +136,8 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	 * preflight refuses before pausing anything when this is false.
 	 */
 	json_object_object_add(o, KVMLU_KEY_PRESERVABLE, json_object_new_boolean(
-		(vm->mem.backend == GUESTMEM_MEMFD ||
-		 guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1) &&
-		vm_virtio_state_refusal(&vm->virtio, NULL, 0) == 0));
+		vm->mem.backend == GUESTMEM_MEMFD ||
+		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
 	json_object_object_add(o, KVMLU_KEY_VIRTIO_TRANSPORT, json_object_new_string(
 		vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI ? "pci" : "mmio"));
 	json_object_object_add(o, KVMLU_KEY_VERSION, json_object_new_string(KVMLU_VERSION));

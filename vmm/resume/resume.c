@@ -137,6 +137,8 @@ void resume_plan_from_state(struct resume_plan *p)
 	p->nr_nets = state_vm_count(s, &virtio_net_type);
 	for (uint32_t i = 0; i < p->nr_nets; i++)
 		virtio_net_state_spec(state_vm_device(s, &virtio_net_type, i), &p->net[i]);
+	p->transport = s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI ? VM_VIRTIO_TRANSPORT_PCI
+									  : VM_VIRTIO_TRANSPORT_MMIO;
 }
 
 static bool same_file(int a, int b)
@@ -245,6 +247,7 @@ int resume_build(const struct resume_plan *p, struct vm *vm, struct resume_repor
 		.nr_disks = p->nr_disks,
 		.nets = p->net,
 		.nr_nets = p->nr_nets,
+		.transport = p->transport,
 	};
 	uint64_t t0 = kvmlu_mono_ns();
 	int ret;

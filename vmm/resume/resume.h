@@ -47,6 +47,7 @@
 #include "vmm/devices/virtio_blk.h"
 #include "vmm/devices/virtio_net.h"
 #include "vmm/state/state_vm.h"
+#include "vmm/vm_config.h"
 
 struct vm;
 struct guestmem_lazy_verify;
@@ -93,6 +94,8 @@ struct resume_plan {
 	unsigned int nr_nets;
 	struct virtio_net_spec net[RESUME_MAX_DEVICES];
 	int net_fd[RESUME_MAX_DEVICES];
+	/* How the guest reaches them: the upgrade's "prepare", or the state's. */
+	enum vm_virtio_transport transport;
 	/* The state, read and validated by resume_plan_load_state(). */
 	bool have_state;
 	struct state_vm state;

@@ -214,6 +214,9 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
+	/* Only for pci: the new process builds its devices the same way (the state checks it). */
+	if (vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI)
+		json_object_object_add(o, "virtio_transport", json_object_new_string("pci"));
 	ret = handover_devices(vm, o, fds, &n);
 	if (ret) {
 		json_object_put(o);
@@ -481,10 +484,6 @@ static int upgrade_cmd(struct control_ctx *ctx, json_object *args, json_object *
 	if (upgrade_host_update_prepared && upgrade_host_update_prepared())
 		return json_line_error_set(e, KVMLU_ERR_PREPARED,
 					   "upgrade refused: prepared for a host update (send abort-update)");
-	/* Before anything pauses: a state without the transport's part would not run. */
-	if (vm_virtio_state_refusal(&vm->virtio, err, sizeof(err)))
-		return json_line_error_set(e, KVMLU_ERR_NOT_PRESERVABLE, "upgrade refused: %s",
-					   err);
 	rc = hand_over(ctx, &a, &paused, &committed, &t0, &r, err, sizeof(err));
 	t1 = kvmlu_mono_ns();
 	if (rc)

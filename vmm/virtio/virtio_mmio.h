@@ -95,6 +95,8 @@
  */
 typedef void (*virtio_irq_hook)(void *ctx, unsigned int src);
 
+struct virtio_pci_fn_state;
+
 struct virtio_mmio {
 	pthread_mutex_t lock;	/* vCPU threads (registers) vs the device thread */
 	pthread_cond_t idle;	/* inflight reached 0 */
@@ -124,6 +126,13 @@ struct virtio_mmio {
 	/* NULL: each interrupt is a write of irq_fd. Set before the driver runs. */
 	virtio_irq_hook irq_hook;
 	void *irq_ctx;
+	/*
+	 * The transport in front (virtio-pci), whose state travels with this
+	 * one's (virtio_mmio_state.h): its capture and restore, called with
+	 * t->lock held and irq_ctx. NULL on virtio-mmio.
+	 */
+	void (*xport_get)(void *ctx, struct virtio_pci_fn_state *s);
+	void (*xport_set)(void *ctx, const struct virtio_pci_fn_state *s);
 };
 
 extern const struct io_dev_ops virtio_mmio_ops;

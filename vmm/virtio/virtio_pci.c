@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/err.h"
+#include "vmm/virtio/virtio_mmio_state.h"
 #include "vmm/virtio/virtio_pci.h"
 
 static void bar_read(void *dev, uint64_t off, uint8_t *data, unsigned int len)
@@ -88,6 +90,96 @@ static void pci_irq(void *ctx, unsigned int src)
 	pthread_mutex_unlock(&p->lock);
 }
 
+/* State capture (virtio_mmio_get_state): with t->lock held. */
+static void pci_get(void *ctx, struct virtio_pci_fn_state *s)
+{
+	struct virtio_pci *p = ctx;
+
+	memset(s, 0, sizeof(*s));
+	s->present = true;
+	s->config_vector = p->config_vector;
+	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+		s->queue_vector[q] = p->queue_vector[q];
+	pthread_mutex_lock(&p->lock);
+	s->command = pci_get16(p->cfg + PCI_CFG_COMMAND);
+	s->bar0_lo = pci_get32(p->cfg + PCI_CFG_BAR0);
+	s->bar0_hi = pci_get32(p->cfg + PCI_CFG_BAR0 + 4);
+	s->int_line = p->cfg[PCI_CFG_INT_LINE];
+	s->msix_ctrl = msix_ctrl(p) & (MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL);
+	s->nr_vectors = p->nr_vectors;
+	for (unsigned int v = 0; v < p->nr_vectors; v++) {
+		s->msix[v][0] = p->msix[v].addr_lo;
+		s->msix[v][1] = p->msix[v].addr_hi;
+		s->msix[v][2] = p->msix[v].data;
+		s->msix[v][3] = p->msix[v].ctrl;
+	}
+	s->pba = p->pba;
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* State restore, validated (virtio_pci_fn_state_validate): with t->lock held. */
+static void pci_set(void *ctx, const struct virtio_pci_fn_state *s)
+{
+	struct virtio_pci *p = ctx;
+	uint16_t ctrl;
+
+	p->config_vector = (uint16_t)s->config_vector;
+	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
+		p->queue_vector[q] = (uint16_t)s->queue_vector[q];
+	pthread_mutex_lock(&p->lock);
+	pci_put16(p->cfg + PCI_CFG_COMMAND, (uint16_t)s->command);
+	pci_put32(p->cfg + PCI_CFG_BAR0, s->bar0_lo);
+	pci_put32(p->cfg + PCI_CFG_BAR0 + 4, s->bar0_hi);
+	p->cfg[PCI_CFG_INT_LINE] = (uint8_t)s->int_line;
+	ctrl = (uint16_t)((msix_ctrl(p) & ~(MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL)) | s->msix_ctrl);
+	pci_put16(p->cfg + VIRTIO_PCI_CAP_MSIX + 2, ctrl);
+	for (unsigned int v = 0; v < p->nr_vectors; v++)
+		p->msix[v] = (struct virtio_pci_msix_entry){
+			s->msix[v][0], s->msix[v][1], s->msix[v][2], s->msix[v][3],
+		};
+	p->pba = s->pba;
+	pthread_mutex_unlock(&p->lock);
+}
+
+int virtio_pci_fn_state_validate(const struct virtio_pci_fn_state *s, uint32_t nr_queues,
+				 char *err, size_t errlen)
+{
+	if (nr_queues == 0 || nr_queues > VIRTIO_MMIO_MAX_QUEUES || s->nr_vectors != nr_queues + 1)
+		return kvmlu_err(err, errlen, -EINVAL, "pci: %u MSI-X vectors, the device has %u",
+				 s->nr_vectors, nr_queues + 1);
+	if (s->command & ~(uint32_t)(PCI_CMD_MEMORY | PCI_CMD_MASTER | PCI_CMD_INTX_DISABLE))
+		return kvmlu_err(err, errlen, -EINVAL, "pci: command 0x%x has bits a driver cannot set",
+				 s->command);
+	/* Any address the BAR's writable bits allow (a guest may be half way through sizing it). */
+	if ((s->bar0_lo & 0xf) != PCI_BAR_MEM64 || (s->bar0_lo & (VIRTIO_PCI_BAR_SIZE - 1) & ~0xfu))
+		return kvmlu_err(err, errlen, -EINVAL, "pci: BAR0 low 0x%x is not a 32 KiB 64-bit BAR",
+				 s->bar0_lo);
+	if (s->int_line > 0xff)
+		return kvmlu_err(err, errlen, -EINVAL, "pci: interrupt line %u", s->int_line);
+	if (s->msix_ctrl & ~(uint32_t)(MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL))
+		return kvmlu_err(err, errlen, -EINVAL, "pci: MSI-X control 0x%x has other bits",
+				 s->msix_ctrl);
+	for (unsigned int v = 0; v < s->nr_vectors; v++)
+		if ((s->msix[v][0] & 3) || (s->msix[v][3] & ~MSIX_ENTRY_MASKED))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "pci: MSI-X entry %u: reserved bits set (address 0x%x, control 0x%x)",
+					 v, s->msix[v][0], s->msix[v][3]);
+	if (s->pba >> s->nr_vectors)
+		return kvmlu_err(err, errlen, -EINVAL, "pci: PBA 0x%x beyond %u vectors", s->pba,
+				 s->nr_vectors);
+	if (s->config_vector >= s->nr_vectors && s->config_vector != VIRTIO_PCI_NO_VECTOR)
+		return kvmlu_err(err, errlen, -EINVAL, "pci: config vector %u of %u", s->config_vector,
+				 s->nr_vectors);
+	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++) {
+		uint32_t v = s->queue_vector[q];
+
+		if (v != VIRTIO_PCI_NO_VECTOR && (q >= nr_queues || v >= s->nr_vectors))
+			return kvmlu_err(err, errlen, -EINVAL, "pci: queue %u vector %u of %u", q, v,
+					 s->nr_vectors);
+	}
+	return 0;
+}
+
 static void cap_put(uint8_t *c, uint8_t next, uint8_t len, uint8_t type, uint32_t off,
 		    uint32_t length)
 {
@@ -164,6 +256,8 @@ int virtio_pci_init(struct virtio_pci *p, struct virtio_mmio *t, uint32_t class_
 	pthread_mutex_lock(&t->lock);
 	t->irq_ctx = p;
 	t->irq_hook = pci_irq;
+	t->xport_get = pci_get;
+	t->xport_set = pci_set;
 	pthread_mutex_unlock(&t->lock);
 	return 0;
 }
@@ -175,6 +269,8 @@ void virtio_pci_destroy(struct virtio_pci *p)
 	pthread_mutex_lock(&p->t->lock);
 	p->t->irq_hook = NULL;
 	p->t->irq_ctx = NULL;
+	p->t->xport_get = NULL;
+	p->t->xport_set = NULL;
 	pthread_mutex_unlock(&p->t->lock);
 	pthread_mutex_destroy(&p->lock);
 	p->t = NULL;
