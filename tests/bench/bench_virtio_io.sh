@@ -55,8 +55,7 @@
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
 # KVMLU_BENCH_VIRTIO_TRANSPORT=pci (kvmlu-vmm's guest on --virtio-transport
-# pci, MSI-X, instead of virtio-mmio; such a VM cannot be upgraded or kept
-# across a host update yet, so this sets no upgrades and no host update),
+# pci, MSI-X, instead of virtio-mmio),
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
@@ -74,7 +73,7 @@ upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
 case ${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio} in
 mmio) pci=0 ;;
-pci) pci=1 upgrades=0 hostupdate=0 ;;
+pci) pci=1 ;;
 *) echo "bench_virtio_io: KVMLU_BENCH_VIRTIO_TRANSPORT=${KVMLU_BENCH_VIRTIO_TRANSPORT}: mmio or pci" >&2; exit 2 ;;
 esac
 work=$top/build/harness/bench-virtio

@@ -72,11 +72,10 @@ ROUNDS=$(opt bench_rounds 5)
 REGION=$(opt bench_region 32)
 UPGRADES=$(opt bench_upgrades 3)
 HOSTUPDATE=$(opt bench_hostupdate 1)
-# kvmlu.bench_pci=1: kvmlu-vmm's guest on --virtio-transport pci (no
-# upgrades or host update: such a VM refuses them, docs/devices.md).
+# kvmlu.bench_pci=1: kvmlu-vmm's guest on --virtio-transport pci.
 PCI=$(opt bench_pci 0)
 if [ "$PCI" = 1 ]; then
-	KTRANSPORT="--virtio-transport pci" UPGRADES=0 HOSTUPDATE=0
+	KTRANSPORT="--virtio-transport pci"
 else
 	KTRANSPORT=
 fi
