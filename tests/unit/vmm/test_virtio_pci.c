@@ -19,6 +19,7 @@
 
 #define KVMLU_TEST_VIRTIO_MMIO
 #include "tests/unit/vmm/virtio_test_support.h"
+#include "vmm/virtio/virtio_mmio_state.h"
 #include "vmm/virtio/virtio_pci.h"
 
 #define HOME		0xd0008000ULL
@@ -513,6 +514,101 @@ static void test_pci_init_refuses_a_bad_bar_and_destroy_gives_irqs_back(void **s
 	assert_int_equal(virtio_pci_init(&f->p, &f->t, 0x018000, HOME, record_msi, &f->msi), 0);
 }
 
+/* The function's state out of one device and into another's fresh one. */
+static void test_pci_state_moves_to_a_fresh_function(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_mmio_state st;
+	struct virtio_mmio t2;
+	struct virtio_pci p2;
+	struct msi_rec msi2 = { 0 };
+	uint8_t config[12] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12 };
+	char err[160];
+
+	enable_function(&f->p);
+	pci_negotiate(&f->p, F_VERSION_1);
+	bar_wr(&f->p, VPCI_MSIX_CONFIG, 2, 2);
+	pci_queue(&f->p, 0, 1);
+	driver_ok(&f->p);
+	msix_on(&f->p, 1);
+	bar_wr(&f->p, VIRTIO_PCI_MSIX_TABLE_OFF + 16 + 12, 1, 4);	/* masked ... */
+	complete_one(f, 0);						/* ... so pending */
+	cfg_wr(&f->p, PCI_CFG_INT_LINE, 11, 1);
+	assert_int_equal(virtio_mmio_get_state(&f->t, &st), 0);
+	assert_true(st.pci.present);
+	assert_int_equal(st.pci.pba, 1u << 1);
+	assert_int_equal(virtio_mmio_state_validate(&st, 2, 2, err, sizeof(err)), 0);
+
+	assert_int_equal(virtio_mmio_init(&t2, "test2", 2, F_DEV, 2, config, sizeof(config),
+					  &f->gm), 0);
+	/* Without a function in front: refused, a virtio-mmio device. */
+	assert_int_equal(virtio_mmio_set_state(&t2, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "virtio-pci device, this VM's is virtio-mmio"));
+	assert_int_equal(virtio_pci_init(&p2, &t2, 0x018000, HOME, record_msi, &msi2), 0);
+	assert_int_equal(virtio_mmio_set_state(&t2, &st, err, sizeof(err)), 0);
+	assert_memory_equal(p2.cfg, f->p.cfg, sizeof(p2.cfg));
+	assert_memory_equal(p2.msix, f->p.msix, sizeof(p2.msix));
+	assert_int_equal(bar_rd(&p2, VPCI_MSIX_CONFIG, 2), 2);
+	assert_int_equal(bar_rd(&p2, VPCI_Q_MSIX, 2), 1);
+	assert_int_equal(bar_rd(&p2, VPCI_STATUS, 1), 15);
+	/* No interrupt at the restore; the pending one fires at the unmask, once. */
+	assert_int_equal(msi2.n, 0);
+	bar_wr(&p2, VIRTIO_PCI_MSIX_TABLE_OFF + 16 + 12, 0, 4);
+	assert_int_equal(msi2.n, 1);
+	assert_int_equal(msi2.data, 0x4001);
+	virtio_pci_destroy(&p2);
+	virtio_mmio_destroy(&t2);
+	/* And a virtio-mmio state is refused by a device with a function. */
+	virtio_pci_destroy(&f->p);
+	assert_int_equal(virtio_mmio_get_state(&f->t, &st), 0);
+	assert_false(st.pci.present);
+	assert_int_equal(virtio_pci_init(&f->p, &f->t, 0x018000, HOME, record_msi, &f->msi), 0);
+	assert_int_equal(virtio_mmio_set_state(&f->t, &st, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "virtio-mmio device, this VM's is virtio-pci"));
+}
+
+static void test_pci_state_hostile_values_are_refused_by_name(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_mmio_state st;
+	struct virtio_pci_fn_state s;
+	char err[160];
+	enable_function(&f->p);
+	assert_int_equal(virtio_mmio_get_state(&f->t, &st), 0);
+	assert_int_equal(virtio_pci_fn_state_validate(&st.pci, 2, err, sizeof(err)), 0);
+#define BAD(expr, text) do {						\
+		s = st.pci;							\
+		expr;								\
+		assert_int_equal(virtio_pci_fn_state_validate(&s, 2, err, sizeof(err)), -EINVAL); \
+		if (!strstr(err, text))						\
+			fail_msg("%s: '%s' lacks '%s'", #expr, err, text);	\
+	} while (0)
+	BAD(s.nr_vectors = 4, "4 MSI-X vectors, the device has 3");
+	BAD(s.nr_vectors = 0xffffffffu, "MSI-X vectors");
+	BAD(s.command = 0x0100, "command 0x100");
+	BAD(s.bar0_lo = 0xd0000000, "not a 32 KiB 64-bit BAR");
+	BAD(s.bar0_lo = 0xd0001004, "not a 32 KiB 64-bit BAR");
+	BAD(s.int_line = 256, "interrupt line 256");
+	BAD(s.msix_ctrl = 0x8002, "MSI-X control 0x8002");
+	BAD(s.msix[2][0] = 0xfee00001, "entry 2: reserved bits");
+	BAD(s.msix[0][3] = 3, "entry 0: reserved bits");
+	BAD(s.pba = 8, "PBA 0x8 beyond 3 vectors");
+	BAD(s.config_vector = 3, "config vector 3 of 3");
+	BAD(s.queue_vector[1] = 0x7fff, "queue 1 vector 32767");
+#undef BAD
+	/* A queue the device lacks may have no vector but NO_VECTOR. */
+	s = st.pci;
+	s.nr_vectors = 2;
+	s.queue_vector[1] = 0;
+	assert_int_equal(virtio_pci_fn_state_validate(&s, 1, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "queue 1 vector 0"));
+	/* A BAR half way through sizing is a value a guest can have. */
+	s = st.pci;
+	s.bar0_lo = 0xffff8004;
+	s.bar0_hi = 0xffffffff;
+	assert_int_equal(virtio_pci_fn_state_validate(&s, 2, err, sizeof(err)), 0);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
@@ -528,6 +624,8 @@ int main(void)
 		T(test_pci_device_error_raises_the_config_vector),
 		T(test_pci_notify_kicks_the_queue),
 		T(test_pci_init_refuses_a_bad_bar_and_destroy_gives_irqs_back),
+		T(test_pci_state_moves_to_a_fresh_function),
+		T(test_pci_state_hostile_values_are_refused_by_name),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
