@@ -319,6 +319,42 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	close(fd);
 }
 
+/* No devices: the (empty) PCI bus is recorded, the format stays 1.1 as for any such VM. */
+static void test_vm_virtio_pci_without_devices_keeps_its_bus_in_the_state(void **state)
+{
+	struct vm_config cfg = {
+		.name = "vpci0", .ram_size = RAM, .nr_vcpus = 1, .backend = GUESTMEM_MEMFD,
+		.serial_fd = STDERR_FILENO, .transport = VM_VIRTIO_TRANSPORT_PCI,
+	};
+	struct state_vm *s, *r;
+	size_t size;
+	void *blob;
+	struct vm a;
+
+	(void)state;
+	if (!have_kvm())
+		skip();
+	if (vm_create(&a, &cfg, err, sizeof(err)) == -EOPNOTSUPP)
+		skip();
+	s = calloc(1, sizeof(*s));
+	r = calloc(1, sizeof(*r));
+	assert_non_null(s);
+	assert_non_null(r);
+	assert_int_equal(cfg_rd(&a, 0, 0x08) >> 16, 0x0600);	/* the bridge, alone */
+	assert_int_equal(cfg_rd(&a, 1, 0), 0xffffffffu);
+	assert_int_equal(state_vm_capture(&a, false, s, err, sizeof(err)), 0);
+	assert_int_equal(state_fdt_write(s, &blob, &size, err, sizeof(err)), 0);
+	assert_int_equal(state_fdt_load(blob, size, 1, r, err, sizeof(err)), 0);
+	assert_int_equal(r->format_major, 1);
+	assert_int_equal(r->virtio_transport, STATE_VIRTIO_TRANSPORT_PCI);
+	free(blob);
+	state_vm_free(s);
+	state_vm_free(r);
+	free(s);
+	free(r);
+	vm_destroy(&a);
+}
+
 static void test_vm_virtio_refuses_an_unknown_transport(void **state)
 {
 	struct virtio_blk_spec spec = { .path = path };
@@ -337,6 +373,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm,
 						setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(test_vm_virtio_pci_without_devices_keeps_its_bus_in_the_state,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_vm_virtio_refuses_an_unknown_transport, setup,
 						teardown),
 	};
