@@ -235,13 +235,16 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	struct virtio_pci *p;
 	uint8_t sector[512];
 	struct vm a, b, c;
-	int fd;
+	int fd, rc;
 
 	(void)state;
 	if (!have_kvm())
 		skip();
-	if (make_vm(&a, &spec, VM_VIRTIO_TRANSPORT_PCI) == -EOPNOTSUPP)
+	rc = make_vm(&a, &spec, VM_VIRTIO_TRANSPORT_PCI);
+	if (rc == -EOPNOTSUPP)
 		skip();	/* no KVM_SIGNAL_MSI: err says so; the mmio tests cover the rest */
+	if (rc)
+		fail_msg("vm_create: %s", err);
 	assert_int_equal(vm_virtio_mmio_devices(&a.virtio, slots, 8), 0);
 	/* Bus 0: the host bridge, the disk at device 1, nothing else. */
 	assert_int_equal(cfg_rd(&a, 0, 0x08) >> 16, 0x0600);
@@ -330,12 +333,16 @@ static void test_vm_virtio_pci_without_devices_keeps_its_bus_in_the_state(void *
 	size_t size;
 	void *blob;
 	struct vm a;
+	int rc;
 
 	(void)state;
 	if (!have_kvm())
 		skip();
-	if (vm_create(&a, &cfg, err, sizeof(err)) == -EOPNOTSUPP)
+	rc = vm_create(&a, &cfg, err, sizeof(err));
+	if (rc == -EOPNOTSUPP)
 		skip();
+	if (rc)
+		fail_msg("vm_create: %s", err);
 	s = calloc(1, sizeof(*s));
 	r = calloc(1, sizeof(*r));
 	assert_non_null(s);
