@@ -60,6 +60,7 @@ struct vm_config;
 struct vm_device;
 struct vm_device_config;
 struct json_object;
+struct virtio_mmio;
 
 /*
  * The most bytes a type's state struct may have: a state holds each
@@ -168,6 +169,8 @@ struct vm_device {
 	/* What the VM wires (vm_virtio.c): the register window and the eventfds. */
 	const struct io_dev_ops *mmio_ops;
 	void *mmio_ctx;
+	/* The virtio state machine both transports drive (virtio-pci wraps it). */
+	struct virtio_mmio *vio;
 	uint64_t notify_offset;		/* a write of q here signals notify_fd[q] (KVM_IOEVENTFD) */
 	unsigned int nr_notify;
 	const int *notify_fd;

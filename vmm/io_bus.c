@@ -43,6 +43,25 @@ int io_bus_register(struct io_bus *bus, enum io_space space, uint64_t base,
 	return 0;
 }
 
+int io_bus_unregister(struct io_bus *bus, enum io_space space, uint64_t base,
+		      struct io_range *out)
+{
+	struct io_range *tab = space == IO_SPACE_PIO ? bus->pio : bus->mmio;
+	unsigned int *nr = space == IO_SPACE_PIO ? &bus->nr_pio : &bus->nr_mmio;
+
+	if (space != IO_SPACE_PIO && space != IO_SPACE_MMIO)
+		return -EINVAL;
+	for (unsigned int i = 0; i < *nr; i++) {
+		if (tab[i].base != base)
+			continue;
+		*out = tab[i];
+		memmove(&tab[i], &tab[i + 1], (*nr - i - 1) * sizeof(tab[0]));
+		(*nr)--;
+		return 0;
+	}
+	return -ENOENT;
+}
+
 bool io_bus_access(struct io_bus *bus, enum io_space space, uint64_t addr,
 		   uint8_t *data, unsigned int len, bool is_write)
 {

@@ -64,6 +64,15 @@ int io_bus_register(struct io_bus *bus, enum io_space space, uint64_t base,
 		    const char *name);
 
 /*
+ * Take the range registered at exactly base off the bus, into *out (so a
+ * device that decodes around it can pass its accesses on: the PCI host's
+ * 0xcf8 dword around the reset port at 0xcf9). -ENOENT if none starts there.
+ * Only while the VM is built.
+ */
+int io_bus_unregister(struct io_bus *bus, enum io_space space, uint64_t base,
+		      struct io_range *out);
+
+/*
  * One guest access of len bytes at addr. is_write: data holds what the
  * guest wrote; else data is filled. A len of 0 or over IO_BUS_MAX_ACCESS
  * touches nothing and counts as unhandled (reads get all-ones up to

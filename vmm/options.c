@@ -35,6 +35,7 @@ enum {
 	OPT_VERIFY,
 	OPT_NET,
 	OPT_CONTROL_IDLE,
+	OPT_TRANSPORT,
 	OPT_MAX_,
 };
 
@@ -52,6 +53,7 @@ static const struct option run_opts[] = {
 	{ "control-idle-ms", required_argument, NULL, OPT_CONTROL_IDLE },
 	{ "disk", required_argument, NULL, OPT_DISK },
 	{ "net", required_argument, NULL, OPT_NET },
+	{ "virtio-transport", required_argument, NULL, OPT_TRANSPORT },
 	{ "help", no_argument, NULL, OPT_HELP },
 	{ NULL, 0, NULL, 0 },
 };
@@ -95,6 +97,9 @@ void vmm_options_usage(FILE *f, const char *prog)
 		"                      added to bridge BR), up to %d; MAC like 52:54:00:12:34:56,\n"
 		"                      or one generated at start and kept across upgrades and kexecs;\n"
 		"                      offloads=off offers no checksum or TSO offload\n"
+		"  --virtio-transport mmio|pci\n"
+		"                      how the guest reaches its disks and NICs: virtio-mmio (the\n"
+		"                      default) or virtio-pci with MSI-X\n"
 		"  --verify lazy|sync  restore: resume first and verify RAM chunk by chunk on\n"
 		"                      first touch (lazy, the default; falls back to sync where\n"
 		"                      userfaultfd cannot), or verify all before resuming (sync);\n"
@@ -387,6 +392,15 @@ static int options_take(int c, const char *arg, struct vmm_options *o,
 		return 0;
 	case OPT_NET:
 		return options_parse_net(arg, o, err, errlen);
+	case OPT_TRANSPORT:
+		if (!strcmp(arg, "mmio"))
+			o->transport = VM_VIRTIO_TRANSPORT_MMIO;
+		else if (!strcmp(arg, "pci"))
+			o->transport = VM_VIRTIO_TRANSPORT_PCI;
+		else
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "--virtio-transport '%s': mmio or pci", arg);
+		return 0;
 	case OPT_SESSION:
 		if (!*arg || strlen(arg) >= 64)
 			return kvmlu_err(err, errlen, -EINVAL,

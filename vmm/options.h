@@ -7,6 +7,7 @@
  *                 [--control-idle-ms MS]
  *                 [--disk PATH[,readonly][,id=NAME]]...
  *                 [--net tap=NAME[,mac=MAC][,bridge=BR]]...
+ *                 [--virtio-transport mmio|pci]
  *   kvmlu-vmm restore --session NAME [--control SOCK] [--control-idle-ms MS] [--serial FILE]
  *                     [--verify lazy|sync]
  *   kvmlu-vmm --help | --version
@@ -24,6 +25,7 @@
 
 #include "guestmem/guestmem.h"
 #include "vmm/device_config.h"
+#include "vmm/vm_config.h"
 
 /* --disk may be given this often: one virtio-mmio slot each (vmm/vm_virtio.h). */
 #define VMM_MAX_DISKS 8
@@ -60,6 +62,7 @@ struct vmm_options {
 	 */
 	unsigned int nr_devs;
 	struct vm_device_config devs[VMM_MAX_DISKS + VMM_MAX_NETS];
+	enum vm_virtio_transport transport;	/* --virtio-transport; default mmio */
 };
 
 /*

@@ -14,6 +14,12 @@
 /* virtio devices of one VM, all types together: GSIs 16..23, the IOAPIC's last pins. */
 #define VM_MAX_DEVICES	8u
 
+/* How the guest reaches its virtio devices (docs/devices.md). */
+enum vm_virtio_transport {
+	VM_VIRTIO_TRANSPORT_MMIO = 0,	/* virtio-mmio windows, listed in the DSDT */
+	VM_VIRTIO_TRANSPORT_PCI = 1,	/* virtio-pci functions with MSI-X on a host bridge */
+};
+
 struct vm_config {
 	const char *name;
 	uint64_t ram_size;
@@ -35,6 +41,7 @@ struct vm_config {
 	 */
 	const struct vm_device_config *devs;
 	unsigned int nr_devs;
+	enum vm_virtio_transport transport;
 };
 
 #endif /* KVMLU_VMM_VM_CONFIG_H */

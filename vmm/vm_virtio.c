@@ -23,9 +23,21 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i)
 	};
 }
 
+uint64_t vm_virtio_pci_bar(unsigned int i)
+{
+	return VM_VIRTIO_PCI_BAR_BASE + (uint64_t)i * VM_VIRTIO_PCI_BAR_SIZE;
+}
+
+_Static_assert(VM_VIRTIO_MAX_DEVICES * VM_VIRTIO_PCI_BAR_SIZE <= VM_VIRTIO_PCI_WINDOW_SIZE,
+	       "virtio-pci BARs outside the host bridge window");
+_Static_assert(VM_VIRTIO_PCI_WINDOW_BASE + VM_VIRTIO_PCI_WINDOW_SIZE <= 0xfec00000ULL,
+	       "the PCI window reaches the IOAPIC page");
+
 unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max)
 {
+	if (vv->transport != VM_VIRTIO_TRANSPORT_MMIO)
+		return 0;
 	for (unsigned int i = 0; i < vv->nr_devs && i < max; i++)
 		out[i] = vm_virtio_slot(i);
 	return vv->nr_devs;
@@ -49,8 +61,7 @@ unsigned int vm_virtio_count(const struct vm_virtio *vv, const struct vm_device_
 	return n;
 }
 
-/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
-static int vm_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+int vm_virtio_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
 			char *err, size_t errlen)
 {
 	struct kvm_ioeventfd io = {
@@ -88,7 +99,7 @@ static int vm_virtio_wire(int vm_fd, struct io_bus *bus, struct vm_device *d, ch
 		return kvmlu_err(err, errlen, rc, "%s: MMIO window at 0x%llx: %s", d->name,
 				 (unsigned long long)s.base, strerror(-rc));
 	for (unsigned int q = 0; q < d->nr_notify; q++) {
-		rc = vm_ioeventfd(vm_fd, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
+		rc = vm_virtio_ioeventfd(vm_fd, s.base + d->notify_offset, 4, q, d->notify_fd[q], err,
 				  errlen);
 		if (rc)
 			return rc;
@@ -99,9 +110,19 @@ static int vm_virtio_wire(int vm_fd, struct io_bus *bus, struct vm_device *d, ch
 int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_fd,
 		     struct io_bus *bus, const struct guestmem *mem, char *err, size_t errlen)
 {
+	bool pci = cfg->transport == VM_VIRTIO_TRANSPORT_PCI;
 	unsigned int nr = 0;
 	int rc;
 
+	vv->transport = cfg->transport;
+	if (cfg->transport != VM_VIRTIO_TRANSPORT_MMIO && !pci)
+		return kvmlu_err(err, errlen, -EINVAL, "virtio transport %d: unknown",
+				 (int)cfg->transport);
+	if (pci) {
+		rc = vm_virtio_pci_ops.create(vv, vm_fd, err, errlen);
+		if (rc)
+			return rc;
+	}
 	if (cfg->nr_devs > VM_MAX_DEVICES)
 		return kvmlu_err(err, errlen, -EINVAL, "%u virtio devices: at most %u", cfg->nr_devs,
 				 VM_MAX_DEVICES);
@@ -133,11 +154,14 @@ int vm_virtio_create(struct vm_virtio *vv, const struct vm_config *cfg, int vm_f
 			d->slot = vv->nr_devs;
 			d->index = i;
 			vv->devs[vv->nr_devs++] = d;
-			rc = vm_virtio_wire(vm_fd, bus, d, err, errlen);
+			rc = pci ? vm_virtio_pci_ops.wire(vv, bus, d, err, errlen)
+				 : vm_virtio_wire(vm_fd, bus, d, err, errlen);
 			if (rc)
 				return rc;
 		}
 	}
+	if (pci)
+		return vm_virtio_pci_ops.attach(vv, bus, err, errlen);
 	return 0;
 }
 
@@ -178,6 +202,9 @@ int vm_virtio_sync(struct vm_virtio *vv, char *err, size_t errlen)
 
 void vm_virtio_destroy(struct vm_virtio *vv)
 {
+	/* The PCI functions let go of the devices' interrupts before the devices go. */
+	if (vv->pci)
+		vm_virtio_pci_ops.destroy(vv);
 	for (unsigned int k = 0; k < vv->nr_devs; k++) {
 		vv->devs[k]->type->destroy(vv->devs[k]);
 		vv->devs[k] = NULL;

@@ -43,15 +43,54 @@
 #define VM_VIRTIO_MMIO_SIZE	0x1000u
 #define VM_VIRTIO_GSI_BASE	16u
 #define VM_VIRTIO_MAX_DEVICES	VM_MAX_DEVICES
+/*
+ * --virtio-transport pci: slot i is PCI device i + 1 on bus 0 (device 0
+ * is the host bridge), its BAR0 (VIRTIO_PCI_BAR_SIZE) at
+ * VM_VIRTIO_PCI_BAR_BASE + i * VIRTIO_PCI_BAR_SIZE, inside the host
+ * bridge's memory window [VM_VIRTIO_PCI_WINDOW_BASE, + _SIZE) the DSDT
+ * gives the guest. Interrupts are MSI-X (KVM_SIGNAL_MSI): no GSI.
+ */
+#define VM_VIRTIO_PCI_WINDOW_BASE	0xd0000000ULL
+#define VM_VIRTIO_PCI_WINDOW_SIZE	0x10000000ULL
+#define VM_VIRTIO_PCI_BAR_BASE		VM_VIRTIO_PCI_WINDOW_BASE
+#define VM_VIRTIO_PCI_BAR_SIZE		0x8000u	/* VIRTIO_PCI_BAR_SIZE */
 
 struct guestmem;
 struct io_bus;
+struct vm_virtio_pci;
 
 /* The VM's virtio devices (vmm/device.h), in slot order: devs[i] is in slot i. In struct vm. */
 struct vm_virtio {
 	struct vm_device *devs[VM_MAX_DEVICES];
 	unsigned int nr_devs;
+	enum vm_virtio_transport transport;
+	struct vm_virtio_pci *pci;	/* transport pci: the bus and functions (virtio_pci_vm.h) */
 };
+
+/*
+ * The virtio-pci transport's part of the VM, in the virtio layer
+ * (vmm/virtio/virtio_pci_vm.c), so that the VM core names none of it:
+ * create (the host bridge; refused without KVM_SIGNAL_MSI), wire (device
+ * d as a PCI function: config space, BAR0 on the bus, notify as
+ * ioeventfds, MSIs by KVM_SIGNAL_MSI), attach (the host bridge's ports,
+ * once every device is wired), destroy (functions and bridge; before the
+ * devices, whose interrupts the functions hold).
+ */
+struct vm_virtio_pci_ops {
+	int (*create)(struct vm_virtio *vv, int vm_fd, char *err, size_t errlen);
+	int (*wire)(struct vm_virtio *vv, struct io_bus *bus, struct vm_device *d, char *err,
+		    size_t errlen);
+	int (*attach)(struct vm_virtio *vv, struct io_bus *bus, char *err, size_t errlen);
+	void (*destroy)(struct vm_virtio *vv);
+};
+extern const struct vm_virtio_pci_ops vm_virtio_pci_ops;
+
+/* KVM_IOEVENTFD: a write of datamatch (len bytes) at MMIO addr signals fd in the kernel. */
+int vm_virtio_ioeventfd(int vm_fd, uint64_t addr, uint32_t len, uint64_t datamatch, int fd,
+			char *err, size_t errlen);
+
+/* The BAR0 address of slot i under --virtio-transport pci. */
+uint64_t vm_virtio_pci_bar(unsigned int i);
 
 /* One device as an ACPI table builder needs it (struct acpi_mmio_device). */
 struct vm_virtio_slot {
@@ -65,7 +104,7 @@ struct vm_virtio_slot vm_virtio_slot(unsigned int i);
 
 /*
  * The VM's virtio-mmio devices in slot order, at most max of them into
- * out; returns how many the VM has.
+ * out; returns how many the VM has (0 with the pci transport).
  */
 unsigned int vm_virtio_mmio_devices(const struct vm_virtio *vv, struct vm_virtio_slot *out,
 				    unsigned int max);

@@ -104,6 +104,11 @@
 #define KVMLU_KEY_SLOT		"slot"
 #define KVMLU_KEY_MMIO_BASE	"mmio_base"
 #define KVMLU_KEY_GSI		"gsi"
+/* status: "mmio" or "pci" (--virtio-transport); per device with pci: */
+#define KVMLU_KEY_VIRTIO_TRANSPORT "virtio_transport"
+#define KVMLU_KEY_PCI_DEVICE	"pci_device"	/* its device number on bus 0 */
+#define KVMLU_KEY_MSIX_SENT	"msix_sent"	/* MSIs delivered with KVM_SIGNAL_MSI */
+#define KVMLU_KEY_MSIX_LOST	"msix_lost"	/* interrupts with no vector or MSI-X off */
 #define KVMLU_KEY_DRIVER_STATUS	"driver_status"
 #define KVMLU_KEY_DEVICE_ERROR	"device_error"
 #define KVMLU_KEY_ID		"id"

@@ -54,6 +54,8 @@
 # KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
+# KVMLU_BENCH_VIRTIO_TRANSPORT=pci (kvmlu-vmm's guest on --virtio-transport
+# pci, MSI-X, instead of virtio-mmio),
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
@@ -69,6 +71,11 @@ rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-5}
 region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
+case ${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio} in
+mmio) pci=0 ;;
+pci) pci=1 ;;
+*) echo "bench_virtio_io: KVMLU_BENCH_VIRTIO_TRANSPORT=${KVMLU_BENCH_VIRTIO_TRANSPORT}: mmio or pci" >&2; exit 2 ;;
+esac
 work=$top/build/harness/bench-virtio
 mkdir -p "$work"
 me=bench_virtio_io
@@ -191,6 +198,7 @@ per_op() { # per_op LOG WHO KEY STAT DIV: STAT exits per unit of each round, one
 table() { # table LOG: the figures of one run
 	local log=$1 row k unit div label a b r im ix bm bx hi hb n who st line
 	n=$(val "$log" upgrades)
+	echo "kvmlu-vmm on virtio-$(val "$log" transport | grep . || echo mmio); QEMU on virtio-pci"
 	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
 	printf '%-38s %10s %10s %10s %11s  %-22s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(min-max)" "exits/unit kvmlu qemu"
 	while IFS= read -r row; do
@@ -247,7 +255,7 @@ if [ -n "${only_log:-}" ]; then
 fi
 rc=0
 for i in $(seq 1 "$runs"); do
-	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate" \
+	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate kvmlu.bench_pci=$pci" \
 		tests/harness/run-case.sh virtio_io_bench "$kdir/bzImage" "$work/initramfs.cpio" "$work/run$i")
 	log=$work/run$i/harness-virtio_io_bench.log
 	case $out in

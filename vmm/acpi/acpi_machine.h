@@ -43,6 +43,13 @@ struct acpi_machine {
 	unsigned int ncpus;			/* 1..ACPI_MAX_CPUS */
 	const struct acpi_mmio_device *mmio;	/* NULL when n_mmio is 0 */
 	size_t n_mmio;				/* 0..ACPI_MAX_MMIO_DEVICES */
+	/*
+	 * A PCI host bridge on conf1 ports 0xcf8-0xcff (virtio-pci), in the
+	 * DSDT as PNP0A03 for bus 0 with this memory window (below 4 GiB);
+	 * and the FADT then says MSI works. Size 0: no PCI.
+	 */
+	uint64_t pci_window_base;
+	uint32_t pci_window_size;
 };
 
 #endif /* KVMLU_VMM_ACPI_MACHINE_H */

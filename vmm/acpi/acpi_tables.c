@@ -26,6 +26,7 @@
  */
 #define DSDT_FIXED_MAX		256u
 #define DSDT_PER_MMIO_MAX	80u
+#define DSDT_PCI_HOST_MAX	128u
 
 #define GIB4			(1ULL << 32)
 #define APIC_PAGE		0x1000ULL
@@ -55,8 +56,21 @@ int acpi_machine_check(const struct acpi_machine *m, char *err, size_t errlen)
 	if (m->n_mmio && !m->mmio)
 		return kvmlu_err(err, errlen, -EINVAL, "ACPI: %zu virtio-mmio devices but no list",
 				 m->n_mmio);
+	if (m->pci_window_size &&
+	    (m->pci_window_base >= GIB4 || m->pci_window_size > GIB4 - m->pci_window_base ||
+	     overlaps(m->pci_window_base, m->pci_window_size, 0xfec00000ULL, APIC_PAGE) ||
+	     overlaps(m->pci_window_base, m->pci_window_size, 0xfee00000ULL, APIC_PAGE)))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "ACPI: PCI window at %#llx size %#x: must be below 4 GiB and clear of the APIC pages",
+				 (unsigned long long)m->pci_window_base, m->pci_window_size);
 	for (i = 0; i < m->n_mmio; i++) {
 		const struct acpi_mmio_device *d = &m->mmio[i];
+
+		if (m->pci_window_size &&
+		    overlaps(d->base, d->size, m->pci_window_base, m->pci_window_size))
+			return kvmlu_err(err, errlen, -EINVAL,
+					 "ACPI: virtio-mmio device %zu at %#llx is inside the PCI window",
+					 i, (unsigned long long)d->base);
 
 		if (!d->size || d->base >= GIB4 || d->size > GIB4 - d->base)
 			return kvmlu_err(err, errlen, -EINVAL,
@@ -95,7 +109,8 @@ static size_t xsdt_size(void)
 size_t acpi_tables_size(const struct acpi_machine *m)
 {
 	return align16(ACPI_RSDP_SIZE) + align16(xsdt_size()) + align16(FADT_SIZE) +
-	       align16(madt_size(m->ncpus)) + DSDT_FIXED_MAX + m->n_mmio * DSDT_PER_MMIO_MAX;
+	       align16(madt_size(m->ncpus)) + DSDT_FIXED_MAX + m->n_mmio * DSDT_PER_MMIO_MAX +
+	       (m->pci_window_size ? DSDT_PCI_HOST_MAX : 0);
 }
 
 static void rsdp_write(uint8_t *p, uint64_t xsdt_gpa)
@@ -146,7 +161,7 @@ int acpi_tables_write(void *buf, size_t len, uint64_t gpa, const struct acpi_mac
 		return kvmlu_err(err, errlen, rc,
 				 "ACPI: DSDT for %zu virtio-mmio devices does not fit in %zu bytes",
 				 m->n_mmio, len - dsdt_off);
-	fadt_write(b + fadt_off, gpa + dsdt_off);
+	fadt_write(b + fadt_off, gpa + dsdt_off, m->pci_window_size != 0);
 	madt_write(b + madt_off, m);
 	xsdt_write(b + xsdt_off, gpa + fadt_off, gpa + madt_off);
 	rsdp_write(b, gpa + xsdt_off);

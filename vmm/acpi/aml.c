@@ -250,3 +250,40 @@ void aml_res_end(uint8_t *rt, size_t *len)
 	p[1] = 0;		/* checksum 0: "the template sums to zero", accepted as is */
 	*len += AML_RES_END_SIZE;
 }
+
+/* Address space descriptors (ACPI 6.5, 6.4.3.5): general flags of a bridge's window. */
+#define AML_ADDR_PRODUCER_FIXED	0x0c	/* producer, positive decode, min and max fixed */
+
+void aml_res_word_bus(uint8_t *rt, size_t *len, uint16_t min, uint16_t max)
+{
+	uint8_t *p = rt + *len;
+
+	p[0] = 0x88;		/* large item: word address space */
+	le_put16(p + 1, AML_RES_WORD_BUS_SIZE - 3);
+	p[3] = 2;		/* bus number range */
+	p[4] = AML_ADDR_PRODUCER_FIXED;
+	p[5] = 0;
+	le_put16(p + 6, 0);	/* granularity */
+	le_put16(p + 8, min);
+	le_put16(p + 10, max);
+	le_put16(p + 12, 0);	/* translation */
+	le_put16(p + 14, (uint16_t)(max - min + 1));
+	*len += AML_RES_WORD_BUS_SIZE;
+}
+
+void aml_res_dword_mem(uint8_t *rt, size_t *len, uint32_t base, uint32_t size)
+{
+	uint8_t *p = rt + *len;
+
+	p[0] = 0x87;		/* large item: dword address space */
+	le_put16(p + 1, AML_RES_DWORD_MEM_SIZE - 3);
+	p[3] = 0;		/* memory */
+	p[4] = AML_ADDR_PRODUCER_FIXED;
+	p[5] = 0x01;		/* read-write, non-cacheable */
+	le_put32(p + 6, 0);	/* granularity */
+	le_put32(p + 10, base);
+	le_put32(p + 14, base + size - 1);
+	le_put32(p + 18, 0);	/* translation */
+	le_put32(p + 22, size);
+	*len += AML_RES_DWORD_MEM_SIZE;
+}

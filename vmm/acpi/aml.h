@@ -58,10 +58,14 @@ void aml_pkg_end(struct aml *a, size_t mark);
 #define AML_RES_MEM32F_SIZE	12u	/* Memory32Fixed, read-write */
 #define AML_RES_XIRQ_SIZE	9u	/* Interrupt(Consumer, Edge, ActiveHigh, Exclusive) */
 #define AML_RES_END_SIZE	2u	/* End tag */
+#define AML_RES_WORD_BUS_SIZE	16u	/* WordBusNumber, a bridge's (producer) range */
+#define AML_RES_DWORD_MEM_SIZE	26u	/* DWordMemory, a bridge's (producer) window, read-write */
 void aml_res_io(uint8_t *rt, size_t *len, uint16_t port, uint8_t count);
 void aml_res_irq(uint8_t *rt, size_t *len, unsigned int irq);
 void aml_res_mem32_fixed(uint8_t *rt, size_t *len, uint32_t base, uint32_t size);
 void aml_res_ext_irq(uint8_t *rt, size_t *len, uint32_t gsi);
 void aml_res_end(uint8_t *rt, size_t *len);
+void aml_res_word_bus(uint8_t *rt, size_t *len, uint16_t min, uint16_t max);
+void aml_res_dword_mem(uint8_t *rt, size_t *len, uint32_t base, uint32_t size);
 
 #endif /* KVMLU_VMM_ACPI_AML_H */

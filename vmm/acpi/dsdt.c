@@ -66,6 +66,31 @@ static void dsdt_virtio_mmio(struct aml *a, unsigned int i, const struct acpi_mm
 	dsdt_device(a, name, "LNRO0005", i, rt, n);
 }
 
+/* Bus 0 behind conf1: Linux finds a root bus only here when it runs on ACPI. */
+static void dsdt_pci_host(struct aml *a, const struct acpi_machine *m)
+{
+	uint8_t rt[AML_RES_WORD_BUS_SIZE + AML_RES_IO_SIZE + AML_RES_DWORD_MEM_SIZE +
+		   AML_RES_END_SIZE];
+	size_t n = 0, dev;
+
+	aml_res_word_bus(rt, &n, 0, 0);
+	aml_res_io(rt, &n, 0xcf8, 8);
+	aml_res_dword_mem(rt, &n, (uint32_t)m->pci_window_base, m->pci_window_size);
+	aml_res_end(rt, &n);
+	dev = aml_device_begin(a, "PCI0");
+	aml_name(a, "_HID");
+	aml_string(a, "PNP0A03");
+	aml_name(a, "_UID");
+	aml_integer(a, 0);
+	aml_name(a, "_SEG");
+	aml_integer(a, 0);
+	aml_name(a, "_BBN");
+	aml_integer(a, 0);
+	aml_name(a, "_CRS");
+	aml_buffer(a, rt, n);
+	aml_pkg_end(a, dev);
+}
+
 int dsdt_write(uint8_t *buf, size_t cap, const struct acpi_machine *m, size_t *len)
 {
 	struct aml a;
@@ -80,6 +105,8 @@ int dsdt_write(uint8_t *buf, size_t cap, const struct acpi_machine *m, size_t *l
 	dsdt_i8042(&a);
 	for (i = 0; i < m->n_mmio; i++)
 		dsdt_virtio_mmio(&a, (unsigned int)i, &m->mmio[i]);
+	if (m->pci_window_size)
+		dsdt_pci_host(&a, m);
 	aml_pkg_end(&a, sb);
 	rc = aml_error(&a);
 	if (rc)

@@ -18,7 +18,7 @@ static void fadt_gas(uint8_t *p, uint8_t space, uint8_t bits, uint8_t access, ui
 	le_put64(p + 4, addr);
 }
 
-void fadt_write(uint8_t *buf, uint64_t dsdt_gpa)
+void fadt_write(uint8_t *buf, uint64_t dsdt_gpa, bool msi)
 {
 	acpi_sdt_header(buf, "FACP", FADT_SIZE, FADT_REVISION);
 	/* Everything not set here is 0: no FACS, SCI, SMI port, PM blocks. */
@@ -26,8 +26,10 @@ void fadt_write(uint8_t *buf, uint64_t dsdt_gpa)
 	/* Both forms of the DSDT pointer, equal, so no reader has to choose. */
 	le_put32(buf + FADT_DSDT_OFF, (uint32_t)dsdt_gpa);
 	le_put64(buf + FADT_X_DSDT_OFF, dsdt_gpa);
+	/* Linux turns MSI off for good when this says so: only a VM with PCI says it works. */
 	le_put16(buf + FADT_IAPC_BOOT_ARCH_OFF,
-		   FADT_IAPC_8042 | FADT_IAPC_VGA_NOT_PRESENT | FADT_IAPC_MSI_NOT_SUPPORTED |
+		   FADT_IAPC_8042 | FADT_IAPC_VGA_NOT_PRESENT |
+		   (msi ? 0 : FADT_IAPC_MSI_NOT_SUPPORTED) |
 		   FADT_IAPC_PCIE_ASPM_CONTROLS | FADT_IAPC_CMOS_RTC_NOT_PRESENT);
 	le_put32(buf + FADT_FLAGS_OFF, FADT_F_HW_REDUCED_ACPI | FADT_F_PWR_BUTTON |
 		   FADT_F_SLP_BUTTON | FADT_F_RESET_REG_SUP);

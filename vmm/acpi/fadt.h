@@ -25,6 +25,7 @@
 #ifndef KVMLU_VMM_ACPI_FADT_H
 #define KVMLU_VMM_ACPI_FADT_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #define FADT_SIZE		276u
@@ -58,6 +59,6 @@
 #define FADT_RESET_VALUE	0x06	/* CPU reset (bit 2) with system reset (bit 1) */
 
 /* Write the FADT at buf (FADT_SIZE bytes), pointing at the DSDT at dsdt_gpa. */
-void fadt_write(uint8_t *buf, uint64_t dsdt_gpa);
+void fadt_write(uint8_t *buf, uint64_t dsdt_gpa, bool msi);
 
 #endif /* KVMLU_VMM_ACPI_FADT_H */

@@ -97,6 +97,10 @@ int linux_boot(struct vm *vm, const char *kernel, const char *initrd,
 	if (rc)
 		goto err_free_initrd;
 	in.mmio = in.n_mmio ? mmio : NULL;
+	if (vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI) {
+		in.pci_window_base = VM_VIRTIO_PCI_WINDOW_BASE;
+		in.pci_window_size = VM_VIRTIO_PCI_WINDOW_SIZE;
+	}
 	rc = linux_load_plan(&vm->mem, &in, &plan, err, errlen);
 	if (rc)
 		goto err_free_initrd;

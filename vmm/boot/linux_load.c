@@ -61,6 +61,8 @@ static void linux_acpi_machine(const struct linux_load_input *in, struct acpi_ma
 	m->ncpus = in->nr_cpus;
 	m->mmio = in->mmio;
 	m->n_mmio = in->n_mmio;
+	m->pci_window_base = in->pci_window_base;
+	m->pci_window_size = in->pci_window_size;
 }
 
 int linux_load_plan(const struct guestmem *gm, const struct linux_load_input *in,

@@ -34,6 +34,9 @@ struct linux_load_input {
 	/* virtio-mmio devices for the DSDT (vmm/acpi/acpi_machine.h) */
 	const struct acpi_mmio_device *mmio;
 	size_t n_mmio;
+	/* virtio-pci: the host bridge's memory window for the DSDT; size 0: no PCI */
+	uint64_t pci_window_base;
+	uint32_t pci_window_size;
 };
 
 struct linux_load_plan {

@@ -105,7 +105,7 @@ static int blk_create(const struct vm_device_args *a, struct vm_device **out, ch
 	}
 	b->dev = (struct vm_device){
 		.name = b->name, .mmio_ops = &virtio_mmio_ops, .mmio_ctx = &b->t,
-		.notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = b->t.nr_queues,
+		.vio = &b->t, .notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = b->t.nr_queues,
 		.notify_fd = b->t.kick_fd, .irq_fd = b->t.irq_fd,
 	};
 	*out = &b->dev;

@@ -73,7 +73,7 @@ static int net_create(const struct vm_device_args *a, struct vm_device **out, ch
 	}
 	n->dev = (struct vm_device){
 		.name = n->name, .mmio_ops = &virtio_mmio_ops, .mmio_ctx = &n->t,
-		.notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = n->t.nr_queues,
+		.vio = &n->t, .notify_offset = VIRTIO_MMIO_QUEUE_NOTIFY, .nr_notify = n->t.nr_queues,
 		.notify_fd = n->t.kick_fd, .irq_fd = n->t.irq_fd,
 	};
 	*out = &n->dev;

@@ -45,7 +45,7 @@ static int vmm_run(const struct vmm_options *o, int sig_fd)
 	struct vm_config cfg = {
 		.name = o->name, .ram_size = o->memory, .nr_vcpus = o->cpus,
 		.backend = o->backend, .serial_fd = STDOUT_FILENO,
-		.devs = o->devs, .nr_devs = o->nr_devs,
+		.devs = o->devs, .nr_devs = o->nr_devs, .transport = o->transport,
 	};
 	struct control_server server;
 	struct control_ctx ctx = { 0 };

@@ -30,22 +30,36 @@
 #include "vmm/state/save_state.h"
 #include "vmm/vcpu.h"
 #include "vmm/vm.h"
+#include "vmm/virtio/virtio_pci_vm.h"
 #include "vmm/vm_virtio.h"
 
 /*
  * One device in status: where it sits and its driver's state, every
  * device alike, then its type's own keys (its status op).
  */
-static json_object *status_device(struct vm_device *dev)
+static json_object *status_device(const struct vm_virtio *vv, struct vm_device *dev)
 {
 	struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
 	json_object *j = json_object_new_object(), *own = json_object_new_object();
 	struct vm_device_health h = { 0 };
+	struct virtio_pci *p = vm_virtio_pci_fn(vv, dev->slot);
 
 	dev->type->status(dev, &h, own);
 	json_object_object_add(j, KVMLU_KEY_SLOT, json_object_new_int64((int)dev->slot));
-	json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at.base));
-	json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at.gsi));
+	if (p) {
+		/* virtio-pci: its BAR0 where the window would be, and no GSI (MSI-X). */
+		json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(p->bar_home));
+		json_object_object_add(j, KVMLU_KEY_GSI, NULL);
+		json_object_object_add(j, KVMLU_KEY_PCI_DEVICE,
+				       json_object_new_int64((int)dev->slot + 1));
+		pthread_mutex_lock(&p->lock);
+		json_object_object_add(j, KVMLU_KEY_MSIX_SENT, json_line_new_u64(p->msis));
+		json_object_object_add(j, KVMLU_KEY_MSIX_LOST, json_line_new_u64(p->msis_lost));
+		pthread_mutex_unlock(&p->lock);
+	} else {
+		json_object_object_add(j, KVMLU_KEY_MMIO_BASE, json_line_new_u64(at.base));
+		json_object_object_add(j, KVMLU_KEY_GSI, json_object_new_int64((int)at.gsi));
+	}
 	json_object_object_add(j, KVMLU_KEY_DRIVER_STATUS, json_object_new_int64((int)h.driver_status));
 	json_object_object_add(j, KVMLU_KEY_DEVICE_ERROR,
 			       h.device_error ? json_object_new_string(h.error) : NULL);
@@ -67,7 +81,7 @@ static void status_devices(struct vm *vm, json_object *o)
 			continue;
 		arr = json_object_new_array();
 		for (unsigned int i = 0; i < n; i++)
-			json_object_array_add(arr, status_device(vm_virtio_find(&vm->virtio, t, i)));
+			json_object_array_add(arr, status_device(&vm->virtio, vm_virtio_find(&vm->virtio, t, i)));
 		json_object_object_add(o, t->status_key, arr);
 	}
 }
@@ -124,6 +138,8 @@ static int vm_cmd_status(struct control_ctx *ctx, json_object *args, json_object
 	json_object_object_add(o, KVMLU_KEY_PRESERVABLE, json_object_new_boolean(
 		vm->mem.backend == GUESTMEM_MEMFD ||
 		guestmem_gmem_can_link(vm->vm_fd, NULL, 0) == 1));
+	json_object_object_add(o, KVMLU_KEY_VIRTIO_TRANSPORT, json_object_new_string(
+		vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI ? "pci" : "mmio"));
 	json_object_object_add(o, KVMLU_KEY_VERSION, json_object_new_string(KVMLU_VERSION));
 	json_object_object_add(o, KVMLU_KEY_PROTOCOL, json_object_new_int(KVMLU_WIRE_PROTOCOL));
 	json_object_object_add(o, KVMLU_KEY_PID, json_object_new_int64((int)getpid()));

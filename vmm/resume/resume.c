@@ -126,6 +126,8 @@ void resume_plan_from_state(struct resume_plan *p)
 		c->fd = -1;
 		c->type->reopen(s->devs[k].state.bytes, c);
 	}
+	p->transport = s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI ? VM_VIRTIO_TRANSPORT_PCI
+									  : VM_VIRTIO_TRANSPORT_MMIO;
 }
 
 static bool same_file(int a, int b)
@@ -232,6 +234,7 @@ int resume_build(const struct resume_plan *p, struct vm *vm, struct resume_repor
 		.serial_fd = p->serial_fd,
 		.devs = p->devs,
 		.nr_devs = p->nr_devs,
+		.transport = p->transport,
 	};
 	uint64_t t0 = kvmlu_mono_ns();
 	int ret;

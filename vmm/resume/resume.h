@@ -46,6 +46,7 @@
 #include "guestmem/guestmem.h"
 #include "vmm/device_config.h"
 #include "vmm/state/state_vm.h"
+#include "vmm/vm_config.h"
 
 struct vm;
 struct guestmem_lazy_verify;
@@ -87,6 +88,8 @@ struct resume_plan {
 	 */
 	unsigned int nr_devs;
 	struct vm_device_config devs[RESUME_MAX_DEVICES];
+	/* How the guest reaches them: the upgrade's "prepare", or the state's. */
+	enum vm_virtio_transport transport;
 	/* The state, read and validated by resume_plan_load_state(). */
 	bool have_state;
 	struct state_vm state;

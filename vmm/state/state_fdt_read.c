@@ -371,6 +371,17 @@ static int read_devices(const struct state_node *root, struct state_vm *s)
 	int ret;
 
 	TRY(state_node_child(root, "devices", STATE_FDT_COMPAT_DEVICES, false, &dev));
+	{
+		char tr[8];
+
+		ret = state_node_str(&dev, "virtio-transport", true, tr, sizeof(tr) - 1);
+		if (ret == 0 && !strcmp(tr, "pci"))
+			s->virtio_transport = STATE_VIRTIO_TRANSPORT_PCI;
+		else if (ret == 0 && strcmp(tr, "mmio"))
+			return state_node_err(&dev, "virtio-transport \"%s\": mmio or pci", tr);
+		else if (ret && ret != -ENOENT)
+			return ret;
+	}
 	ret = optional_node(&dev, "irqchip", STATE_FDT_COMPAT_IRQCHIP, &n);
 	if (ret > 0) {
 		TRY(state_node_blob(&n, "pic-master", false, &d->pic_master,

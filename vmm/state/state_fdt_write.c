@@ -226,6 +226,12 @@ static int write_devices(void *fdt, const struct state_vm *s)
 	TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_DEVICES));
 	TRY(fdt_property_u32(fdt, "#address-cells", 1));
 	TRY(fdt_property_u32(fdt, "#size-cells", 1));
+	/*
+	 * Only on pci: a virtio-mmio VM's state stays what it was before 2.2.
+	 * Also without devices (its empty PCI bus comes back; the format stays 1.1).
+	 */
+	if (s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI)
+		TRY(fdt_property_string(fdt, "virtio-transport", "pci"));
 	if (d->have & VM_DEVICES_HAVE_IRQCHIP) {
 		TRY(fdt_begin_node(fdt, "irqchip"));
 		TRY(fdt_property_string(fdt, "compatible", STATE_FDT_COMPAT_IRQCHIP));

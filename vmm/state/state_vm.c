@@ -129,4 +129,7 @@ void state_format_of(const struct state_vm *s, uint32_t *major, uint32_t *minor)
 		if (t->format_minor > *minor)
 			*minor = t->format_minor;
 	}
+	if (s->nr_devs && s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI &&
+	    *minor < STATE_FORMAT_MINOR_PCI)
+		*minor = STATE_FORMAT_MINOR_PCI;
 }

@@ -40,6 +40,9 @@
 #define STATE_FORMAT_MAJOR_VIRTIO	2	/* 2.0: 1.1 + /devices/virtio-blk@... */
 #define STATE_FORMAT_MINOR_VIRTIO	0
 #define STATE_FORMAT_MINOR_NET		1	/* 2.1: 2.0 + /devices/virtio-net@... */
+#define STATE_FORMAT_MINOR_PCI		2	/* 2.2: 2.1 + virtio-transport "pci", the pci nodes */
+#define STATE_VIRTIO_TRANSPORT_MMIO	0
+#define STATE_VIRTIO_TRANSPORT_PCI	1
 #define STATE_FORMAT_MAJOR_MAX	2	/* the newest major this code reads */
 
 #define STATE_MAX_VCPUS	256
@@ -104,6 +107,12 @@ struct state_vm {
 	 */
 	uint32_t nr_devs;
 	struct state_device devs[STATE_MAX_DEVICES];
+	/*
+	 * How they are reached (enum vm_virtio_transport): 0 virtio-mmio, 1
+	 * virtio-pci (/devices "virtio-transport" = "pci", format 2.2; each
+	 * device then has its pci node).
+	 */
+	uint32_t virtio_transport;
 };
 
 /* Zero s and allocate nr_vcpus zeroed vCPU states. */

@@ -40,6 +40,8 @@ void state_vm_uuid_set(const char *uuid)
 /* Each device into a new entry of the state's list, with its place in the layout. */
 static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t errlen)
 {
+	s->virtio_transport = vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI ?
+			      STATE_VIRTIO_TRANSPORT_PCI : STATE_VIRTIO_TRANSPORT_MMIO;
 	for (unsigned int k = 0; k < vm->virtio.nr_devs; k++) {
 		struct vm_device *dev = vm->virtio.devs[k];
 		struct vm_virtio_slot at = vm_virtio_slot(dev->slot);
@@ -63,6 +65,14 @@ static int capture_devices(struct vm *vm, struct state_vm *s, char *err, size_t 
 /* The same devices, type by type: as many as the VM has, in the same order. */
 static int restore_devices(struct vm *vm, const struct state_vm *s, char *err, size_t errlen)
 {
+	bool pci = vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI;
+
+	/* Each device's restore checks its own part again (virtio_mmio_set_state). */
+	if (s->nr_devs && (s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI) != pci)
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "restore: the state's virtio devices are on virtio-%s, the VM's on virtio-%s",
+				 s->virtio_transport == STATE_VIRTIO_TRANSPORT_PCI ? "pci" : "mmio",
+				 pci ? "pci" : "mmio");
 	for (unsigned int k = 0; vm_device_types[k]; k++) {
 		const struct vm_device_type *t = vm_device_types[k];
 		uint32_t nr = state_vm_count(s, t);

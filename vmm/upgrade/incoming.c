@@ -145,6 +145,14 @@ static int parse_prepare(json_object *o, struct handoff *h, char *err, size_t er
 					 CONTROL_IDLE_MS_MIN, CONTROL_IDLE_MS_MAX);
 		h->control_idle_ms = (unsigned int)ms;
 	}
+	/* Absent from an older VMM, and from a VM on virtio-mmio. */
+	h->plan.transport = VM_VIRTIO_TRANSPORT_MMIO;
+	if (json_object_object_get_ex(o, "virtio_transport", &v)) {
+		if (!json_object_is_type(v, json_type_string) ||
+		    strcmp(json_object_get_string(v), "pci"))
+			return kvmlu_err(err, errlen, -EPROTO, "prepare: virtio_transport not \"pci\"");
+		h->plan.transport = VM_VIRTIO_TRANSPORT_PCI;
+	}
 	/* The devices: each type reads its own array (vmm/upgrade/upgrade_devices.h). */
 	return upgrade_devices_read(o, h->fds, h->nfds, h->plan.devs, &h->plan.nr_devs,
 				    RESUME_MAX_DEVICES, err, errlen);

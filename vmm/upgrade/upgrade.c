@@ -189,6 +189,9 @@ static int send_prepare(int sock, struct vm *vm, struct control_ctx *ctx,
 		fds[n++] = vm->mem.r[i].fd;
 	}
 	json_object_object_add(o, "region_fds", regions);
+	/* Only for pci: the new process builds its devices the same way (the state checks it). */
+	if (vm->virtio.transport == VM_VIRTIO_TRANSPORT_PCI)
+		json_object_object_add(o, "virtio_transport", json_object_new_string("pci"));
 	ret = upgrade_devices_write(&vm->virtio, o, fds, &n, UPGRADE_WIRE_MAX_FDS);
 	if (ret) {
 		json_object_put(o);

@@ -44,11 +44,14 @@ static void signal_fd(int fd)
 }
 
 /* Called with the lock held. */
-static void raise_irq(struct virtio_mmio *t, uint32_t why)
+static void raise_irq(struct virtio_mmio *t, uint32_t why, unsigned int src)
 {
 	t->interrupt_status |= why;
 	t->interrupts++;
-	signal_fd(t->irq_fd);
+	if (t->irq_hook)
+		t->irq_hook(t->irq_ctx, src);
+	else
+		signal_fd(t->irq_fd);
 }
 
 int virtio_mmio_init(struct virtio_mmio *t, const char *name, uint32_t device_id,
@@ -138,7 +141,7 @@ static void device_error_locked(struct virtio_mmio *t, const char *why)
 	t->status |= VIRTIO_STATUS_NEEDS_RESET;
 	/* Only a driver that is live looks at the config interrupt. */
 	if (t->status & VIRTIO_STATUS_DRIVER_OK)
-		raise_irq(t, VIRTIO_INT_CONFIG);
+		raise_irq(t, VIRTIO_INT_CONFIG, VIRTIO_IRQ_SRC_CONFIG);
 }
 
 void virtio_mmio_device_error(struct virtio_mmio *t, const char *fmt, ...)
@@ -350,6 +353,17 @@ static void write_reg(struct virtio_mmio *t, uint64_t off, uint32_t v)
 	}
 }
 
+uint32_t virtio_mmio_reg_read_locked(struct virtio_mmio *t, uint64_t off)
+{
+	return off < VIRTIO_MMIO_CONFIG && off % 4 == 0 ? read_reg(t, off) : 0;
+}
+
+void virtio_mmio_reg_write_locked(struct virtio_mmio *t, uint64_t off, uint32_t v)
+{
+	if (off < VIRTIO_MMIO_CONFIG && off % 4 == 0)
+		write_reg(t, off, v);
+}
+
 void virtio_mmio_read(struct virtio_mmio *t, uint64_t off, uint8_t *data, unsigned int len)
 {
 	uint32_t v;
@@ -411,7 +425,7 @@ void virtio_mmio_push(struct virtio_mmio *t, unsigned int qi, uint16_t head, uin
 		virtq_push(&t->queues[qi], head, len);
 	if (interrupt && !t->broken && qi < t->nr_queues &&
 	    virtq_need_interrupt(&t->queues[qi]))
-		raise_irq(t, VIRTIO_INT_USED_RING);
+		raise_irq(t, VIRTIO_INT_USED_RING, qi);
 	if (t->inflight && --t->inflight == 0)
 		pthread_cond_broadcast(&t->idle);
 	pthread_mutex_unlock(&t->lock);
@@ -423,7 +437,7 @@ void virtio_mmio_notify(struct virtio_mmio *t, unsigned int qi)
 	/* Not for a device reset since its last push: that driver has nothing to hear. */
 	if (qi < t->nr_queues && live(t) && t->queues[qi].ready &&
 	    virtq_need_interrupt(&t->queues[qi]))
-		raise_irq(t, VIRTIO_INT_USED_RING);
+		raise_irq(t, VIRTIO_INT_USED_RING, qi);
 	pthread_mutex_unlock(&t->lock);
 }
 

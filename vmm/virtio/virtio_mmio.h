@@ -85,6 +85,18 @@
 
 #define VIRTIO_F_VERSION_1	32
 
+/* What an interrupt is for, as an irq_hook is told: a queue index, or this. */
+#define VIRTIO_IRQ_SRC_CONFIG	0xffffu
+
+/*
+ * Another transport's interrupt path (virtio-pci: one MSI-X vector per
+ * source). Called with the transport lock held, from whichever thread
+ * raised the interrupt; it must not take that lock.
+ */
+typedef void (*virtio_irq_hook)(void *ctx, unsigned int src);
+
+struct virtio_pci_fn_state;
+
 struct virtio_mmio {
 	pthread_mutex_t lock;	/* vCPU threads (registers) vs the device thread */
 	pthread_cond_t idle;	/* inflight reached 0 */
@@ -110,7 +122,17 @@ struct virtio_mmio {
 	unsigned int inflight;	/* chains popped and not yet pushed */
 	bool broken;		/* device error since the last reset */
 	char broken_why[160];
-	unsigned long interrupts;	/* irq_fd writes, for tests and status */
+	unsigned long interrupts;	/* interrupts raised, for tests and status */
+	/* NULL: each interrupt is a write of irq_fd. Set before the driver runs. */
+	virtio_irq_hook irq_hook;
+	void *irq_ctx;
+	/*
+	 * The transport in front (virtio-pci), whose state travels with this
+	 * one's (virtio_mmio_state.h): its capture and restore, called with
+	 * t->lock held and irq_ctx. NULL on virtio-mmio.
+	 */
+	void (*xport_get)(void *ctx, struct virtio_pci_fn_state *s);
+	void (*xport_set)(void *ctx, const struct virtio_pci_fn_state *s);
 };
 
 extern const struct io_dev_ops virtio_mmio_ops;
@@ -129,6 +151,14 @@ void virtio_mmio_destroy(struct virtio_mmio *t);
 void virtio_mmio_read(struct virtio_mmio *t, uint64_t off, uint8_t *data, unsigned int len);
 void virtio_mmio_write(struct virtio_mmio *t, uint64_t off, const uint8_t *data,
 		       unsigned int len);
+
+/*
+ * One 32-bit register at a virtio-mmio offset below the config space,
+ * with the transport lock held (t->lock): how another transport's
+ * registers reach the same state machine (virtio_pci.c).
+ */
+uint32_t virtio_mmio_reg_read_locked(struct virtio_mmio *t, uint64_t off);
+void virtio_mmio_reg_write_locked(struct virtio_mmio *t, uint64_t off, uint32_t v);
 
 /*
  * Device side. Take the next chain of queue q: 1 got one (now in

@@ -33,6 +33,32 @@ static int encode_queue(void *fdt, unsigned int i, const struct virtio_mmio_queu
 	return fdt_end_node(fdt);
 }
 
+/* u32 cells, big-endian as every FDT integer. */
+static int put_cells(void *fdt, const char *name, const uint32_t *v, unsigned int n)
+{
+	fdt32_t c[4 * (VIRTIO_MMIO_MAX_QUEUES + 1)];
+
+	for (unsigned int i = 0; i < n; i++)
+		c[i] = cpu_to_fdt32(v[i]);
+	return fdt_property(fdt, name, c, (int)(n * sizeof(c[0])));
+}
+
+static int encode_pci(void *fdt, const struct virtio_pci_fn_state *p)
+{
+	TRY(fdt_begin_node(fdt, "pci"));
+	TRY(fdt_property_string(fdt, "compatible", VIRTIO_MMIO_NODE_COMPAT_PCI));
+	TRY(fdt_property_u32(fdt, "command", p->command));
+	TRY(fdt_property_u64(fdt, "bar0", (uint64_t)p->bar0_hi << 32 | p->bar0_lo));
+	TRY(fdt_property_u32(fdt, "interrupt-line", p->int_line));
+	TRY(fdt_property_u32(fdt, "msix-control", p->msix_ctrl));
+	TRY(put_cells(fdt, "msix-table", &p->msix[0][0],
+		      4 * (p->nr_vectors <= VIRTIO_MMIO_MAX_QUEUES + 1 ? p->nr_vectors : 0)));
+	TRY(fdt_property_u32(fdt, "msix-pba", p->pba));
+	TRY(fdt_property_u32(fdt, "config-vector", p->config_vector));
+	TRY(put_cells(fdt, "queue-vectors", p->queue_vector, VIRTIO_MMIO_MAX_QUEUES));
+	return fdt_end_node(fdt);
+}
+
 int virtio_mmio_node_encode(void *fdt, const struct virtio_mmio_state *t)
 {
 	TRY(fdt_property_u32(fdt, "device-id", t->device_id));
@@ -48,6 +74,65 @@ int virtio_mmio_node_encode(void *fdt, const struct virtio_mmio_state *t)
 	TRY(fdt_property(fdt, "config", t->config, (int)t->config_len));
 	for (uint32_t i = 0; i < t->nr_queues && i < VIRTIO_MMIO_MAX_QUEUES; i++)
 		TRY(encode_queue(fdt, i, &t->q[i]));
+	if (t->pci.present)
+		TRY(encode_pci(fdt, &t->pci));
+	return 0;
+}
+
+/* count u32 cells at most max, into out; the count through *n. */
+static int get_cells(const struct state_node *n, const char *name, uint32_t *out,
+		     unsigned int max, unsigned int *got)
+{
+	const void *v;
+	int len, ret = state_node_prop(n, name, -1, false, &v, &len);
+
+	if (ret)
+		return ret;
+	if (len % 4 || (unsigned int)len / 4 > max)
+		return state_node_err(n, "property \"%s\" is %d bytes: whole cells, at most %u",
+				      name, len, max);
+	for (int i = 0; i < len / 4; i++)
+		out[i] = fdt32_ld((const fdt32_t *)v + i);
+	*got = (unsigned int)len / 4;
+	return 0;
+}
+
+static int decode_pci(const struct state_node *n, struct virtio_pci_fn_state *p)
+{
+	unsigned int cells, qv;
+	uint64_t bar;
+	int ret;
+
+	if (p->present)
+		return state_node_err(n, "a second pci node");
+	p->present = true;
+	ret = state_node_u32(n, "command", false, &p->command);
+	if (!ret)
+		ret = state_node_u64(n, "bar0", false, &bar);
+	if (!ret)
+		ret = state_node_u32(n, "interrupt-line", false, &p->int_line);
+	if (!ret)
+		ret = state_node_u32(n, "msix-control", false, &p->msix_ctrl);
+	if (!ret)
+		ret = get_cells(n, "msix-table", &p->msix[0][0], 4 * (VIRTIO_MMIO_MAX_QUEUES + 1),
+				&cells);
+	if (!ret)
+		ret = state_node_u32(n, "msix-pba", false, &p->pba);
+	if (!ret)
+		ret = state_node_u32(n, "config-vector", false, &p->config_vector);
+	if (!ret)
+		ret = get_cells(n, "queue-vectors", p->queue_vector, VIRTIO_MMIO_MAX_QUEUES, &qv);
+	if (ret)
+		return ret;
+	if (cells % 4)
+		return state_node_err(n, "property \"msix-table\" is not whole entries (%u cells)",
+				      cells);
+	if (qv != VIRTIO_MMIO_MAX_QUEUES)
+		return state_node_err(n, "property \"queue-vectors\" has %u cells, not %d", qv,
+				      VIRTIO_MMIO_MAX_QUEUES);
+	p->nr_vectors = cells / 4;
+	p->bar0_lo = (uint32_t)bar;
+	p->bar0_hi = (uint32_t)(bar >> 32);
 	return 0;
 }
 
@@ -123,7 +208,16 @@ int virtio_mmio_node_decode(const struct state_node *n, struct virtio_mmio_state
 	t->config_len = (uint32_t)len;
 	fdt_for_each_subnode(q, n->fdt, n->node) {
 		struct state_node qn = state_node_at(n, q);
+		const char *name = fdt_get_name(n->fdt, q, NULL);
 
+		if (name && !strcmp(name, "pci")) {
+			if (fdt_node_check_compatible(n->fdt, q, VIRTIO_MMIO_NODE_COMPAT_PCI))
+				return state_node_err(&qn, "not a \"%s\"", VIRTIO_MMIO_NODE_COMPAT_PCI);
+			ret = decode_pci(&qn, &t->pci);
+			if (ret)
+				return ret;
+			continue;
+		}
 		ret = decode_queue(&qn, t);
 		if (ret)
 			return ret;

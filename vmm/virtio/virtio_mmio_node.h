@@ -13,6 +13,8 @@
 #include "vmm/virtio/virtio_mmio_state.h"
 
 #define VIRTIO_MMIO_NODE_COMPAT_QUEUE	"kvmlu,virtqueue-split-v1"
+/* The subnode "pci" of a device on --virtio-transport pci (format 2.2). */
+#define VIRTIO_MMIO_NODE_COMPAT_PCI	"kvmlu,virtio-pci-function-v1"
 
 /* The transport's properties and queue subnodes into the open node. */
 int virtio_mmio_node_encode(void *fdt, const struct virtio_mmio_state *t);

@@ -50,6 +50,8 @@ int virtio_mmio_get_state(struct virtio_mmio *t, struct virtio_mmio_state *s)
 	}
 	s->config_len = t->config_len;
 	memcpy(s->config, t->config, t->config_len);
+	if (t->xport_get)
+		t->xport_get(t->irq_ctx, &s->pci);
 out:
 	pthread_mutex_unlock(&t->lock);
 	return rc;
@@ -119,6 +121,8 @@ int virtio_mmio_state_validate(const struct virtio_mmio_state *s, uint32_t devic
 		if (rc)
 			return rc;
 	}
+	if (s->pci.present)
+		return virtio_pci_fn_state_validate(&s->pci, nr_queues, err, errlen);
 	return 0;
 }
 
@@ -140,6 +144,10 @@ int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state 
 	if (s->config_len != t->config_len || memcmp(s->config, t->config, t->config_len))
 		return kvmlu_err(err, errlen, -EINVAL,
 				 "device config differs from the saved one (the guest saw other values)");
+	if (s->pci.present != (t->xport_set != NULL))
+		return kvmlu_err(err, errlen, -EINVAL,
+				 "the state is of a virtio-%s device, this VM's is virtio-%s",
+				 s->pci.present ? "pci" : "mmio", t->xport_set ? "pci" : "mmio");
 	/* Queues first, on copies: a ring outside RAM refuses the whole state. */
 	for (unsigned int i = 0; i < t->nr_queues; i++) {
 		virtq_reset(&q[i]);
@@ -172,6 +180,8 @@ int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state 
 	t->broken = s->broken;
 	if (t->broken)
 		snprintf(t->broken_why, sizeof(t->broken_why), "device error before the restore");
+	if (t->xport_set)
+		t->xport_set(t->irq_ctx, &s->pci);
 	/*
 	 * An interrupt the driver had not yet acknowledged is raised again: the
 	 * edge may have been lost with the old irqfd, and one too many is
@@ -179,7 +189,11 @@ int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state 
 	 * device thread look at its rings once.
 	 */
 	if ((t->status & VIRTIO_STATUS_DRIVER_OK) && !t->broken) {
-		if (t->interrupt_status) {
+		/*
+		 * Not on virtio-pci: its MSIs went into the LAPICs, whose state
+		 * travels with the vCPUs; interrupt_status is only its ISR there.
+		 */
+		if (t->interrupt_status && !t->irq_hook) {
 			uint64_t one = 1;
 
 			if (write(t->irq_fd, &one, sizeof(one)) < 0) {

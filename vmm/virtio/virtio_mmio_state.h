@@ -24,6 +24,25 @@ struct virtio_mmio_queue_state {
 	uint32_t last_avail, used_idx;	/* 16-bit ring indices */
 };
 
+/*
+ * The virtio-pci function in front of the transport (virtio_pci.c), when
+ * the VM runs --virtio-transport pci: what its driver set in config space
+ * and in the BAR that is not the state machine's. Absent (present false)
+ * on virtio-mmio. Values checked by virtio_pci_fn_state_validate().
+ */
+struct virtio_pci_fn_state {
+	bool present;		/* a pci node was read (or the device has a function) */
+	uint32_t command;	/* PCI Command: memory, bus master, INTx disable */
+	uint32_t bar0_lo, bar0_hi;
+	uint32_t int_line;
+	uint32_t msix_ctrl;	/* MSI-X enable and function mask */
+	uint32_t nr_vectors;	/* the table's entries: queues + 1 */
+	uint32_t msix[VIRTIO_MMIO_MAX_QUEUES + 1][4];	/* address lo, hi, data, control */
+	uint32_t pba;
+	uint32_t config_vector;
+	uint32_t queue_vector[VIRTIO_MMIO_MAX_QUEUES];
+};
+
 struct virtio_mmio_state {
 	uint32_t device_id;
 	uint64_t device_features, driver_features;
@@ -34,7 +53,12 @@ struct virtio_mmio_state {
 	struct virtio_mmio_queue_state q[VIRTIO_MMIO_MAX_QUEUES];
 	uint32_t config_len;
 	uint8_t config[VIRTIO_MMIO_CONFIG_MAX];
+	struct virtio_pci_fn_state pci;
 };
+
+/* The pci part's values, for a device of nr_queues queues (virtio_pci.c). */
+int virtio_pci_fn_state_validate(const struct virtio_pci_fn_state *s, uint32_t nr_queues,
+				 char *err, size_t errlen);
 
 /* Caller has quiesced the device; -EBUSY if a chain is still in flight. */
 int virtio_mmio_get_state(struct virtio_mmio *t, struct virtio_mmio_state *s);
@@ -49,7 +73,9 @@ int virtio_mmio_state_validate(const struct virtio_mmio_state *s, uint32_t devic
 /*
  * Into t, fresh from virtio_mmio_init() of the same device: the features
  * the driver took must still be offered, the config must be the same
- * bytes, and every ready queue's rings must lie in guest RAM. t then
+ * bytes, and every ready queue's rings must lie in guest RAM. A state
+ * with a pci part goes only into a transport with a virtio-pci function
+ * in front (t->xport_set), and one without only into one without. t then
  * offers what both it and the saved device offered.
  */
 int virtio_mmio_set_state(struct virtio_mmio *t, const struct virtio_mmio_state *s,

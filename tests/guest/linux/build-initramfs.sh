@@ -15,7 +15,9 @@
 # newest there. Debian's cloud kernel has virtio as modules and the package
 # ships no modules.dep, so the list below is in dependency order (each
 # module's own `depends=`): virtio_ring, virtio, then virtio_mmio (the
-# transport, found through the ACPI DSDT) and virtio_blk; failover and
+# transport, found through the ACPI DSDT), virtio_pci_legacy_dev,
+# virtio_pci_modern_dev and virtio_pci (the transport of
+# --virtio-transport pci, on the DSDT's PCI root bridge) and virtio_blk; failover and
 # net_failover (virtio_net depends on them), then virtio_net. /init insmods
 # them from /lib/modules. Without the cache the initramfs has no modules
 # and /init says so (no disk).
@@ -26,7 +28,9 @@ out=${1:-$top/build/guest-linux/initramfs.cpio.gz}
 bb=/bin/busybox
 cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
 vmlinuz=$top/build/guest-linux/vmlinuz
-modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko drivers/block/virtio_blk.ko
+modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko
+	drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko drivers/virtio/virtio_pci.ko
+	drivers/block/virtio_blk.ko
 	net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
 netcount=$(dirname "$out")/netcount
 qdwrite=$(dirname "$out")/qdwrite

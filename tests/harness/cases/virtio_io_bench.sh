@@ -72,6 +72,13 @@ ROUNDS=$(opt bench_rounds 5)
 REGION=$(opt bench_region 32)
 UPGRADES=$(opt bench_upgrades 3)
 HOSTUPDATE=$(opt bench_hostupdate 1)
+# kvmlu.bench_pci=1: kvmlu-vmm's guest on --virtio-transport pci.
+PCI=$(opt bench_pci 0)
+if [ "$PCI" = 1 ]; then
+	KTRANSPORT="--virtio-transport pci"
+else
+	KTRANSPORT=
+fi
 
 bench() { harness_log "KVMLU-BENCH $*"; }
 
@@ -201,7 +208,7 @@ kvmlu_boot() {
 	$VM_BIN run --name $NAME --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd $GI \
 		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=1" \
-		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR \
+		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR $KTRANSPORT \
 		--serial "$_s" --control "/run/$NAME.sock" >"/tmp/$NAME.vmm" 2>&1 &
 	echo $! >"/tmp/$NAME.pid"
 }
@@ -419,7 +426,7 @@ setup() {
 stage1() {
 	setup
 	make_bridge
-	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK"
+	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK transport=$([ "$PCI" = 1 ] && echo pci || echo mmio)"
 	throughput
 	upgrades idle "/tmp/$NAME.serial"
 	if [ "$HOSTUPDATE" = 1 ]; then

@@ -207,6 +207,42 @@ static void test_iasl_recompiles_the_dsdt_to_the_same_aml(void **state)
 	free(aml);
 }
 
+/* The PCI root bridge of a virtio-pci VM, as iasl reads it and compiles it back. */
+static void test_iasl_reads_the_pci_host_bridge(void **state)
+{
+	static uint8_t pci_area[0x4000];
+	struct acpi_machine m = { .ncpus = 1, .pci_window_base = 0xd0000000,
+				  .pci_window_size = 0x10000000 };
+	const uint8_t *dsdt = NULL;
+	char err[256], *s;
+
+	(void)state;
+	skip_without_iasl();
+	assert_int_equal(acpi_tables_write(pci_area, sizeof(pci_area), BASE_GPA, &m, err,
+					   sizeof(err)), 0);
+	for (size_t off = ACPI_TABLE_ALIGN; off < sizeof(pci_area); off += ACPI_TABLE_ALIGN)
+		if (!memcmp(pci_area + off, "DSDT", 4)) {
+			dsdt = pci_area + off;
+			break;
+		}
+	assert_non_null(dsdt);
+	write_file("PCI.dat", dsdt, rd32(dsdt + 4));
+	run("iasl -d PCI.dat");
+	s = read_squeezed("PCI.dsl", NULL);
+	assert_non_null(strstr(s, "Device(PCI0){Name(_HID,\"PNP0A03\""));
+	assert_non_null(strstr(s, "Name(_SEG,Zero)"));
+	assert_non_null(strstr(s, "Name(_BBN,Zero)"));
+	assert_non_null(strstr(s, "WordBusNumber(ResourceProducer,MinFixed,MaxFixed,PosDecode,0x0000,//Granularity0x0000,//RangeMinimum0x0000,//RangeMaximum0x0000,//TranslationOffset0x0001,//Length"));
+	assert_non_null(strstr(s, "IO(Decode16,0x0CF8,//RangeMinimum0x0CF8,//RangeMaximum0x01,//Alignment0x08,//Length"));
+	assert_non_null(strstr(s, "DWordMemory(ResourceProducer,PosDecode,MinFixed,MaxFixed,NonCacheable,ReadWrite,0x00000000,//Granularity0xD0000000,//RangeMinimum0xDFFFFFFF,//RangeMaximum0x00000000,//TranslationOffset0x10000000,//Length"));
+	assert_null(strstr(s, "LNRO0005"));
+	free(s);
+	run("iasl -oa -p pcire PCI.dsl");
+	s = read_squeezed("iasl.log", NULL);
+	assert_non_null(strstr(s, "0Errors,0Warnings"));
+	free(s);
+}
+
 static void test_iasl_reads_the_madt_and_fadt(void **state)
 {
 	const uint8_t *madt, *fadt;
@@ -255,6 +291,7 @@ int main(void)
 		cmocka_unit_test(test_iasl_disassembles_the_dsdt_to_our_devices),
 		cmocka_unit_test(test_iasl_recompiles_the_dsdt_to_the_same_aml),
 		cmocka_unit_test(test_iasl_reads_the_madt_and_fadt),
+		cmocka_unit_test(test_iasl_reads_the_pci_host_bridge),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

@@ -509,6 +509,42 @@ static void test_acpi_refuses_machines_it_cannot_describe(void **state)
 	assert_non_null(strstr(errbuf, "DSDT"));
 }
 
+/*
+ * A VM on virtio-pci: the FADT stops saying MSI is unsupported (Linux
+ * would turn MSI off for good), and the window must fit and stay clear.
+ */
+static void test_acpi_pci_machine_allows_msi_and_checks_its_window(void **state)
+{
+	struct acpi_mmio_device d = { .base = 0xd0000000, .size = 0x1000, .gsi = 5 };
+	struct acpi_machine m = { .ncpus = 1, .pci_window_base = 0xd0000000,
+				  .pci_window_size = 0x10000000 };
+	struct parsed p;
+
+	(void)state;
+	assert_int_equal(write_tables(1, NULL, 0), 0);
+	parse_tables(&p);
+	assert_true(rd16(p.fadt + FADT_IAPC_BOOT_ARCH_OFF) & FADT_IAPC_MSI_NOT_SUPPORTED);
+	memset(area, 0xa5, sizeof(area));
+	assert_int_equal(acpi_tables_write(area, sizeof(area), BASE_GPA, &m, errbuf,
+					   sizeof(errbuf)), 0);
+	parse_tables(&p);
+	assert_false(rd16(p.fadt + FADT_IAPC_BOOT_ARCH_OFF) & FADT_IAPC_MSI_NOT_SUPPORTED);
+	assert_non_null(memmem(p.dsdt, rd32(p.dsdt + 4), "PNP0A03", 7));
+	/* An mmio window inside the PCI window, a window past 4 GiB or on the APIC pages. */
+	m.mmio = &d;
+	m.n_mmio = 1;
+	assert_int_equal(acpi_machine_check(&m, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "inside the PCI window"));
+	m.n_mmio = 0;
+	m.pci_window_base = 0xf0000000;
+	assert_int_equal(acpi_machine_check(&m, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "APIC"));
+	m.pci_window_base = 0xfffff000;
+	m.pci_window_size = 0x2000;
+	assert_int_equal(acpi_machine_check(&m, errbuf, sizeof(errbuf)), -EINVAL);
+	assert_non_null(strstr(errbuf, "below 4 GiB"));
+}
+
 /* Every PkgLength size (1..3 bytes here) decodes to what was encoded. */
 static void test_aml_package_lengths_round_trip(void **state)
 {
@@ -556,6 +592,7 @@ int main(void)
 		cmocka_unit_test(test_tables_for_the_largest_machine_fit_their_bound),
 		cmocka_unit_test(test_acpi_refuses_machines_it_cannot_describe),
 		cmocka_unit_test(test_aml_package_lengths_round_trip),
+		cmocka_unit_test(test_acpi_pci_machine_allows_msi_and_checks_its_window),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -476,6 +476,35 @@ static void test_options_refuses_shared_tap_or_mac_and_too_many_devices(void **s
 	assert_string_equal(err, "run: 6 disks and 3 nets: at most 8 virtio devices in all");
 }
 
+static void test_options_takes_the_virtio_transport(void **state)
+{
+	const char *const dflt[] = { RUN_OK, NULL };
+	const char *const pci[] = { RUN_OK, "--virtio-transport", "pci", NULL };
+	const char *const mmio[] = { RUN_OK, "--virtio-transport=mmio", NULL };
+	const char *const bad[] = { RUN_OK, "--virtio-transport", "PCI", NULL };
+	const char *const twice[] = { RUN_OK, "--virtio-transport", "pci", "--virtio-transport",
+				      "pci", NULL };
+	const char *const restore[] = { "kvmlu-vmm", "restore", "--session", "s",
+					"--virtio-transport", "pci", NULL };
+	struct vmm_options o;
+	char err[256];
+
+	(void)state;
+	assert_int_equal(parse(&o, err, dflt), 0);
+	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_MMIO);
+	assert_int_equal(parse(&o, err, pci), 0);
+	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_PCI);
+	assert_int_equal(parse(&o, err, mmio), 0);
+	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_MMIO);
+	assert_int_equal(parse(&o, err, bad), -EINVAL);
+	assert_string_equal(err, "--virtio-transport 'PCI': mmio or pci");
+	assert_int_equal(parse(&o, err, twice), -EINVAL);
+	assert_non_null(strstr(err, "given twice"));
+	/* A restored VM's transport is the state's, not the command line's. */
+	assert_int_equal(parse(&o, err, restore), -EINVAL);
+	assert_non_null(strstr(err, "unknown option"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -485,6 +514,7 @@ int main(void)
 		cmocka_unit_test(test_options_net_offloads_off),
 		cmocka_unit_test(test_options_refuses_bad_net_options),
 		cmocka_unit_test(test_options_refuses_shared_tap_or_mac_and_too_many_devices),
+		cmocka_unit_test(test_options_takes_the_virtio_transport),
 		cmocka_unit_test(test_options_refuses_bad_disk_options),
 		cmocka_unit_test(test_options_refuses_a_duplicate_disk_id_and_a_ninth_disk),
 		cmocka_unit_test(test_options_parses_a_full_run_line),

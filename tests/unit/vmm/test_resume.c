@@ -236,6 +236,11 @@ static void test_resume_plan_after_a_kexec_names_luo_tokens_and_paths(void **sta
 		assert_true(ds->readonly);
 		assert_string_equal(ds->id, "root");
 	}
+	/* The transport is the state's: the VM is built the same way again. */
+	assert_int_equal(f->plan.transport, VM_VIRTIO_TRANSPORT_MMIO);
+	s->virtio_transport = STATE_VIRTIO_TRANSPORT_PCI;
+	resume_plan_from_state(&f->plan);
+	assert_int_equal(f->plan.transport, VM_VIRTIO_TRANSPORT_PCI);
 }
 
 static void test_resume_report_steps_are_integer_ns(void **state)

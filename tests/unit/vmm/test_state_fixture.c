@@ -5,7 +5,11 @@
  * from state_fixture.h) must be read by this code with every value the
  * same, and this code must write the very same bytes from it, so a
  * kvmlu-vmm of before reads what this one writes (a live upgrade or a
- * host update in either direction). Run from the top of the tree.
+ * host update in either direction). And a VM on virtio-pci
+ * (tests/state-corpus/good/one_disk_virtio_pci.dtb, captured from a real
+ * VM by test_vm_virtio_pci): format 2.2, its function's state as the
+ * driver left it, written again byte for byte. Run from the top of the
+ * tree.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +22,8 @@
 #include <string.h>
 
 #include "tests/unit/vmm/state_fixture.h"
+#include "vmm/devices/virtio_blk_device.h"
+#include "vmm/devices/virtio_blk_state.h"
 #include "vmm/state/state_fdt.h"
 
 #define FIXTURE "tests/state-corpus/good/two_disks_two_nics_from_2_1.dtb"
@@ -206,9 +212,48 @@ static void test_state_fixture_is_written_again_byte_for_byte(void **state)
 	free(old);
 }
 
+#define FIXTURE_PCI "tests/state-corpus/good/one_disk_virtio_pci.dtb"
+
+static void test_state_fixture_of_a_virtio_pci_vm(void **state)
+{
+	const struct virtio_blk_state *d;
+	struct state_vm s;
+	void *old, *blob;
+	size_t old_size, size;
+
+	(void)state;
+	old = slurp(FIXTURE_PCI, &old_size);
+	if (state_fdt_load(old, old_size, 1, &s, err, sizeof(err)))
+		fail_msg("load %s: %s", FIXTURE_PCI, err);
+	assert_int_equal(s.format_major, 2);
+	assert_int_equal(s.format_minor, 2);
+	assert_int_equal(s.virtio_transport, STATE_VIRTIO_TRANSPORT_PCI);
+	assert_int_equal(s.nr_devs, 1);
+	d = state_vm_device(&s, &virtio_blk_type, 0);
+	assert_true(d->t.pci.present);
+	assert_int_equal(d->t.pci.command, 6);		/* memory, bus master */
+	assert_int_equal(d->t.pci.bar0_lo, 0xd0000004);
+	assert_int_equal(d->t.pci.msix_ctrl, 0x8000);	/* MSI-X enabled */
+	assert_int_equal(d->t.pci.nr_vectors, 2);
+	assert_int_equal(d->t.pci.msix[0][0], 0xfee00000);
+	assert_int_equal(d->t.pci.msix[0][2], 0x40);
+	assert_int_equal(d->t.pci.msix[1][3], 1);	/* vector 1 still masked */
+	assert_int_equal(d->t.pci.config_vector, 1);
+	assert_int_equal(d->t.pci.queue_vector[0], 0);
+	assert_int_equal(d->t.pci.queue_vector[1], 0xffff);
+	assert_int_equal(d->t.status, 15);
+	assert_int_equal(state_fdt_write(&s, &blob, &size, err, sizeof(err)), 0);
+	assert_int_equal(size, old_size);
+	assert_memory_equal(blob, old, size);
+	free(blob);
+	state_vm_free(&s);
+	free(old);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_state_fixture_of_a_virtio_pci_vm),
 		cmocka_unit_test(test_state_fixture_from_before_the_device_interface_reads_the_same),
 		cmocka_unit_test(test_state_fixture_is_written_again_byte_for_byte),
 	};
