@@ -22,11 +22,12 @@
 # `KVMLU_TEST_STOP_AT=kvmlu-agent:kexec` (the journal in LUO, right
 # before reboot()), so what the save wrote is in it; /run is not carried.
 #
-# Stage 1: boot (acks); /replace: domain-replace-qemu, judged as in
+# Stage 1 kexecs once for the TSC rate (as lvram_qemu_spike). Stage 2:
+# boot (acks); /replace: domain-replace-qemu, judged as in
 # libvirt_in_qemu_host plus the records going on; /preflight: a dry run of
 # host-update lists the domain with its RAM verdict; then host-update,
 # stopped before the kexec: the image's size, the sha256 of the memfd the
-# agent holds, the last ack and status line, then the kexec. Stage 2, in
+# agent holds, the last ack and status line, then the kexec. Stage 3, in
 # the order a host boots: `kvmlu-agent --restore` (kvmlu-restore.service),
 # the agent daemon, which must wait for libvirtd (the domain `pending`
 # meanwhile; in-place: the retrieved memfd held by the agent, whose
@@ -141,8 +142,11 @@ lr_sha() { sha256sum "$1" | cut -d' ' -f1; }
 # lr_report_domain KEY: KEY of this domain's entry in `kvmlu report --json`
 # (/tmp/report.json), strings and numbers alike.
 lr_report_domain() {
-	tr -d ' \n' </tmp/report.json | sed 's/.*"libvirt_domains":\[//' | tr '}' '\n' |
-		grep "\"uuid\":\"$LR_UUID\"" | head -n 1 | sed -n "s/.*\"$1\":\"\{0,1\}\([^\",]*\).*/\1/p"
+	_e=$(tr -d '\n' </tmp/report.json | sed 's/.*"libvirt_domains": *\[//' | tr '}' '\n' |
+		grep "\"uuid\": *\"$LR_UUID\"" | head -n 1)
+	_v=$(echo "$_e" | sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p")
+	[ -n "$_v" ] || _v=$(echo "$_e" | sed -n "s/.*\"$1\": *\([-0-9.a-z]*\).*/\1/p")
+	echo "$_v"
 }
 
 lr_need() {
@@ -220,7 +224,25 @@ lr_partition() {
 
 lr_stop_block() { echo $(($(blockdev --getsize64 /dev/vda1) / 4096 - 1)); }
 
+# The next stage's command line for host-update, with this kernel's
+# refined TSC rate as the next one's early rate (vm_kexec_load_next).
+lr_next_cmdline() {
+	_khz=$(dmesg | sed -n 's/.*tsc: Refined TSC clocksource calibration: \([0-9]*\)\.\([0-9][0-9][0-9]\) MHz.*/\1\2/p' | tail -n 1)
+	_c=$(ag_next_cmdline)
+	[ -n "$_khz" ] && [ "$_khz" -gt 500000 ] && _c="$(echo "$_c" | sed 's/ tsc_early_khz=[^ ]*//g') tsc_early_khz=$_khz"
+	echo "$_c"
+}
+
+# Stage 1: the next kernel gets this one's refined TSC rate, as
+# lvram_qemu_spike's and bench_upgrade's QEMU hosts do before QEMU runs a
+# guest on the nested KVM.
 stage1() {
+	i=0
+	while [ $i -lt 60 ] && ! dmesg | grep -q 'tsc: Refined TSC'; do sleep 1; i=$((i + 1)); done
+	vm_kexec_next_stage
+}
+
+stage2() {
 	lr_need
 	lr_partition
 	/sbin/mke2fs -q -F -t ext4 -L lr-records /dev/vda1 $LR_FS || fail "mke2fs on /dev/vda1 failed"
@@ -241,6 +263,7 @@ EOF2
 	cat >/tmp/dom.xml <<EOF2
 <domain type='kvm'><name>$LR</name><uuid>$LR_UUID</uuid>
 <memory unit='MiB'>$LR_RAM_MIB</memory><vcpu>1</vcpu>
+<features><acpi/><apic/></features><cpu mode='host-passthrough'/>
 <memoryBacking><source type='memfd'/><access mode='shared'/></memoryBacking>
 <os><type arch='x86_64' machine='pc'>hvm</type><kernel>$LV/vmlinuz</kernel>
 <initrd>$LV/initrd</initrd><cmdline>console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=5 kvmlu.records=/dev/vda</cmdline></os>
@@ -299,15 +322,14 @@ EOF2
 
 	# (b) host-update: the dry run's verdict first.
 	harness_make_initrd /tmp/next-initrd.cpio || fail "could not build the next initramfs"
-	cmdline=$(ag_next_cmdline)
+	cmdline=$(lr_next_cmdline)
 	$KVMLU --socket $AG_SOCK host-update --kernel "$HARNESS_KERNEL" --initrd /tmp/next-initrd.cpio \
-		--append "$cmdline" --dry-run >/tmp/dry.out 2>&1
+		--append "$cmdline" --dry-run --json >/tmp/report.json 2>/tmp/dry.err
 	rc=$?
-	sed 's/^/dry-run| /' /tmp/dry.out
+	sed 's/^/dry-run| /' /tmp/report.json /tmp/dry.err
 	[ $rc = 0 ] || lr_fail "dry run exited $rc"
 	[ "$(cat /sys/kernel/kexec_loaded)" = 0 ] || lr_fail "the dry run left a kernel loaded"
 	[ "$(lr_state)" = running ] || lr_fail "domstate $(lr_state) after the dry run"
-	$KVMLU --socket $AG_SOCK report --json >/tmp/report.json || lr_fail "kvmlu report --json failed"
 	ram=$(lr_report_domain ram)
 	case $LR_MODE:$ram in
 	*:) lr_fail "dry run: no RAM verdict for $LR in the report: $(tr -d '\n' </tmp/report.json | head -c 600)" ;;
@@ -354,13 +376,13 @@ EOF2
 
 lr_expect() { sed -n "s/^$1=//p" /tmp/expect | head -n 1; }
 
-stage2() {
+stage3() {
 	lr_need
 	dd if=$LR_STATE bs=1M count=1 2>/dev/null | sed '/^end$/q' >/tmp/expect
-	grep -q '^end$' /tmp/expect || fail "no expectations on $LR_STATE from stage 1"
+	grep -q '^end$' /tmp/expect || fail "no expectations on $LR_STATE from stage 2"
 	a=$(lr_expect ack) s2=$(lr_expect status) sha=$(lr_expect sha)
 	(cd / && dd if=$LR_STATE bs=1M skip=$LR_TAR_SEEK_MIB 2>/dev/null | tar xf -) ||
-		fail "could not read stage 1's directories back from $LR_STATE"
+		fail "could not read stage 2's directories back from $LR_STATE"
 	lr_boot_dirs
 	[ -f $LR_SAVE ] || fail "no managed-save image after the kexec"
 
