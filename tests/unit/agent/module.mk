@@ -19,5 +19,5 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_tracked.c,agent_libv
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_ram_class.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qemu_argv.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qmp_client.c,agent_libvirt common))
-$(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt guestmem common))
 $(OBJDIR_san)/tests/unit/agent/test_libvirt_domains.o: EXTRA_CFLAGS += $(shell pkg-config --cflags $(LIBVIRT_PKGS))
