@@ -142,7 +142,9 @@ EOF2
 	harness_log "libvirt: QEMU capabilities probed after $((t2 - t1)) ms more"
 	report PASS "harness/$HARNESS_CASE/libvirtd" "libvirtd answered in $((t1 - t0)) ms, QEMU probed in $((t2 - t1)) ms"
 
-	/kvmlu/bin/kvmlu-agent --config $LV/agent.json >>$LV/agent.log 2>&1 &
+	# Stopped once its RAM is held (the sum at the pause taken), so that
+	# the case can keep a copy to compare byte for byte.
+	KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held /kvmlu/bin/kvmlu-agent --config $LV/agent.json >>$LV/agent.log 2>&1 &
 	agent=$!
 	_until=$(deadline_in 60)
 	while ! { [ -S $LV/agent.sock ] && [ -S $LV/lvram.sock ]; } && before "$_until"; do
@@ -172,9 +174,36 @@ EOF2
 
 	harness_log "libvirt: domain-replace-qemu"
 	t4=$(now_ms)
-	out=$(/kvmlu/bin/kvmlu --socket $LV/agent.sock domain-replace-qemu kv-rq --json 2>&1) ||
-		lv_fail "domain-replace-qemu: $out"
+	/kvmlu/bin/kvmlu --socket $LV/agent.sock domain-replace-qemu kv-rq --json >/tmp/replace.out 2>&1 &
+	cli=$!
+	_until=$(deadline_in 600)
+	while before "$_until" && ! grep -q 'KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held: pid' $LV/agent.log; do
+		kill -0 $cli 2>/dev/null || break
+		usleep 100000
+	done
+	while before "$_until" && ! grep -q '^State:.*T' /proc/$agent/status; do usleep 100000; done
+	grep -q '^State:.*T' /proc/$agent/status || lv_fail "kvmlu-agent did not stop with the RAM held: $(cat /tmp/replace.out)"
+	held=
+	for f in /proc/$agent/fd/*; do
+		case $(readlink "$f") in "/memfd:kvmlu-lv:$LV_UUID:pc.ram"*) held=$f ;; esac
+	done
+	[ -n "$held" ] || lv_fail "kvmlu-agent holds no memfd kvmlu-lv:$LV_UUID:pc.ram"
+	cp "$held" /tmp/pause.ram || lv_fail "could not copy the held RAM"
+	kill -CONT $agent
+	wait $cli
+	rc=$?
+	out=$(cat /tmp/replace.out)
 	t5=$(now_ms)
+	if [ $rc != 0 ]; then
+		# Left paused on a mismatch: which bytes QEMU's start changed.
+		np=$(cat "$pidfile")
+		nf=$(tr '\0' '\n' <"/proc/$np/cmdline" | grep -o 'mem-path":"/proc/self/fd/[0-9]*' | grep -o '[0-9]*$')
+		cmp -l /tmp/pause.ram "/proc/$np/fd/$nf" >/tmp/cmp.out 2>&1
+		harness_log "RAM at the pause vs QEMU $np's paused: $(wc -l </tmp/cmp.out) bytes differ; by 4 KiB page (offset: bytes): $(awk '{ p = int(($1 - 1) / 4096); n[p]++ } END { for (k in n) printf "0x%x:%d ", k * 4096, n[k] }' /tmp/cmp.out | tr ' ' '\n' | sort | head -n 40 | tr '\n' ' ')"
+		head -n 64 /tmp/cmp.out | awk '{ printf "0x%x %s->%s\n", $1 - 1, $2, $3 }' | tr '\n' ' ' | sed 's/^/cmp: /'
+		echo
+		lv_fail "domain-replace-qemu: $out"
+	fi
 	harness_log "libvirt: reply after $((t5 - t4)) ms: $(echo "$out" | tr -d '\n')"
 	r=$(echo "$out" | tr -d ' \n')
 	[ "$(echo "$r" | json_num old_pid)" = "$old_pid" ] || lv_fail "old_pid is not $old_pid: $r"
