@@ -215,7 +215,10 @@ lr_partition() {
 		printf '\000\000\000\000\203\000\000\000\000\010\002\000\000\000\014\000'
 		dd if=/dev/zero bs=32 count=1 2>/dev/null
 		printf '\125\252'
-	} | dd of=/dev/vda bs=512 count=1 conv=notrunc,fsync 2>/dev/null || fail "could not write the MBR"
+	} >/tmp/mbr
+	# From a file: dd reading a pipe may get a short first block.
+	[ "$(wc -c </tmp/mbr)" = 512 ] || fail "the MBR is $(wc -c </tmp/mbr) bytes"
+	dd if=/tmp/mbr of=/dev/vda bs=512 count=1 conv=notrunc,fsync 2>/dev/null || fail "could not write the MBR"
 	blockdev --rereadpt /dev/vda || fail "the kernel did not reread /dev/vda's partitions"
 	_i=0
 	while ! { [ -b /dev/vda1 ] && [ -b /dev/vda2 ]; } && [ $_i -lt 50 ]; do usleep 100000; _i=$((_i + 1)); done

@@ -3,7 +3,8 @@
 # step 5. Can Debian 12's libvirtd (libvirt 9.0) run inside the QEMU host
 # (the project's kernel, the busybox initramfs, no systemd, no cgroup
 # mounts) and manage a domain whose <emulator> is kvmlu-qemu, with
-# `kvmlu domain-replace-qemu` working there? Same kernel, no kexec.
+# `kvmlu domain-replace-qemu` working there? One kexec first, for the TSC
+# rate (stage 1); the domain and its replacement run on that kernel.
 #
 # libvirt_archive.sh appends QEMU 7.2 (qemu_archive.sh) and libvirtd,
 # virsh, their libraries and driver modules. libvirtd runs in session
@@ -12,6 +13,19 @@
 # (the nested KVM, /dev/kvm opened to nobody), 256 MiB memfd RAM through
 # the wrapper, the Linux guest of the tests with its counter on a serial
 # file. kvmlu-agent runs as root.
+#
+# What the runs found (docs/libvirt-ram-in-place.md, R3): libvirt's
+# capability probe needs QEMU's TCG module even for a kvm domain (now in
+# the archive). With libvirt's default CPU (qemu64) and no ACPI, on the
+# host's first boot, the guest's clock stood still in its boot (printk at
+# 1.837838 s for 900 s); host-passthrough, ACPI and the TSC kexec (the
+# spike's setup) boot it in about 10 s. And KVM writes the guest's kvmclock
+# wall clock (12 bytes) into its RAM as the new QEMU loads the vCPUs, so
+# domain-replace-qemu, which hashed the RAM after the load, answered
+# ChecksumMismatch every time; it now hashes the RAM as it gives it to the
+# new QEMU. The case keeps a copy of the RAM the agent holds at the pause
+# (KVMLU_TEST_STOP_AT=kvmlu-agent:replace-held) and, on a mismatch, logs
+# which bytes differ in the paused new QEMU.
 #
 # Judged by values: libvirtd answers (its start time is reported: on a
 # host update it adds to the blackout); the domain runs (`virsh domstate`)
