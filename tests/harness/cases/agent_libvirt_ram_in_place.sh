@@ -116,6 +116,17 @@ lr_wait_ack() { # lr_wait_ack N SECONDS WHAT: an ack >= N
 	lr_fail "$3: no ack >= $1 within $2 s (last $(lr_last_ack), domain $(lr_state))"
 }
 
+lr_wait_status_after() { # lr_wait_status_after STATUS SECONDS WHAT: a status line with a higher counter
+	_c=$(field "$1" counter)
+	_until=$(deadline_in "$2")
+	while before "$_until"; do
+		_n=$(field "$(lr_status)" counter)
+		[ -n "$_n" ] && [ "$_n" -gt "${_c:-0}" ] 2>/dev/null && return 0
+		usleep 500000
+	done
+	lr_fail "$3: no status line after '$1' within $2 s"
+}
+
 lr_check_sequence() { # lr_check_sequence WHAT: the whole serial's acks are 1, 2, 3 ...
 	_bad=$(rec_acks $LR_SERIAL | awk '$1 != NR { print "ack " $1 " where " NR " was due"; exit }')
 	[ -z "$_bad" ] || lr_fail "$1: $_bad (the writer restarted or a record was lost)"
@@ -294,8 +305,11 @@ EOF2
 	lr_wait_ack 1 900 "boot"
 	grep -aE 'KVMLU-GUEST-DISKS|KVMLU-RECORDS-START' $LR_SERIAL | tr -d '\r' | sed 's/^/guest| /'
 	lr_wait_ack $LR_MORE 300 "boot"
+	# A status line every 5 s of the guest's time (kvmlu.status=5).
+	_until=$(deadline_in 300)
+	while [ -z "$(field "$(lr_status)" boot)" ] && before "$_until"; do usleep 500000; done
 	s0=$(lr_status)
-	[ -n "$(field "$s0" boot)" ] || lr_fail "no status line with a boot id: '$s0'"
+	[ -n "$(field "$s0" boot)" ] || lr_fail "no status line with a boot id within 300 s: '$s0'"
 	report PASS "harness/$HARNESS_CASE/boot" "QEMU $pid on the memfd (fd $fd, inode $ino) with /dev/vda1 as the guest's vda: ack $(lr_last_ack)"
 
 	# (a) The same-kernel round trip, records going on.
@@ -317,6 +331,7 @@ EOF2
 		lr_fail "the new QEMU's pc.ram fd '$fd' is not the memfd of inode $ino"
 	lr_wait_ack $((a + LR_MORE)) 300 "after domain-replace-qemu"
 	lr_check_sequence "after domain-replace-qemu"
+	lr_wait_status_after "$s0" 300 "after domain-replace-qemu"
 	s1=$(lr_status)
 	for k in pid boot; do
 		[ "$(field "$s0" $k)" = "$(field "$s1" $k)" ] || lr_fail "after domain-replace-qemu: $k changed: $s0 / $s1"
@@ -434,6 +449,7 @@ stage3() {
 
 	lr_wait_ack $((a + LR_MORE)) 600 "after the kexec"
 	lr_check_sequence "after the kexec"
+	lr_wait_status_after "$s2" 300 "after the kexec"
 	s3=$(lr_status)
 	harness_log "before: $s2"
 	harness_log "after:  $s3"
