@@ -41,7 +41,9 @@
 # across both QEMU replacements and the kexec, virsh suspend and resume;
 # at the end the guest stops its writer and reboots (on_reboot destroy:
 # the domain ends), e2fsck -fn is clean and /records is rec 1..N, N the
-# last ack.
+# last ack. /optout: a second domain with kvmlu's optout metadata runs
+# beside it and is left alone: running at the kexec with no managed
+# save, shut off after it.
 #
 # kvmlu.lv_ram_mode= on the command line (KVMLU_HARNESS_APPEND) picks the
 # agent's libvirt_ram: `in-place` (the default: the design's path; the
@@ -69,6 +71,10 @@ HARNESS_ARCHIVE=tests/harness/libvirt_archive.sh
 LV=/tmp/lv
 LR=kv-lr
 LR_UUID=3e9b7c41-58a2-4d0f-9c6e-2b71d4a8f053
+# A second domain, opted out: no guest (SeaBIOS finds nothing to boot),
+# left alone by the update, so it ends at the kexec.
+LO=kv-opt
+LO_UUID=5b0d2e93-7c14-4a6b-8f21-9e3c0a7d1b64
 LR_URI="qemu+unix:///session?socket=$LV/run/libvirt/libvirt-sock"
 LR_MODE=$(sed -n 's/.*kvmlu\.lv_ram_mode=\([a-z-]*\).*/\1/p' /proc/cmdline)
 LR_MODE=${LR_MODE:-in-place}
@@ -162,11 +168,11 @@ lr_held_fd() {
 # one kvmlu-agent records (agent/libvirt/lvram_sum.c), from another process.
 lr_sum() { /kvmlu/bin/lvram-spike sum "$1" 2>&1 | sed -n 's/.*sum=\([0-9a-f]*\).*/\1/p'; }
 
-# lr_report_domain KEY: KEY of this domain's entry in `kvmlu report --json`
+# lr_report_domain KEY [UUID]: KEY of the domain's entry (default $LR's) in `kvmlu report --json`
 # (/tmp/report.json), strings and numbers alike.
 lr_report_domain() {
 	_e=$(tr -d '\n' </tmp/report.json | sed 's/.*"libvirt_domains": *\[//' | tr '}' '\n' |
-		grep "\"uuid\": *\"$LR_UUID\"" | head -n 1)
+		grep "\"uuid\": *\"${2:-$LR_UUID}\"" | head -n 1)
 	_v=$(echo "$_e" | sed -n "s/.*\"$1\": *\"\([^\"]*\)\".*/\1/p")
 	[ -n "$_v" ] || _v=$(echo "$_e" | sed -n "s/.*\"$1\": *\([-0-9.a-z]*\).*/\1/p")
 	echo "$_v"
@@ -299,6 +305,13 @@ EOF2
 <serial type='file'><source path='$LR_SERIAL' append='on'/><target port='0'/></serial>
 <video><model type='none'/></video><memballoon model='none'/></devices></domain>
 EOF2
+	cat >/tmp/opt.xml <<EOF2
+<domain type='kvm'><name>$LO</name><uuid>$LO_UUID</uuid>
+<memory unit='MiB'>32</memory><vcpu>1</vcpu>
+<metadata><kvmlu:config xmlns:kvmlu="https://kvmlu.invalid/ns/1" optout="yes"/></metadata>
+<os><type arch='x86_64' machine='pc'>hvm</type></os>
+<devices><emulator>$QEMU</emulator><video><model type='none'/></video><memballoon model='none'/></devices></domain>
+EOF2
 	lr_boot_dirs
 	mkdir -p $LV/config/libvirt
 	mv /tmp/qemu.conf $LV/config/libvirt/qemu.conf
@@ -308,6 +321,8 @@ EOF2
 	lr_agent_start
 
 	out=$(lr_virsh define /tmp/dom.xml 2>&1) || lr_fail "define: $out"
+	out=$(lr_virsh define /tmp/opt.xml 2>&1) || lr_fail "define $LO: $out"
+	out=$(lr_virsh start $LO 2>&1) || lr_fail "start $LO: $out"
 	out=$(lr_virsh start $LR 2>&1) || lr_fail "start: $out"
 	pid=$(lr_qemu_pid)
 	fd=$(lr_ram_fd "$pid")
@@ -375,6 +390,8 @@ EOF2
 	st=$(lr_virsh domstate $LR --reason 2>&1 | head -n 1)
 	harness_log "at the kexec: $LR $st; $(ls -l $LR_SAVE 2>&1)"
 	[ -f $LR_SAVE ] || lr_fail "no managed-save image $LR_SAVE at the kexec ($st)"
+	[ "$(lr_virsh domstate $LO 2>&1 | head -n 1)" = running ] && [ ! -e $LV/config/libvirt/qemu/save/$LO.save ] ||
+		lr_fail "the opted-out $LO is '$(lr_virsh domstate $LO 2>&1 | head -n 1)' at the kexec: $(ls $LV/config/libvirt/qemu/save/)"
 	size=$(stat -c %s $LR_SAVE)
 	case $LR_MODE in
 	in-place)
@@ -460,6 +477,14 @@ stage3() {
 		report PASS "harness/$HARNESS_CASE/checksum" "sum $sha of the RAM the agent held at the kexec, after RETRIEVE, and the journal's $LR_KEY_SUM_PAUSE and $LR_KEY_SUM_RUN"
 	fi
 	report PASS "harness/$HARNESS_CASE/kexec" "$LR $act, result $res, downtime $(echo "$down" | ns_ms) ms"
+	# The opted-out domain: never saved, so the kexec ended it; its report
+	# entry, if any, says it was left alone.
+	ost=$(lr_virsh domstate $LO 2>&1 | head -n 1)
+	[ "$ost" = "shut off" ] && [ ! -e $LV/config/libvirt/qemu/save/$LO.save ] ||
+		lr_fail "the opted-out $LO is '$ost' after the kexec: $(ls $LV/config/libvirt/qemu/save/)"
+	oact=$(lr_report_domain action $LO_UUID)
+	[ -z "$oact" ] || [ "$oact" = left-alone ] || lr_fail "report: the opted-out $LO's action is '$oact'"
+	report PASS "harness/$HARNESS_CASE/optout" "$LO left alone: no managed save, $ost after the kexec${oact:+, report: $oact}"
 
 	lr_wait_ack $((a + LR_MORE)) 600 "after the kexec"
 	lr_check_sequence "after the kexec"
