@@ -15,6 +15,7 @@
 #include "agent/libvirt/lvram_request.h"
 #include "agent/libvirt/lvram_server.h"
 #include "agent/libvirt/lvram_store.h"
+#include "agent/libvirt/lvram_sum.h"
 #include "common/clock.h"
 #include "common/err.h"
 #include "common/fd_pass.h"
@@ -80,13 +81,40 @@ static void answer_error(int fd, const char *cls, const char *desc)
 		answer(fd, -1, line);
 }
 
-/* The new QEMU, before libvirt's migrate-incoming: RAM checked, capability on. */
+/*
+ * The RAM's sum as given to pid: QEMU waits for the agent on kvmlu's QMP
+ * socket (wait=on, before it creates any memory backend), so nothing but
+ * the agent has touched the memfd since the pause. Once QEMU has loaded
+ * the vCPUs, KVM writes the kvmclock wall-clock struct into the RAM
+ * (lvram_store.h), which a later sum would count as a change.
+ */
+static void sum_given(const struct lvram_request *rq, pid_t pid)
+{
+	char sum[LVRAM_SUM_LEN + 1], why[256];
+	int fd, rc;
+
+	rc = lvram_store_get(rq->uuid, &fd, NULL);
+	if (rc) {
+		fprintf(stderr, "kvmlu-agent: lvram %s: no RAM to hash: %s\n", rq->uuid, strerror(-rc));
+		return;
+	}
+	rc = lvram_sum(fd, sum, why, sizeof(why));
+	close(fd);
+	if (rc) {
+		fprintf(stderr, "kvmlu-agent: lvram %s: hashing the RAM given: %s\n", rq->uuid, why);
+		return;
+	}
+	lvram_store_set_sum_given(rq->uuid, pid, sum);
+}
+
+/* The new QEMU, before libvirt's migrate-incoming: RAM hashed and checked, capability on. */
 static void prepare_incoming(const char *qmp_dir, const struct lvram_request *rq, pid_t pid)
 {
 	struct qmp_client c;
 	char path[128], why[256];
 	int rc;
 
+	sum_given(rq, pid);
 	rc = lvram_qmp_path(qmp_dir, rq->uuid, path, sizeof(path));
 	if (rc)
 		snprintf(why, sizeof(why), "QMP socket path too long");

@@ -105,6 +105,7 @@ int lvram_store_give(const struct lvram_request *rq, uid_t peer_uid, pid_t peer_
 	}
 	h->info.given = true;
 	h->info.given_pid = peer_pid;
+	h->info.sum_given[0] = '\0';
 	h->incoming_done = false;
 	*fd = f;
 out:
@@ -121,6 +122,7 @@ void lvram_store_ungive(const char *uuid)
 	if (h) {
 		h->info.given = false;
 		h->info.given_pid = 0;
+		h->info.sum_given[0] = '\0';
 		h->incoming_done = false;
 	}
 	pthread_mutex_unlock(&lock);
@@ -134,6 +136,19 @@ void lvram_store_expect(const char *uuid, bool expect)
 	h = find(uuid);
 	if (h)
 		h->info.expected = expect;
+	pthread_mutex_unlock(&lock);
+}
+
+void lvram_store_set_sum_given(const char *uuid, pid_t pid, const char *sum)
+{
+	struct held *h;
+
+	if (strlen(sum) != LVRAM_SUM_LEN)
+		return;
+	pthread_mutex_lock(&lock);
+	h = find(uuid);
+	if (h && h->info.given && h->info.given_pid == pid)
+		memcpy(h->info.sum_given, sum, sizeof(h->info.sum_given));
 	pthread_mutex_unlock(&lock);
 }
 

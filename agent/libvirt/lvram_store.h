@@ -32,6 +32,15 @@ struct lvram_held_info {
 	uint64_t size;
 	uid_t uid;
 	char sum[LVRAM_SUM_LEN + 1];	/* at the pause */
+	/*
+	 * As given to the new QEMU, taken while it waits for the agent on
+	 * kvmlu's QMP socket (wait=on) and has not mapped it yet; "" until
+	 * then. The sum before the guest runs: once QEMU loads the vCPUs'
+	 * state, KVM itself writes to the RAM (the kvmclock wall-clock
+	 * struct, on the restore of MSR_KVM_WALL_CLOCK_NEW), so a sum taken
+	 * after the load never equals the pause's on a KVM domain.
+	 */
+	char sum_given[LVRAM_SUM_LEN + 1];
 	bool expected;			/* the agent's own start waits for it */
 	bool given;
 	pid_t given_pid;		/* the QEMU that has it, while given */
@@ -64,6 +73,12 @@ void lvram_store_expect(const char *uuid, bool expect);
  */
 void lvram_store_set_incoming(const char *uuid, pid_t pid, int rc, const char *why);
 int lvram_store_wait_incoming(const char *uuid, int timeout_ms, char *why, size_t whylen);
+
+/*
+ * The sum of the RAM as given to pid (sum_given above). Kept only while
+ * the RAM is still given to that pid; a later give or ungive clears it.
+ */
+void lvram_store_set_sum_given(const char *uuid, pid_t pid, const char *sum);
 
 /* A dup of the held fd and its info (for hashing). -ENOENT. */
 int lvram_store_get(const char *uuid, int *fd, struct lvram_held_info *info);

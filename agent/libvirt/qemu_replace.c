@@ -314,16 +314,21 @@ int qemu_replace_restart_and_verify(struct qemu_replace_job *r)
 	if (rc)
 		return fail(r, KVMLU_ERR_FAILED, rc, "domain %s: the new QEMU: %s; left paused",
 			    r->name, why);
+	/*
+	 * The sum the lvram socket took as it gave the RAM, before the new
+	 * QEMU mapped it: after the load KVM has written to it (lvram_store.h).
+	 */
 	rc = lvram_store_get(r->uuid, &ram_fd, &info);
-	if (!rc && r->verified) {
-		/* Hashed equal before the start, and nothing ran on it since. */
-		memcpy(r->sum, info.sum, sizeof(r->sum));
-		memcpy(r->sum_after, info.sum, sizeof(r->sum_after));
+	if (!rc) {
 		close(ram_fd);
-	} else if (!rc) {
 		memcpy(r->sum, info.sum, sizeof(r->sum));
-		rc = lvram_sum(ram_fd, r->sum_after, why, sizeof(why));
-		close(ram_fd);
+		memcpy(r->sum_after, info.sum_given, sizeof(r->sum_after));
+		/* After a kexec: hashed equal before the start, and nothing ran on it since. */
+		if (!r->sum_after[0] && r->verified)
+			memcpy(r->sum_after, info.sum, sizeof(r->sum_after));
+		if (!r->sum_after[0])
+			rc = kvmlu_err(why, sizeof(why), -EIO, "it was not hashed as it was given "
+				       "(kvmlu-agent's log says why)");
 	} else {
 		snprintf(why, sizeof(why), "%s", strerror(-rc));
 	}

@@ -19,7 +19,7 @@ $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_tracked.c,agent_libv
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_libvirt_ram_class.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qemu_argv.c,agent_libvirt common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_qmp_client.c,agent_libvirt common))
-$(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt common))
+$(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram.c,agent_libvirt guestmem common))
 $(eval $(call kvmlu_unit_test,tests/unit/agent/test_lvram_inplace.c,agent_libvirt agent guestmem common))
 $(OBJDIR_san)/tests/unit/agent/test_libvirt_domains.o: EXTRA_CFLAGS += $(shell pkg-config --cflags $(LIBVIRT_PKGS))
 $(OBJDIR_san)/tests/unit/agent/test_lvram_inplace.o: EXTRA_CFLAGS += $(shell pkg-config --cflags $(LIBVIRT_PKGS))

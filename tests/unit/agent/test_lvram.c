@@ -33,6 +33,7 @@
 #define UUID "6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21"
 #define UUID2 "6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a22"
 #define SUM "0123456789abcdef0123456789abcdef"
+#define SUM2 "fedcba9876543210fedcba9876543210"
 #define MIB (1ULL << 20)
 
 static int parse(const char *line, struct lvram_request *rq)
@@ -296,6 +297,59 @@ static void store_gives_once(void **state)
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), -ENOENT);
 }
 
+/*
+ * The sum of the RAM as given is kept for the QEMU it was given to only,
+ * and a new give or an ungive forgets it: domain-replace-qemu compares the
+ * pause's sum with this one, taken before that QEMU mapped the RAM (after
+ * its load KVM writes the kvmclock wall clock into it).
+ */
+static void store_keeps_sum_given(void **state)
+{
+	const char *const qemu[] = { "qemu", "-uuid", UUID, NULL };
+	struct lvram_request rq = { .uuid = UUID, .size = 2 * MIB };
+	struct lvram_held_info info;
+	char buf[256], err[256];
+	size_t n = cmdline(buf, sizeof(buf), qemu);
+	int fd = -1, fd2 = -1;
+
+	(void)state;
+	assert_int_equal(lvram_store_hold(UUID, memfd_of(2 * MIB), 2 * MIB, 107, SUM), 0);
+	lvram_store_expect(UUID, true);
+	/* Not given yet: nothing to keep. */
+	lvram_store_set_sum_given(UUID, 4242, SUM2);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, "");
+	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), 0);
+	close(fd);
+	/* Another pid's word, or not a sum: dropped. */
+	lvram_store_set_sum_given(UUID, 4243, SUM2);
+	lvram_store_set_sum_given(UUID, 4242, "0123");
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, "");
+	lvram_store_set_sum_given(UUID, 4242, SUM2);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, SUM2);
+	assert_string_equal(info.sum, SUM);
+	/* The start failed: the next start's QEMU gets hashed afresh. */
+	lvram_store_ungive(UUID);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, "");
+	assert_int_equal(lvram_store_give(&rq, 107, 4244, buf, n, &fd, err, sizeof(err)), 0);
+	close(fd);
+	lvram_store_set_sum_given(UUID, 4244, SUM2);
+	lvram_store_ungive(UUID);
+	assert_int_equal(lvram_store_give(&rq, 107, 4245, buf, n, &fd, err, sizeof(err)), 0);
+	close(fd);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, "");
+	lvram_store_release(UUID);
+}
+
 /* What the server answers on one connection (a socketpair: the peer is this process). */
 static void serve_one(const char *line, struct lvram_reply *r, int *fd)
 {
@@ -435,6 +489,7 @@ int main(void)
 		cmocka_unit_test(cmdline_uuid),
 		cmocka_unit_test(peer_checks),
 		cmocka_unit_test(store_gives_once),
+		cmocka_unit_test(store_keeps_sum_given),
 		cmocka_unit_test(server_answers),
 		cmocka_unit_test(client_against_socket),
 		cmocka_unit_test(qemu_cmdline_ram_fd),
