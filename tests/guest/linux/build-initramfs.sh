@@ -3,8 +3,9 @@
 # next to this script, netcount (netcount.c here, built static: the TCP
 # counter of the network tests, also left next to the initramfs as
 # netcount for the QEMU host's side), qdwrite (qdwrite.c: many disk writes
-# in flight) and the guest kernel's virtio-mmio,
-# virtio-blk and virtio-net modules, as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
+# in flight) and the guest kernel's virtio-mmio, virtio-pci, virtio-blk and
+# virtio-net modules, with the ACPI button and evdev (the power button, for
+# busybox acpid in /init), as a gzip'd newc cpio (Debian's cloud kernel has RD_GZIP) at $1
 # (default build/guest-linux/initramfs.cpio.gz). Rebuilt only when /init,
 # busybox, the modules or this script changed. Needs root for the
 # /dev/console node the kernel opens before /init runs.
@@ -31,7 +32,8 @@ vmlinuz=$top/build/guest-linux/vmlinuz
 modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko
 	drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko drivers/virtio/virtio_pci.ko
 	drivers/block/virtio_blk.ko
-	net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
+	net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko
+	drivers/acpi/button.ko drivers/input/evdev.ko"
 netcount=$(dirname "$out")/netcount
 qdwrite=$(dirname "$out")/qdwrite
 

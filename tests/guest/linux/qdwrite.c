@@ -22,7 +22,8 @@
 // number per writer (a snapshot taken after the writes returned):
 //   KVMLU-QD-ACKS inflight_max=N k=K0,K1,...
 // It stops when the block STOP_BLOCK of DEV starts with KVMLU-STOP (read
-// with O_DIRECT), as the records writer in /init does: the writers finish
+// with O_DIRECT), or /run/poweroff exists, as the records writer in /init
+// does: the writers finish
 // their current write, and it prints the final records and touches
 // /run/qd.done:
 //   KVMLU-QD-DONE inflight_max=N k=K0,K1,...
@@ -177,7 +178,8 @@ int main(int argc, char **argv)
 			inflight_max = n;
 		if (tick % 20)
 			continue;
-		if (qd_stop_marked(sfd, stop_block, sbuf))
+		/* /run/poweroff: the ACPI power button (/init's power_button). */
+		if (qd_stop_marked(sfd, stop_block, sbuf) || access("/run/poweroff", F_OK) == 0)
 			break;
 		qd_print("KVMLU-QD-ACKS", writers, inflight_max);
 	}
