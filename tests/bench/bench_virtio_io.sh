@@ -61,7 +61,7 @@
 # as it is (no kernel/build.sh).
 # Natively too, first: where this machine's /dev/kvm is usable, the same
 # guest in kvmlu-vmm and QEMU -accel kvm here, in a private network
-# namespace (tests/bench/bench_virtio_io_native.sh says what it runs and
+# namespace (tests/bench/virtio_io_native.sh says what it runs and
 # prints; KVMLU_BENCH_VIRTIO_NATIVE=0 skips it).
 # Bash reads a script while it runs it: the braces make it read this one
 # whole first, so that editing it under a long run cannot change that run.
@@ -90,7 +90,7 @@ if [ -n "${KVMLU_BENCH_VIRTIO_LOG:-}" ]; then
 fi
 native_rc=0
 if [ -z "${only_log:-}" ]; then
-tests/bench/bench_virtio_io_native.sh || native_rc=1
+tests/bench/virtio_io_native.sh || native_rc=1
 tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit $native_rc; }
 tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
 if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then

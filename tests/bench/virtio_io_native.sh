@@ -35,12 +35,15 @@
 # KVMLU_BENCH_VIRTIO_REGION_MIB (32) as in the harness.
 # KVMLU_BENCH_VIRTIO_GUEST_INITRD: the guest initramfs already built (by
 # bench_virtio_io.sh); without it, this script builds it the same way.
+# Not named bench_*.sh: `make bench` (tests/bench/run.sh) runs those, and
+# bench_virtio_io.sh runs this one.
 # Exit: 0 (also when skipped), 1 when a run failed.
 {
 set -uo pipefail
-cd "$(dirname "$0")/../.."
+self=$(readlink -f "$0")
+cd "$(dirname "$self")/../.." || exit 1
 top=$PWD
-me=bench_virtio_io_native
+me=virtio_io_native
 work=$top/build/harness/bench-virtio/native
 BR=br-bench
 
@@ -100,7 +103,7 @@ trap 'rm -f "$disk"' EXIT
 # Two regions and the two mark blocks at the end (1 MiB for them).
 truncate -s $(((2 * region + 1) * 1024 * 1024)) "$disk"
 start=$(date +%s)
-unshare -n -m --propagation private bash "$0" --inside "$log" "$kernel" "$gi" "$disk" \
+unshare -n -m --propagation private bash "$self" --inside "$log" "$kernel" "$gi" "$disk" \
 	"$secs" "$rounds" "$region" "$boot" "$probe" "$cpu" "$transport" "$extra"
 rc=$?
 echo "native run: $(($(date +%s) - start)) s, log $log"
@@ -179,7 +182,7 @@ LOG=$1 KERNEL=$2 GI=$3 DISK=$4 SECS=$5 ROUNDS=$6 REGION=$7 BOOT=$8 PROBE=$9 CPU=
 LG=$top/build/bin/kvmlu-loadgen
 VMM=$top/build/bin/kvmlu-vmm
 T=$(mktemp -d "$work/run.XXXXXX")
-KPID= QPID=
+KPID='' QPID=
 cleanup() {
 	for p in $KPID $QPID; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	rm -rf "$T"
