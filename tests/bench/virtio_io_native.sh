@@ -395,6 +395,8 @@ kvmlu_run() {
 		--serial "$S" --control "$T/bxn.sock" >"$T/kvmlu.vmm" 2>&1 &
 	KPID=$! P=$KPID
 	guest_up kvmlu "$t0" && rounds kvmlu && return 0
+	# Why it ended, in the VMM's words (a KVM internal error, say).
+	kill -0 "$KPID" 2>/dev/null || ERR="$ERR ($(grep -a 'stopped (' "$T/kvmlu.vmm" | tail -n 1 | sed 's/^kvmlu-vmm: [^ ]*: //'))"
 	note kvmlu_error "$ERR"
 	say "kvmlu-vmm: $ERR"
 	tail -n 5 "$S" | tr -d '\r' | sed 's/^/guest| /'
