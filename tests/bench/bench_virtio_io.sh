@@ -59,6 +59,10 @@
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
+# Natively too, first: where this machine's /dev/kvm is usable, the same
+# guest in kvmlu-vmm and QEMU -accel kvm here, in a private network
+# namespace (tests/bench/virtio_io_native.sh says what it runs and
+# prints; KVMLU_BENCH_VIRTIO_NATIVE=0 skips it).
 # Bash reads a script while it runs it: the braces make it read this one
 # whole first, so that editing it under a long run cannot change that run.
 {
@@ -84,17 +88,19 @@ if [ -n "${KVMLU_BENCH_VIRTIO_LOG:-}" ]; then
 	# Print the table of an earlier run's log (after the helpers below).
 	only_log=$KVMLU_BENCH_VIRTIO_LOG
 fi
+native_rc=0
 if [ -z "${only_log:-}" ]; then
-tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
+tests/bench/virtio_io_native.sh || native_rc=1
+tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit $native_rc; }
 tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
 if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then
 	kernel/build.sh >"$work/kernel.log" 2>&1 ||
 		{ tail -n 20 "$work/kernel.log"; echo "$me: kernel/build.sh failed"; exit 1; }
 fi
-[ -f build/kernel/bzImage ] || { echo "$me: SKIP: no host kernel in build/kernel"; exit 0; }
+[ -f build/kernel/bzImage ] || { echo "$me: SKIP: no host kernel in build/kernel"; exit $native_rc; }
 kdir=$(readlink -f build/kernel)
 [ -x build/bin/kvmlu-loadgen ] || { echo "$me: build/bin/kvmlu-loadgen missing (make)"; exit 1; }
-qemu=$(command -v qemu-system-x86_64) || { echo "$me: SKIP: qemu-system-x86_64 missing"; exit 0; }
+qemu=$(command -v qemu-system-x86_64) || { echo "$me: SKIP: qemu-system-x86_64 missing"; exit $native_rc; }
 
 # The guest kernel's modules the test initramfs lacks (QEMU's virtio-pci;
 # virtio-net), from the package fetch-kernel.sh extracted, in dependency order.
@@ -106,7 +112,7 @@ for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
 	moddir=$cache/x/lib/modules/$ver/kernel
 	cmp -s "$k" build/guest-linux/vmlinuz && break
 done
-[ -n "$moddir" ] || { echo "$me: SKIP: no guest kernel modules in $cache"; exit 0; }
+[ -n "$moddir" ] || { echo "$me: SKIP: no guest kernel modules in $cache"; exit $native_rc; }
 mods="drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko
 drivers/virtio/virtio_pci.ko net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
 
@@ -276,5 +282,6 @@ for i in $(seq 1 "$runs"); do
 	echo "run $i: $(table "$log")"
 done
 notes
+[ $native_rc = 0 ] || rc=1
 exit $rc
 }
