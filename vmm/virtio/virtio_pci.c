@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "common/le_bytes.h"
 #include "common/err.h"
 #include "vmm/virtio/virtio_mmio_state.h"
 #include "vmm/virtio/virtio_pci.h"
@@ -30,7 +31,7 @@ const struct io_dev_ops virtio_pci_bar_ops = {
 /* With p->lock held. */
 static uint16_t msix_ctrl(const struct virtio_pci *p)
 {
-	return pci_get16(p->cfg + VIRTIO_PCI_CAP_MSIX + 2);
+	return le_get16(p->cfg + VIRTIO_PCI_CAP_MSIX + 2);
 }
 
 static void msix_fire(struct virtio_pci *p, unsigned int v)
@@ -101,9 +102,9 @@ static void pci_get(void *ctx, struct virtio_pci_fn_state *s)
 	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
 		s->queue_vector[q] = p->queue_vector[q];
 	pthread_mutex_lock(&p->lock);
-	s->command = pci_get16(p->cfg + PCI_CFG_COMMAND);
-	s->bar0_lo = pci_get32(p->cfg + PCI_CFG_BAR0);
-	s->bar0_hi = pci_get32(p->cfg + PCI_CFG_BAR0 + 4);
+	s->command = le_get16(p->cfg + PCI_CFG_COMMAND);
+	s->bar0_lo = le_get32(p->cfg + PCI_CFG_BAR0);
+	s->bar0_hi = le_get32(p->cfg + PCI_CFG_BAR0 + 4);
 	s->int_line = p->cfg[PCI_CFG_INT_LINE];
 	s->msix_ctrl = msix_ctrl(p) & (MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL);
 	s->nr_vectors = p->nr_vectors;
@@ -127,12 +128,12 @@ static void pci_set(void *ctx, const struct virtio_pci_fn_state *s)
 	for (unsigned int q = 0; q < VIRTIO_MMIO_MAX_QUEUES; q++)
 		p->queue_vector[q] = (uint16_t)s->queue_vector[q];
 	pthread_mutex_lock(&p->lock);
-	pci_put16(p->cfg + PCI_CFG_COMMAND, (uint16_t)s->command);
-	pci_put32(p->cfg + PCI_CFG_BAR0, s->bar0_lo);
-	pci_put32(p->cfg + PCI_CFG_BAR0 + 4, s->bar0_hi);
+	le_put16(p->cfg + PCI_CFG_COMMAND, (uint16_t)s->command);
+	le_put32(p->cfg + PCI_CFG_BAR0, s->bar0_lo);
+	le_put32(p->cfg + PCI_CFG_BAR0 + 4, s->bar0_hi);
 	p->cfg[PCI_CFG_INT_LINE] = (uint8_t)s->int_line;
 	ctrl = (uint16_t)((msix_ctrl(p) & ~(MSIX_CTRL_ENABLE | MSIX_CTRL_MASKALL)) | s->msix_ctrl);
-	pci_put16(p->cfg + VIRTIO_PCI_CAP_MSIX + 2, ctrl);
+	le_put16(p->cfg + VIRTIO_PCI_CAP_MSIX + 2, ctrl);
 	for (unsigned int v = 0; v < p->nr_vectors; v++)
 		p->msix[v] = (struct virtio_pci_msix_entry){
 			s->msix[v][0], s->msix[v][1], s->msix[v][2], s->msix[v][3],
@@ -188,8 +189,8 @@ static void cap_put(uint8_t *c, uint8_t next, uint8_t len, uint8_t type, uint32_
 	c[2] = len;
 	c[3] = type;
 	c[4] = 0;		/* BAR0 */
-	pci_put32(c + 8, off);
-	pci_put32(c + 12, length);
+	le_put32(c + 8, off);
+	le_put32(c + 12, length);
 }
 
 static void set_wmask(struct virtio_pci *p, unsigned int off, uint32_t mask, unsigned int len)
@@ -220,31 +221,31 @@ int virtio_pci_init(struct virtio_pci *p, struct virtio_mmio *t, uint32_t class_
 		p->msix[v].ctrl = MSIX_ENTRY_MASKED;	/* masked at reset (PCI 3.0 6.8.2.9) */
 
 	c = p->cfg;
-	pci_put16(c + PCI_CFG_VENDOR, VIRTIO_PCI_VENDOR);
-	pci_put16(c + PCI_CFG_DEVICE, (uint16_t)(VIRTIO_PCI_DEVICE_BASE + t->device_id));
-	pci_put16(c + PCI_CFG_STATUS, PCI_STATUS_CAP_LIST);
+	le_put16(c + PCI_CFG_VENDOR, VIRTIO_PCI_VENDOR);
+	le_put16(c + PCI_CFG_DEVICE, (uint16_t)(VIRTIO_PCI_DEVICE_BASE + t->device_id));
+	le_put16(c + PCI_CFG_STATUS, PCI_STATUS_CAP_LIST);
 	c[PCI_CFG_REVISION] = 1;	/* modern only (virtio 1.x 4.1.2.1) */
 	c[PCI_CFG_CLASS] = (uint8_t)class_code;
 	c[PCI_CFG_CLASS + 1] = (uint8_t)(class_code >> 8);
 	c[PCI_CFG_CLASS + 2] = (uint8_t)(class_code >> 16);
-	pci_put32(c + PCI_CFG_BAR0, (uint32_t)bar_home | PCI_BAR_MEM64);
-	pci_put32(c + PCI_CFG_BAR0 + 4, (uint32_t)(bar_home >> 32));
-	pci_put16(c + PCI_CFG_SUBSYS_VENDOR, VIRTIO_PCI_VENDOR);
-	pci_put16(c + PCI_CFG_SUBSYS, (uint16_t)(0x40 + t->device_id));
+	le_put32(c + PCI_CFG_BAR0, (uint32_t)bar_home | PCI_BAR_MEM64);
+	le_put32(c + PCI_CFG_BAR0 + 4, (uint32_t)(bar_home >> 32));
+	le_put16(c + PCI_CFG_SUBSYS_VENDOR, VIRTIO_PCI_VENDOR);
+	le_put16(c + PCI_CFG_SUBSYS, (uint16_t)(0x40 + t->device_id));
 	c[PCI_CFG_CAP_PTR] = VIRTIO_PCI_CAP_COMMON;
 	cap_put(c + VIRTIO_PCI_CAP_COMMON, VIRTIO_PCI_CAP_NOTIFY, 16, 1, VIRTIO_PCI_COMMON_OFF,
 		VIRTIO_PCI_COMMON_LEN);
 	cap_put(c + VIRTIO_PCI_CAP_NOTIFY, VIRTIO_PCI_CAP_ISR, 20, 2, VIRTIO_PCI_NOTIFY_OFF,
 		VIRTIO_PCI_NOTIFY_MULT * t->nr_queues);
-	pci_put32(c + VIRTIO_PCI_CAP_NOTIFY + 16, VIRTIO_PCI_NOTIFY_MULT);
+	le_put32(c + VIRTIO_PCI_CAP_NOTIFY + 16, VIRTIO_PCI_NOTIFY_MULT);
 	cap_put(c + VIRTIO_PCI_CAP_ISR, VIRTIO_PCI_CAP_DEVICE, 16, 3, VIRTIO_PCI_ISR_OFF, 1);
 	cap_put(c + VIRTIO_PCI_CAP_DEVICE, VIRTIO_PCI_CAP_MSIX, 16, 4, VIRTIO_PCI_DEVICE_OFF,
 		t->config_len);
 	c[VIRTIO_PCI_CAP_MSIX] = 0x11;	/* MSI-X */
 	c[VIRTIO_PCI_CAP_MSIX + 1] = 0;	/* the last */
-	pci_put16(c + VIRTIO_PCI_CAP_MSIX + 2, (uint16_t)(p->nr_vectors - 1));
-	pci_put32(c + VIRTIO_PCI_CAP_MSIX + 4, VIRTIO_PCI_MSIX_TABLE_OFF);	/* BIR 0 */
-	pci_put32(c + VIRTIO_PCI_CAP_MSIX + 8, VIRTIO_PCI_MSIX_PBA_OFF);
+	le_put16(c + VIRTIO_PCI_CAP_MSIX + 2, (uint16_t)(p->nr_vectors - 1));
+	le_put32(c + VIRTIO_PCI_CAP_MSIX + 4, VIRTIO_PCI_MSIX_TABLE_OFF);	/* BIR 0 */
+	le_put32(c + VIRTIO_PCI_CAP_MSIX + 8, VIRTIO_PCI_MSIX_PBA_OFF);
 
 	set_wmask(p, PCI_CFG_COMMAND, PCI_CMD_MEMORY | PCI_CMD_MASTER | PCI_CMD_INTX_DISABLE, 2);
 	set_wmask(p, PCI_CFG_BAR0, ~(VIRTIO_PCI_BAR_SIZE - 1), 4);
@@ -310,10 +311,10 @@ void virtio_pci_cfg_write(struct virtio_pci *p, uint32_t off, const uint8_t *dat
 /* BAR0 answers at home only, with Memory Space on (p->lock held). */
 static bool decoding(const struct virtio_pci *p)
 {
-	uint64_t bar = ((uint64_t)pci_get32(p->cfg + PCI_CFG_BAR0 + 4) << 32) |
-		       (pci_get32(p->cfg + PCI_CFG_BAR0) & ~0xfu);
+	uint64_t bar = ((uint64_t)le_get32(p->cfg + PCI_CFG_BAR0 + 4) << 32) |
+		       (le_get32(p->cfg + PCI_CFG_BAR0) & ~0xfu);
 
-	return (pci_get16(p->cfg + PCI_CFG_COMMAND) & PCI_CMD_MEMORY) && bar == p->bar_home;
+	return (le_get16(p->cfg + PCI_CFG_COMMAND) & PCI_CMD_MEMORY) && bar == p->bar_home;
 }
 
 /* The virtio-mmio register of a common cfg ring address half (0x20..0x37). */

@@ -154,25 +154,4 @@ void virtio_pci_bar_read(struct virtio_pci *p, uint64_t off, uint8_t *data, unsi
 void virtio_pci_bar_write(struct virtio_pci *p, uint64_t off, const uint8_t *data,
 			  unsigned int len);
 
-/* 16-bit little-endian helpers shared with the PCI host. */
-static inline uint16_t pci_get16(const uint8_t *p)
-{
-	return (uint16_t)(p[0] | p[1] << 8);
-}
-static inline uint32_t pci_get32(const uint8_t *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-static inline void pci_put16(uint8_t *p, uint16_t v)
-{
-	p[0] = (uint8_t)v;
-	p[1] = (uint8_t)(v >> 8);
-}
-static inline void pci_put32(uint8_t *p, uint32_t v)
-{
-	pci_put16(p, (uint16_t)v);
-	pci_put16(p + 2, (uint16_t)(v >> 16));
-}
-
 #endif /* KVMLU_VMM_VIRTIO_PCI_H */

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #define KVMLU_TEST_VIRTIO_MMIO
+#include "common/le_bytes.h"
 #include "tests/unit/vmm/virtio_test_support.h"
 #include "vmm/virtio/virtio_mmio_state.h"
 #include "vmm/virtio/virtio_pci.h"
@@ -82,14 +83,14 @@ static uint32_t cfg_rd(struct virtio_pci *p, uint32_t off, unsigned int len)
 	uint8_t d[4] = { 0 };
 
 	virtio_pci_cfg_read(p, off, d, len);
-	return pci_get32(d) & (len == 4 ? 0xffffffffu : (1u << (8 * len)) - 1);
+	return le_get32(d) & (len == 4 ? 0xffffffffu : (1u << (8 * len)) - 1);
 }
 
 static void cfg_wr(struct virtio_pci *p, uint32_t off, uint32_t v, unsigned int len)
 {
 	uint8_t d[4];
 
-	pci_put32(d, v);
+	le_put32(d, v);
 	virtio_pci_cfg_write(p, off, d, len);
 }
 
