@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <string.h>
 
-#include "common/le_bytes.h"
 #include "common/err.h"
+#include "common/le_bytes.h"
 #include "vmm/virtio/virtio_mmio_state.h"
 #include "vmm/virtio/virtio_pci.h"
 
