@@ -204,8 +204,8 @@ lr_bench_anchor() {
 	echo "KVMLU-HARNESS: lvbench rt $1 $(lr_rt_of /tmp/rt.a) $(lr_rt_of /tmp/rt.b)"
 }
 
-lr_bench_agent_lines() { # lr_bench_agent_lines TAG: the agent's phase lines (bench mode)
-	grep -a ": phase [a-z]* wall_ns=" $LV/agent.log | sed "s/^/KVMLU-HARNESS: lvbench $1 /"
+lr_bench_agent_lines() { # lr_bench_agent_lines TAG: the agent's log, its phase lines among it (bench mode)
+	sed "s/^/KVMLU-HARNESS: lvbench $1 /" $LV/agent.log
 }
 
 lr_need() {
@@ -462,21 +462,27 @@ stage2_update() {
 	a=$(lr_last_ack)
 	s2=$(lr_status)
 	lr_check_sequence "before the kexec"
-	printf 'ack=%s\nstatus=%s\nsha=%s\nsize=%s\nsum=%s\nend\n' "$a" "$s2" "$sha" "$size" "$sum" >/tmp/expect
+	# What a disk keeps, streamed (a managed save of the bench's RAM does
+	# not fit twice in /tmp); its size first, so that the next stage
+	# reads that much and not the whole partition.
+	carry="${LV#/}/config ${LV#/}/cache ${LV#/}/agent ${LV#/}/history ${LV#/}/agent.json ${LV#/}/qemu.json ${LV#/}/kvmlu-qemu ${LR_SERIAL#/}"
+	tb=$(cd / && tar cf - $carry | wc -c)
+	[ "$tb" -gt 0 ] || fail "tar of $LV failed"
+	printf 'ack=%s\nstatus=%s\nsha=%s\nsize=%s\nsum=%s\ntar=%s\nend\n' "$a" "$s2" "$sha" "$size" "$sum" "$tb" >/tmp/expect
 	dd if=/tmp/expect of=$LR_STATE bs=1M conv=notrunc,fsync 2>/dev/null || fail "could not write the expectations"
 	if [ -n "$LR_BENCH" ]; then
 		# The stop line was the agent's last write to its log.
 		echo "KVMLU-HARNESS: lvbench stop $(lr_rt_of $LV/agent.log)"
 		lr_bench_agent_lines agent2
+		# libvirt's QMP traffic with its times: where the save went.
+		grep -a 'QEMU_MONITOR_SEND_MSG\|QEMU_MONITOR_RECV_EVENT\|qemuProcessStop\|qemuProcessKill' \
+			$LV/debug.log 2>/dev/null | tail -n 40 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2 /'
 		echo "KVMLU-HARNESS: lvbench image_bytes=$size ram_mib=$LR_RAM_MIB mode=$LR_MODE"
 		lr_bench_anchor stage2
 	fi
-	# Streamed: a managed save of the bench's RAM does not fit twice in /tmp.
-	(cd / && tar cf - ${LV#/}/config ${LV#/}/cache ${LV#/}/agent ${LV#/}/history ${LV#/}/agent.json \
-		${LV#/}/qemu.json ${LV#/}/kvmlu-qemu ${LR_SERIAL#/}) |
-		dd of=$LR_STATE bs=1M seek=$LR_TAR_SEEK_MIB conv=notrunc,fsync 2>/dev/null ||
+	(cd / && tar cf - $carry) | dd of=$LR_STATE bs=1M seek=$LR_TAR_SEEK_MIB conv=notrunc,fsync 2>/dev/null ||
 		fail "could not write the state to $LR_STATE"
-	harness_log "carried on $LR_STATE; image $size bytes; ack $a; $s2"
+	harness_log "carried on $LR_STATE: $tb bytes; image $size bytes; ack $a; $s2"
 	report PASS "harness/$HARNESS_CASE/image" "managed-save image $size bytes for $LR_RAM_MIB MiB ($LR_MODE)"
 	# The bench counts the blackout on from this line's host stamp.
 	echo "KVMLU-HARNESS: lvbench cont"
@@ -492,7 +498,8 @@ stage3() {
 	dd if=$LR_STATE bs=1M count=1 2>/dev/null | sed '/^end$/q' >/tmp/expect
 	grep -q '^end$' /tmp/expect || fail "no expectations on $LR_STATE from stage 2"
 	a=$(lr_expect ack) s2=$(lr_expect status) sha=$(lr_expect sha)
-	(cd / && dd if=$LR_STATE bs=1M skip=$LR_TAR_SEEK_MIB 2>/dev/null | tar xf -) ||
+	tb=$(lr_expect tar)
+	(cd / && dd if=$LR_STATE bs=1M skip=$LR_TAR_SEEK_MIB count=$(((tb + 1048575) >> 20)) 2>/dev/null | tar xf -) ||
 		fail "could not read stage 2's directories back from $LR_STATE"
 	lr_boot_dirs
 	[ -f $LR_SAVE ] || fail "no managed-save image after the kexec"
