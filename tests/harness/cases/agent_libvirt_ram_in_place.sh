@@ -476,7 +476,8 @@ stage2_update() {
 		lr_bench_agent_lines agent2
 		# libvirt's QMP traffic with its times: where the save went.
 		grep -a 'QEMU_MONITOR_SEND_MSG\|QEMU_MONITOR_RECV_EVENT\|qemuProcessStop\|qemuProcessKill' \
-			$LV/debug.log 2>/dev/null | tail -n 40 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2 /'
+			$LV/debug.log 2>/dev/null | tail -n 20 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2 /'
+		tail -n 40 $LV/debug.log 2>/dev/null | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2-tail /'
 		echo "KVMLU-HARNESS: lvbench image_bytes=$size ram_mib=$LR_RAM_MIB mode=$LR_MODE"
 		lr_bench_anchor stage2
 	fi
