@@ -23,7 +23,11 @@
 #   ratio     blackout / bare
 #   image_B   the managed-save image (in-place: device state only)
 # Where the blackout went (their sum is the blackout):
-#   save      virDomainSuspend + virDomainManagedSave
+#   save      virDomainSuspend + virDomainManagedSave, less kill
+#   kill      inside the managed save: libvirt's qemuProcessKill of the
+#             saved QEMU (its debug log's stamp) -> the save returned: its
+#             wait for that QEMU to die (here it gives up after 40 s, "Failed
+#             to terminate process N with SIGKILL") and its cleanup
 #   sum1      the RAM's checksum at the pause (in-place)
 #   pre       the rest up to the kexec (image to a sealed memfd, PRESERVE_FD
 #             of it, the journal, the agent's other steps)
@@ -65,6 +69,12 @@ row() {
 	awk -v ram="$1" -v mode="$2" '
 	function host(s) { sub(/^\[ */, "", s); sub(/\].*/, "", s); return s + 0 }
 	function wall(s) { sub(/.*wall_ns=/, "", s); return s / 1e9 }
+	function tod(s) { # seconds of the day of a libvirt log stamp "YYYY-MM-DD HH:MM:SS.mmm+0000:"
+		if (!match(s, /[0-9][0-9]:[0-9][0-9]:[0-9][0-9]\.[0-9]+\+0000:/)) return 0
+		split(substr(s, RSTART, RLENGTH - 6), t, ":")
+		return t[1] * 3600 + t[2] * 60 + t[3]
+	}
+	/KVMLU-HARNESS: lvbench libvirt2.*qemuProcessKill:/ { kt = tod($0) }
 	/KVMLU-HARNESS: \[[0-9.]*\] kexec -e: stage 1 -> 2/ { k1 = host($0) }
 	/KVMLU-HARNESS: \[[0-9.]*\] userspace stage 2 / { u2 = host($0) }
 	/KVMLU-HARNESS: lvbench stop / { stop = $NF + 0 }
@@ -102,25 +112,30 @@ row() {
 		sum2 = inplace ? o3("hashed") - o3("retrieved") : 0
 		misc = inplace ? o3("start") - o3("hashed") : 0
 		stop_s = cont - tstop
-		printf "%6s %-8s %10d %8s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s %6s\n",
-			ram, mode, img, f(bo), f(bare), f(bo / bare), f(saved - susp),
+		# Both on the old kernel CLOCK_REALTIME (libvirt stamps in UTC).
+		kill = a2["saved"] - int(a2["saved"] / 86400) * 86400 - kt
+		if (!kt || kill < 0) kill = 0
+		printf "%6s %-8s %10d %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s %6s\n",
+			ram, mode, img, f(bo), f(bare), f(bo / bare), f(saved - susp - kill), kill ? f(kill) : "-",
 			inplace ? f(sum1) : "-", f(pre), f(kx - cont), f(u3 - kx), f(lx - u3), f(lu - lx),
 			f(first - lu), inplace ? f(retr) : "-", inplace ? f(sum2) : "-",
 			inplace ? f(misc) : "-", f(run - o3("start")), f(stop_s), jd ? f(jd - stop_s) : "-"
 	}' "$3"
 }
 header() {
-	printf "%6s %-8s %10s %8s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s %6s\n" ram mode \
-		image_B blackout bare ratio save sum1 pre reboot kexec boot libvirtd wait retr sum2 misc \
+	printf "%6s %-8s %10s %8s %6s %6s %6s %6s %6s %6s %6s %6s %6s %8s %6s %6s %6s %6s %6s %6s %6s\n" ram mode \
+		image_B blackout bare ratio save kill sum1 pre reboot kexec boot libvirtd wait retr sum2 misc \
 		qemu stop_s jrnl_s
 }
 # headline ROWS...: in-place / save blackout per size
 headline() {
-	printf "%s\n" "$@" | awk '$2 == "in-place" && $4 ~ /^[0-9.]+$/ { ip[$1] = $4; o[++n] = $1 }
-		$2 == "save" && $4 ~ /^[0-9.]+$/ { sv[$1] = $4 }
-		END { for (i = 1; i <= n; i++) if (sv[o[i]])
-			printf "headline: %s in-place / managed-save blackout = %.2f / %.2f s = %.2f\n",
-				o[i], ip[o[i]], sv[o[i]], ip[o[i]] / sv[o[i]] }'
+	printf "%s\n" "$@" | awk '$2 == "in-place" && $4 ~ /^[0-9.]+$/ { ip[$1] = $4; ipk[$1] = $4 - $8; o[++n] = $1 }
+		$2 == "save" && $4 ~ /^[0-9.]+$/ { sv[$1] = $4; svk[$1] = $4 - $8 }
+		END { for (i = 1; i <= n; i++) if (sv[o[i]]) {
+			r = o[i]
+			printf "headline: %s in-place / managed-save blackout = %.2f / %.2f s = %.2f", r, ip[r], sv[r], ip[r] / sv[r]
+			printf " (less kill: %.2f / %.2f s = %.2f)\n", ipk[r], svk[r], ipk[r] / svk[r]
+		} }'
 }
 
 rows=()
@@ -153,6 +168,7 @@ printf "%s\n" "${rows[@]}"
 headline "${rows[@]}"
 echo "seconds on the host's clock; blackout = suspend -> running, the case's stop at the kexec left out (stop_s);"
 echo "bare = the same run's kexec -e -> next userspace; ratio = blackout / bare; sum1/sum2: the RAM's checksum"
-echo "at the pause and after the kexec (O(RAM): ~120 MB/s per end under TCG, R2); jrnl_s: the journal's downtime - stop_s."
+echo "at the pause and after the kexec (O(RAM): ~120 MB/s per end under TCG, R2); kill: libvirt's wait for the saved"
+echo "QEMU to die inside the managed save; jrnl_s: the journal's downtime - stop_s."
 exit $rc
 }
