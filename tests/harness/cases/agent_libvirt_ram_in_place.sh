@@ -479,6 +479,8 @@ stage2_update() {
 			$LV/debug.log 2>/dev/null | tail -n 20 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2 /'
 		tail -n 40 $LV/debug.log 2>/dev/null | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2-tail /'
 		echo "KVMLU-HARNESS: lvbench image_bytes=$size ram_mib=$LR_RAM_MIB mode=$LR_MODE"
+		# The saved QEMU: gone, or still there (and as what) when libvirt gave up on it.
+		echo "KVMLU-HARNESS: lvbench old-qemu $pid $(grep -E '^(State|PPid):' /proc/$pid/status 2>/dev/null | tr '\n\t' '  ')"
 		lr_bench_anchor stage2
 	fi
 	(cd / && tar cf - $carry) | dd of=$LR_STATE bs=1M seek=$LR_TAR_SEEK_MIB conv=notrunc,fsync 2>/dev/null ||
