@@ -15,6 +15,7 @@
 
 #include "agent/libvirt/libvirt_domains.h"
 #include "agent/libvirt/libvirt_errors.h"
+#include "agent/libvirt/libvirt_phase.h"
 #include "agent/libvirt/libvirt_metadata.h"
 #include "agent/libvirt/libvirt_ram_class.h"
 #include "agent/libvirt/lvram_inplace.h"
@@ -183,6 +184,8 @@ static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *
 	if (!dom)
 		return -ENOENT;
 	d->suspended_ns = (int64_t)kvmlu_wall_ns();
+	if (!dry_run)
+		libvirt_phase_log(d->name, "suspend");
 	if (!d->was_paused && virDomainSuspend(dom) < 0) {
 		d->suspended_ns = 0;
 		ret = fail(d, err, errlen, -EIO, "virDomainSuspend");
@@ -206,6 +209,7 @@ static int prepare_one(struct libvirt_domains *s, struct libvirt_domain_report *
 	}
 	d->state = LIBVIRT_DOMAIN_SAVED;
 	d->saved_ns = (int64_t)kvmlu_wall_ns();
+	libvirt_phase_log(d->name, "saved");
 out_free:
 	virDomainFree(dom);
 	return ret;
@@ -384,10 +388,12 @@ static int start_from_save(struct libvirt_domains *s, struct libvirt_domain_repo
 		ret = kvmlu_err(err, errlen, -ENOENT, "libvirt domain %s: %s", d->name, d->error);
 		goto out_free;
 	}
+	libvirt_phase_log(d->name, "start");
 	if (virDomainCreate(dom) < 0) {
 		ret = fail(d, err, errlen, -EIO, "virDomainCreate from managed save");
 		goto out_free;
 	}
+	libvirt_phase_log(d->name, "running");
 	if (virDomainGetState(dom, &st, &reason, 0) < 0) {
 		ret = fail(d, err, errlen, -EIO, "virDomainGetState");
 		goto out_free;

@@ -12,6 +12,7 @@
 #include <xxhash.h>
 
 #include "agent/libvirt/libvirt_errors.h"
+#include "agent/libvirt/libvirt_phase.h"
 #include "agent/libvirt/lvram_inplace.h"
 #include "agent/libvirt/lvram_qmp.h"
 #include "agent/libvirt/qemu_ram_fd.h"
@@ -465,6 +466,7 @@ int lvram_inplace_restore(virConnectPtr conn, struct libvirt_domain_report *d,
 	int ram_fd = -1, image_fd = -1, rc;
 
 	luo_session_init(&sess);
+	libvirt_phase_log(d->name, "retrieve");
 	rc = ops->retrieve(&sess, d->session, why, sizeof(why));
 	if (rc) {
 		snprintf(text, sizeof(text), "its LUO session %s: %s. Not started, nothing "
@@ -475,7 +477,11 @@ int lvram_inplace_restore(virConnectPtr conn, struct libvirt_domain_report *d,
 	}
 	rc = take_files(d, &sess, &ram_fd, &image_fd, why, sizeof(why));
 	if (!rc)
+		libvirt_phase_log(d->name, "retrieved");
+	if (!rc)
 		rc = lvram_sum(ram_fd, d->checksum_after, why, sizeof(why));
+	if (!rc)
+		libvirt_phase_log(d->name, "hashed");
 	if (!rc && strcmp(d->checksum, d->checksum_after)) {
 		snprintf(why, sizeof(why), "its RAM differs from the pause (checksum %s, now %s)",
 			 d->checksum, d->checksum_after);

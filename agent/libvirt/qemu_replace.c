@@ -20,6 +20,7 @@
 
 #include "agent/config/agent_config.h"
 #include "agent/libvirt/libvirt_errors.h"
+#include "agent/libvirt/libvirt_phase.h"
 #include "agent/libvirt/lvram_qmp.h"
 #include "agent/libvirt/lvram_server.h"
 #include "agent/libvirt/lvram_store.h"
@@ -202,6 +203,7 @@ int qemu_replace_save_and_hold(struct qemu_replace_job *r)
 				    r->name, why);
 		}
 	}
+	libvirt_phase_log(r->name, "suspend");
 	if (virDomainSuspend(r->dom) < 0) {
 		close(ram_fd);
 		old_cap_off(r);
@@ -244,6 +246,7 @@ int qemu_replace_save_and_hold(struct qemu_replace_job *r)
 			    (int)r->old_pid, why, r->name);
 	}
 	close(pidfd);
+	libvirt_phase_log(r->name, "saved");
 	rc = check_image(r);
 	if (rc) {
 		/* The image has the RAM: the domain starts from it on a new memfd. */
@@ -266,6 +269,7 @@ int qemu_replace_save_and_hold(struct qemu_replace_job *r)
 		memset(r->sum, '-', LVRAM_SUM_LEN);
 		r->sum[LVRAM_SUM_LEN] = '\0';
 	}
+	libvirt_phase_log(r->name, "hashed");
 	test_corrupt(ram_fd);
 	r->qemu_uid = st.st_uid;
 	rc = lvram_store_hold(r->uuid, ram_fd, r->size, st.st_uid, r->sum);
@@ -285,6 +289,7 @@ int qemu_replace_restart_and_verify(struct qemu_replace_job *r)
 	char why[256];
 	int fdno, ram_fd, rc;
 
+	libvirt_phase_log(r->name, "start");
 	lvram_store_expect(r->uuid, true);
 	rc = virDomainCreateWithFlags(r->dom, VIR_DOMAIN_START_PAUSED);
 	lvram_store_expect(r->uuid, false);
@@ -349,10 +354,12 @@ int qemu_replace_restart_and_verify(struct qemu_replace_job *r)
 			    "paused on its new QEMU (pid %d), never run on wrong RAM. Inspect it, "
 			    "then virsh destroy %s (or virsh resume %s to run it anyway)", r->name,
 			    r->sum, r->sum_after, (int)r->new_pid, r->name, r->name);
+	libvirt_phase_log(r->name, "resume");
 	if (virDomainResume(r->dom) < 0)
 		return fail(r, KVMLU_ERR_FAILED, -EIO, "domain %s: virDomainResume: %s; it is "
 			    "paused on its new QEMU with its RAM verified: virsh resume %s",
 			    r->name, libvirt_last_error(), r->name);
+	libvirt_phase_log(r->name, "running");
 	return 0;
 }
 

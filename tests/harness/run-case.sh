@@ -16,7 +16,8 @@
 # Host-side settings, read from "HARNESS_X=value" lines of the case file
 # (never by running it; it holds guest code):
 #   HARNESS_NAME     result name           (default harness/CASE)
-#   HARNESS_MEM      QEMU -m               (default 2G)
+#   HARNESS_MEM      QEMU -m               (default 2G; KVMLU_HARNESS_MEM in the
+#                    environment replaces it: a bench's larger guests)
 #   HARNESS_SMP      QEMU -smp             (default 1, qemu_host.sh)
 #   HARNESS_TIMEOUT  seconds for all stages (default 120)
 #   HARNESS_APPEND   extra kernel command line words
@@ -50,7 +51,7 @@ setting() { # setting NAME DEFAULT
 	echo "${v:-$2}"
 }
 name=$(setting HARNESS_NAME "harness/$case")
-mem=$(setting HARNESS_MEM 2G)
+mem=${KVMLU_HARNESS_MEM:-$(setting HARNESS_MEM 2G)}
 smp=${KVMLU_HARNESS_SMP:-$(setting HARNESS_SMP "$QEMU_HOST_SMP")}
 limit=$(setting HARNESS_TIMEOUT 120)
 append="$(setting HARNESS_APPEND "") ${KVMLU_HARNESS_APPEND:-}"

@@ -55,6 +55,19 @@
 # the device state, since KVM writes the guest's kvmclock wall clock into
 # its RAM then (docs/libvirt-ram-in-place.md, R3).
 #
+# Bench mode (tests/bench/bench_libvirt_ram.sh; kvmlu.lv_bench=1 on the
+# command line, the RAM by kvmlu.lv_ram_mib=N, default 256): only the
+# boot, the host update and the domain running again with the same boot
+# and acks in sequence (no /replace, /preflight, /optout, /virsh,
+# /shutdown, /records); it prints, as "lvbench ..." lines, what the bench
+# needs to put the blackout on the host's clock: the agent's phase lines
+# (agent/libvirt/libvirt_phase.h, each kernel's CLOCK_REALTIME), an anchor
+# per kernel (a console line between two tmpfs mtimes), the moment the
+# agent stopped at the kexec (the mtime of its log, which the stop line
+# wrote last), a line right before the SIGCONT, the image's size and the
+# journal's entry. The stop, while this case copies the state to the
+# disk, is thus left out exactly.
+#
 # What the runs found: `save` passes (three runs, 6-8 minutes each, the
 # last with the opted-out domain: image 82.2 MB, libvirtd answering 5-8 s
 # after its start after the kexec, the domain `pending` until then and
@@ -62,7 +75,7 @@
 # test's own stop, no ack lost).
 HARNESS_MEM=4G
 HARNESS_TIMEOUT=3000
-HARNESS_DISK=512M
+HARNESS_DISK=6G
 HARNESS_ARCHIVE=tests/harness/libvirt_archive.sh
 
 . /harness/agent_common.sh
@@ -77,7 +90,9 @@ LO_UUID=5b0d2e93-7c14-4a6b-8f21-9e3c0a7d1b64
 LR_URI="qemu+unix:///session?socket=$LV/run/libvirt/libvirt-sock"
 LR_MODE=$(sed -n 's/.*kvmlu\.lv_ram_mode=\([a-z-]*\).*/\1/p' /proc/cmdline)
 LR_MODE=${LR_MODE:-in-place}
-LR_RAM_MIB=256
+LR_RAM_MIB=$(sed -n 's/.*kvmlu\.lv_ram_mib=\([0-9]*\).*/\1/p' /proc/cmdline)
+LR_RAM_MIB=${LR_RAM_MIB:-256}
+LR_BENCH=$(sed -n 's/.*kvmlu\.lv_bench=\(1\).*/\1/p' /proc/cmdline)
 LR_IMAGE_MAX=$((16 << 20))	# device state only: well under this
 LR_MORE=5			# acks to see after each step before the next
 LR_FS=60M
@@ -177,6 +192,22 @@ lr_report_domain() {
 	echo "$_v"
 }
 
+# lr_rt_of FILE: FILE's mtime as seconds.nanoseconds (this kernel's CLOCK_REALTIME)
+lr_rt_of() { stat -c '%Y %y' "$1" | awk '{ split($3, f, "."); printf "%s.%s\n", $1, substr(f[2] "000000000", 1, 9) }'; }
+
+# lr_bench_anchor TAG (bench mode): a console line between two tmpfs
+# mtimes, which puts this kernel's CLOCK_REALTIME on the host's clock.
+lr_bench_anchor() {
+	: >/tmp/rt.a
+	echo "KVMLU-HARNESS: lvbench anchor $1"
+	: >/tmp/rt.b
+	echo "KVMLU-HARNESS: lvbench rt $1 $(lr_rt_of /tmp/rt.a) $(lr_rt_of /tmp/rt.b)"
+}
+
+lr_bench_agent_lines() { # lr_bench_agent_lines TAG: the agent's log, its phase lines among it (bench mode)
+	sed "s/^/KVMLU-HARNESS: lvbench $1 /" $LV/agent.log
+}
+
 lr_need() {
 	for f in /usr/sbin/libvirtd /usr/bin/virsh /usr/bin/setpriv $QEMU /kvmlu/bin/kvmlu-qemu \
 		$KVMLU_AGENT $KVMLU /kvmlu/bin/lvram-spike /kvmlu/linux/vmlinuz /kvmlu/linux/initramfs-pci.cpio.gz \
@@ -235,12 +266,19 @@ lr_agent_start() { # the daemon as root, stopped by the test hook right before t
 	lr_fail "kvmlu-agent did not answer within 120 s"
 }
 
-# The MBR: vda1 1 MiB .. 65 MiB (the guest's disk), vda2 65 MiB .. 449 MiB.
+lr_le32() { # lr_le32 N: N as 4 little-endian bytes, printf octal escapes
+	printf '\\%03o\\%03o\\%03o\\%03o' $(($1 & 255)) $((($1 >> 8) & 255)) \
+		$((($1 >> 16) & 255)) $((($1 >> 24) & 255))
+}
+
+# The MBR: vda1 1 MiB .. 65 MiB (the guest's disk), vda2 65 MiB to the
+# end of the disk (a managed save of the bench's largest RAM fits).
 lr_partition() {
+	_sec=$(($(blockdev --getsize64 /dev/vda) / 512))
 	{
 		dd if=/dev/zero bs=446 count=1 2>/dev/null
 		printf '\000\000\000\000\203\000\000\000\000\010\000\000\000\000\002\000'
-		printf '\000\000\000\000\203\000\000\000\000\010\002\000\000\000\014\000'
+		printf "\\000\\000\\000\\000\\203\\000\\000\\000\\000\\010\\002\\000$(lr_le32 $((_sec - 133120)))"
 		dd if=/dev/zero bs=32 count=1 2>/dev/null
 		printf '\125\252'
 	} >/tmp/mbr
@@ -322,8 +360,10 @@ EOF2
 	lr_agent_start
 
 	out=$(lr_virsh define /tmp/dom.xml 2>&1) || lr_fail "define: $out"
-	out=$(lr_virsh define /tmp/opt.xml 2>&1) || lr_fail "define $LO: $out"
-	out=$(lr_virsh start $LO 2>&1) || lr_fail "start $LO: $out"
+	if [ -z "$LR_BENCH" ]; then
+		out=$(lr_virsh define /tmp/opt.xml 2>&1) || lr_fail "define $LO: $out"
+		out=$(lr_virsh start $LO 2>&1) || lr_fail "start $LO: $out"
+	fi
 	out=$(lr_virsh start $LR 2>&1) || lr_fail "start: $out"
 	pid=$(lr_qemu_pid)
 	fd=$(lr_ram_fd "$pid")
@@ -340,7 +380,12 @@ EOF2
 	[ -n "$(field "$s0" boot)" ] || lr_fail "no status line with a boot id within 300 s: '$s0'"
 	report PASS "harness/$HARNESS_CASE/boot" "QEMU $pid on the memfd (fd $fd, inode $ino) with /dev/vda1 as the guest's vda: ack $(lr_last_ack)"
 
-	# (a) The same-kernel round trip, records going on.
+	[ -n "$LR_BENCH" ] || stage2_replace_and_dry_run
+	stage2_update
+}
+
+# (a) The same-kernel round trip, records going on; (b) the dry run.
+stage2_replace_and_dry_run() {
 	a=$(lr_last_ack)
 	out=$($KVMLU --socket $AG_SOCK domain-replace-qemu $LR --json 2>&1) || lr_fail "domain-replace-qemu: $out"
 	r=$(echo "$out" | tr -d ' \n')
@@ -382,6 +427,13 @@ EOF2
 	in-place:*disk*) lr_fail "dry run: $LR's RAM would go to disk: $ram" ;;
 	esac
 	report PASS "harness/$HARNESS_CASE/preflight" "dry run: $LR $(lr_report_domain action), ram: $ram"
+}
+
+# (b) host-update, stopped before the kexec to carry what a disk keeps.
+stage2_update() {
+	[ -f /tmp/next-initrd.cpio ] || harness_make_initrd /tmp/next-initrd.cpio ||
+		fail "could not build the next initramfs"
+	cmdline=$(lr_next_cmdline)
 
 	harness_log "host-update ($LR_MODE): the agent stops right before the kexec"
 	$KVMLU --socket $AG_SOCK host-update --kernel "$HARNESS_KERNEL" --initrd /tmp/next-initrd.cpio \
@@ -391,7 +443,7 @@ EOF2
 	st=$(lr_virsh domstate $LR --reason 2>&1 | head -n 1)
 	harness_log "at the kexec: $LR $st; $(ls -l $LR_SAVE 2>&1)"
 	[ -f $LR_SAVE ] || lr_fail "no managed-save image $LR_SAVE at the kexec ($st)"
-	[ "$(lr_virsh domstate $LO 2>&1 | head -n 1)" = running ] && [ ! -e $LV/config/libvirt/qemu/save/$LO.save ] ||
+	[ -n "$LR_BENCH" ] || [ "$(lr_virsh domstate $LO 2>&1 | head -n 1)" = running ] && [ ! -e $LV/config/libvirt/qemu/save/$LO.save ] ||
 		lr_fail "the opted-out $LO is '$(lr_virsh domstate $LO 2>&1 | head -n 1)' at the kexec: $(ls $LV/config/libvirt/qemu/save/)"
 	size=$(stat -c %s $LR_SAVE)
 	case $LR_MODE in
@@ -410,14 +462,33 @@ EOF2
 	a=$(lr_last_ack)
 	s2=$(lr_status)
 	lr_check_sequence "before the kexec"
-	printf 'ack=%s\nstatus=%s\nsha=%s\nsize=%s\nsum=%s\nend\n' "$a" "$s2" "$sha" "$size" "$sum" >/tmp/expect
+	# What a disk keeps, streamed (a managed save of the bench's RAM does
+	# not fit twice in /tmp); its size first, so that the next stage
+	# reads that much and not the whole partition.
+	carry="${LV#/}/config ${LV#/}/cache ${LV#/}/agent ${LV#/}/history ${LV#/}/agent.json ${LV#/}/qemu.json ${LV#/}/kvmlu-qemu ${LR_SERIAL#/}"
+	tb=$(cd / && tar cf - $carry | wc -c)
+	[ "$tb" -gt 0 ] || fail "tar of $LV failed"
+	printf 'ack=%s\nstatus=%s\nsha=%s\nsize=%s\nsum=%s\ntar=%s\nend\n' "$a" "$s2" "$sha" "$size" "$sum" "$tb" >/tmp/expect
 	dd if=/tmp/expect of=$LR_STATE bs=1M conv=notrunc,fsync 2>/dev/null || fail "could not write the expectations"
-	(cd / && tar cf - ${LV#/}/config ${LV#/}/cache ${LV#/}/agent ${LV#/}/history ${LV#/}/agent.json \
-		${LV#/}/qemu.json ${LV#/}/kvmlu-qemu ${LR_SERIAL#/}) >/tmp/state.tar || fail "tar of $LV failed"
-	dd if=/tmp/state.tar of=$LR_STATE bs=1M seek=$LR_TAR_SEEK_MIB conv=notrunc,fsync 2>/dev/null ||
+	if [ -n "$LR_BENCH" ]; then
+		# The stop line was the agent's last write to its log.
+		echo "KVMLU-HARNESS: lvbench stop $(lr_rt_of $LV/agent.log)"
+		lr_bench_agent_lines agent2
+		# libvirt's QMP traffic with its times: where the save went.
+		grep -a 'QEMU_MONITOR_SEND_MSG\|QEMU_MONITOR_RECV_EVENT\|qemuProcessStop\|qemuProcessKill' \
+			$LV/debug.log 2>/dev/null | tail -n 20 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2 /'
+		tail -n 40 $LV/debug.log 2>/dev/null | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt2-tail /'
+		echo "KVMLU-HARNESS: lvbench image_bytes=$size ram_mib=$LR_RAM_MIB mode=$LR_MODE"
+		# The saved QEMU: gone, or still there (and as what) when libvirt gave up on it.
+		echo "KVMLU-HARNESS: lvbench old-qemu $pid $(grep -E '^(State|PPid):' /proc/$pid/status 2>/dev/null | tr '\n\t' '  ')"
+		lr_bench_anchor stage2
+	fi
+	(cd / && tar cf - $carry) | dd of=$LR_STATE bs=1M seek=$LR_TAR_SEEK_MIB conv=notrunc,fsync 2>/dev/null ||
 		fail "could not write the state to $LR_STATE"
-	harness_log "carried on $LR_STATE: $(wc -c </tmp/state.tar) bytes; image $size bytes; ack $a; $s2"
+	harness_log "carried on $LR_STATE: $tb bytes; image $size bytes; ack $a; $s2"
 	report PASS "harness/$HARNESS_CASE/image" "managed-save image $size bytes for $LR_RAM_MIB MiB ($LR_MODE)"
+	# The bench counts the blackout on from this line's host stamp.
+	echo "KVMLU-HARNESS: lvbench cont"
 	kill -CONT "$apid"
 	sleep 120
 	lr_fail "still here 120 s after the agent went on to the kexec: $(tail -n 3 /tmp/hu.out | tr '\n' ' ')"
@@ -430,7 +501,8 @@ stage3() {
 	dd if=$LR_STATE bs=1M count=1 2>/dev/null | sed '/^end$/q' >/tmp/expect
 	grep -q '^end$' /tmp/expect || fail "no expectations on $LR_STATE from stage 2"
 	a=$(lr_expect ack) s2=$(lr_expect status) sha=$(lr_expect sha)
-	(cd / && dd if=$LR_STATE bs=1M skip=$LR_TAR_SEEK_MIB 2>/dev/null | tar xf -) ||
+	tb=$(lr_expect tar)
+	(cd / && dd if=$LR_STATE bs=1M skip=$LR_TAR_SEEK_MIB count=$(((tb + 1048575) >> 20)) 2>/dev/null | tar xf -) ||
 		fail "could not read stage 2's directories back from $LR_STATE"
 	lr_boot_dirs
 	[ -f $LR_SAVE ] || fail "no managed-save image after the kexec"
@@ -442,6 +514,17 @@ stage3() {
 	[ $rc = 0 ] || lr_fail "kvmlu-agent --restore exited $rc"
 	# kvmlu-agent.service; libvirtd not there yet: the agent must wait for it.
 	lr_agent_start
+	# Bench mode: no judging in the blackout (a real host has none).
+	[ -n "$LR_BENCH" ] || stage3_pending
+	[ -n "$LR_BENCH" ] && echo "KVMLU-HARNESS: lvbench libvirtd exec"
+	lr_libvirtd_start
+	[ -n "$LR_BENCH" ] && echo "KVMLU-HARNESS: lvbench libvirtd up"
+	report PASS "harness/$HARNESS_CASE/libvirtd_after_kexec" "libvirtd started again and answered in $LR_LIBVIRTD_MS ms; $LR was pending until then"
+	stage3_running
+}
+
+# Before libvirtd: the domain pending, and (in-place) its RAM untaken.
+stage3_pending() {
 	$KVMLU --socket $AG_SOCK report --json >/tmp/report.json || lr_fail "kvmlu report --json failed"
 	res=$(lr_report_domain result)
 	[ "$res" = pending ] || lr_fail "without libvirtd, $LR is '$res' in the report, not pending"
@@ -453,9 +536,9 @@ stage3() {
 		held=$(lr_held_fd "$(cat /tmp/agent.pid)") &&
 			lr_fail "kvmlu-agent holds a $LR_RAM_MIB MiB file ($held) before libvirtd answers"
 	fi
-	lr_libvirtd_start
-	report PASS "harness/$HARNESS_CASE/libvirtd_after_kexec" "libvirtd started again and answered in $LR_LIBVIRTD_MS ms; $LR was pending until then"
+}
 
+stage3_running() {
 	_until=$(deadline_in 900)
 	while [ "$(lr_state)" != running ] && before "$_until"; do sleep 2; done
 	[ "$(lr_state)" = running ] || lr_fail "$LR is '$(lr_state)' 900 s after libvirtd started"
@@ -475,15 +558,29 @@ stage3() {
 		report PASS "harness/$HARNESS_CASE/checksum" "sum $sha of the RAM the agent held at the kexec, after RETRIEVE, and the journal's $LR_KEY_SUM_PAUSE and $LR_KEY_SUM_RUN"
 	fi
 	report PASS "harness/$HARNESS_CASE/kexec" "$LR $act, result $res, downtime $(echo "$down" | ns_ms) ms"
-	# The opted-out domain: never saved, so the kexec ended it; its report
-	# entry, if any, says it was left alone.
+	if [ -n "$LR_BENCH" ]; then
+		lr_bench_anchor stage3
+		lr_bench_agent_lines agent3
+		echo "KVMLU-HARNESS: lvbench journal downtime_ns=$down action=$act"
+	fi
+	[ -n "$LR_BENCH" ] || stage3_optout
+	stage3_identity
+	[ -n "$LR_BENCH" ] && pass "bench: libvirt domain $LR ($LR_MODE, $LR_RAM_MIB MiB) through a host kexec: same boot, acks in sequence"
+	stage3_end
+}
+
+# The opted-out domain: never saved, so the kexec ended it; its report
+# entry, if any, says it was left alone.
+stage3_optout() {
 	ost=$(lr_virsh domstate $LO 2>&1 | head -n 1)
 	[ "$ost" = "shut off" ] && [ ! -e $LV/config/libvirt/qemu/save/$LO.save ] ||
 		lr_fail "the opted-out $LO is '$ost' after the kexec: $(ls $LV/config/libvirt/qemu/save/)"
 	oact=$(lr_report_domain action $LO_UUID)
 	[ -z "$oact" ] || [ "$oact" = left-alone ] || lr_fail "report: the opted-out $LO's action is '$oact'"
 	report PASS "harness/$HARNESS_CASE/optout" "$LO left alone: no managed save, $ost after the kexec${oact:+, report: $oact}"
+}
 
+stage3_identity() {
 	lr_wait_ack $((a + LR_MORE)) 600 "after the kexec"
 	lr_check_sequence "after the kexec"
 	lr_wait_status_after "$s2" 300 "after the kexec"
@@ -498,7 +595,10 @@ stage3() {
 		lr_fail "the guest's uptime went back: $s2 / $s3"
 	[ "$(grep -ac KVMLU-LINUX-GUEST-UP $LR_SERIAL)" = 1 ] || lr_fail "the guest booted again"
 	report PASS "harness/$HARNESS_CASE/identity" "boot $(field "$s3" boot), counter pid $(field "$s3" pid) $(field "$s2" counter) -> $(field "$s3" counter), acks $a -> $(lr_last_ack) in sequence"
+}
 
+# virsh suspend, resume and shutdown; the records on the guest's disk.
+stage3_end() {
 	out=$(lr_virsh suspend $LR 2>&1) || lr_fail "virsh suspend: $out"
 	[ "$(lr_state)" = paused ] || lr_fail "domstate $(lr_state) after virsh suspend"
 	b=$(lr_last_ack)

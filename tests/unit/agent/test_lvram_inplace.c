@@ -37,6 +37,7 @@
 #include "agent/libvirt/lvram_inplace.h"
 #include "agent/libvirt/lvram_store.h"
 #include "agent/libvirt/lvram_sum.h"
+#include "common/clock.h"
 
 #define UUID	"6f1b6a4e-3c0e-4c52-9b1e-2a7e0d9c4a21"
 #define NAME	"web1"
@@ -643,6 +644,61 @@ static void restore_brings_it_back_from_the_session(void **state)
 	assert_string_equal(hex, D.image_xxh64);
 }
 
+/* wall_ns of the next "kvmlu-agent: web1: phase WHAT wall_ns=" from *from on; 0 if none. */
+static uint64_t phase_at(const char *what, const char **from)
+{
+	char key[64];
+	const char *p;
+
+	snprintf(key, sizeof(key), "kvmlu-agent: web1: phase %s wall_ns=", what);
+	p = strstr(*from, key);
+	if (!p)
+		return 0;
+	*from = p + strlen(key);
+	return strtoull(*from, NULL, 10);
+}
+
+/*
+ * The restore's phase lines, which tests/bench/bench_libvirt_ram.sh reads
+ * for where the blackout went: in order, each between the clock before
+ * and after.
+ */
+static void restore_logs_its_phases_in_order(void **state)
+{
+	char err[1024], path[128], log[4096];
+	const char *at = log;
+	uint64_t t0, t1, r, rd, h;
+	int saved_err;
+	FILE *cap;
+	ssize_t n;
+
+	(void)state;
+	assert_int_equal(prepare(err, sizeof(err)), 0);
+	fake_kexec(&S);
+	image_path(path, sizeof(path));
+	unlink(path);
+	cap = tmpfile();
+	assert_non_null(cap);
+	fflush(stderr);
+	saved_err = dup(2);
+	assert_true(saved_err >= 0);
+	assert_int_equal(dup2(fileno(cap), 2), 2);
+	t0 = kvmlu_wall_ns();
+	assert_int_equal(lvram_inplace_restore(NULL, &D, "/run/kvmlu/lv", err, sizeof(err)), 0);
+	t1 = kvmlu_wall_ns();
+	fflush(stderr);
+	assert_int_equal(dup2(saved_err, 2), 2);
+	close(saved_err);
+	n = pread(fileno(cap), log, sizeof(log) - 1, 0);
+	fclose(cap);
+	assert_true(n > 0);
+	log[n] = '\0';
+	r = phase_at("retrieve", &at);
+	rd = phase_at("retrieved", &at);
+	h = phase_at("hashed", &at);
+	assert_true(r >= t0 && r <= rd && rd <= h && h <= t1);
+}
+
 static void restore_never_runs_changed_ram(void **state)
 {
 	struct fake_sess *f;
@@ -763,6 +819,7 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_brings_it_back_from_the_session, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(restore_logs_its_phases_in_order, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_never_runs_changed_ram, setup, teardown),
 		cmocka_unit_test_setup_teardown(restore_without_session_starts_nothing, setup,
 						teardown),
