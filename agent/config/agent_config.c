@@ -43,6 +43,7 @@ void agent_config_defaults(struct agent_config *c)
 	c->prepare_timeout_ms = 30000;
 	c->restore_timeout_ms = 60000;
 	c->client_idle_ms = 10000;
+	c->libvirt_connect_ms = 60000;
 	c->max_clients = 64;
 	c->history_keep = 20;
 	c->prepare_parallel = 8;
@@ -138,6 +139,8 @@ static int parse_timeouts(struct json_object *obj, struct agent_config *c,
 			dst = &c->restore_timeout_ms;
 		else if (!strcmp(key, "client_idle_ms"))
 			dst = &c->client_idle_ms;
+		else if (!strcmp(key, "libvirt_connect_ms"))
+			dst = &c->libvirt_connect_ms;
 		else
 			return kvmlu_err(err, errlen, -EINVAL,
 					 "config: unknown key \"timeouts.%s\"", key);

@@ -61,6 +61,7 @@ struct agent_config {
 	unsigned int prepare_timeout_ms;	/* prepare-update of one VM */
 	unsigned int restore_timeout_ms;	/* one VM restored after kexec */
 	unsigned int client_idle_ms;	/* a connection without a complete request line */
+	unsigned int libvirt_connect_ms;	/* libvirtd answering after the kexec */
 	unsigned int max_clients;	/* connections served at once; more get Busy */
 	unsigned int history_keep;	/* reports kept in history_dir */
 	unsigned int prepare_parallel;	/* VMs prepared at the same time */

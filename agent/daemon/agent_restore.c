@@ -167,7 +167,7 @@ int agent_restore_domains(const struct agent_config *cfg, const struct update_op
 {
 	unsigned int n = 0, bad = 0, before, pending, failed, restored;
 	struct journal *js, *j = NULL;
-	char err[512] = "";
+	char err[512] = "", herr[512];
 	bool in_history = true;
 	int ret;
 
@@ -209,10 +209,11 @@ int agent_restore_domains(const struct agent_config *cfg, const struct update_op
 			     failed);
 	amend_outcome(j, ops, ret, ret ? err : "", pending, failed);
 	if (in_history &&
-	    journal_store_history_add(cfg->history_dir, cfg->history_keep, j, err, sizeof(err)))
-		fprintf(stderr, "kvmlu-agent: %s\n", err);
-	fprintf(out, "kvmlu-agent: libvirt domains left by %s: %u pending, %u failed\n",
-		in_history ? j->update_id : "an update not in the history", pending, failed);
+	    journal_store_history_add(cfg->history_dir, cfg->history_keep, j, herr, sizeof(herr)))
+		fprintf(stderr, "kvmlu-agent: %s\n", herr);
+	fprintf(out, "kvmlu-agent: libvirt domains left by %s: %u pending, %u failed%s%s\n",
+		in_history ? j->update_id : "an update not in the history", pending, failed,
+		ret ? ": " : "", ret ? err : "");
 	if (in_history)
 		report_format_text(j, out);
 	free(js);

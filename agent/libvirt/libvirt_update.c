@@ -297,6 +297,7 @@ static int provider_init(void *ctx, const struct agent_config *cfg)
 	if (strlen(cfg->libvirt_save_dir) >= sizeof(u->save_dir))
 		return -ENAMETOOLONG;
 	snprintf(u->save_dir, sizeof(u->save_dir), "%s", cfg->libvirt_save_dir);
+	u->connect_wait_ms = cfg->libvirt_connect_ms;
 	return ret;
 }
 

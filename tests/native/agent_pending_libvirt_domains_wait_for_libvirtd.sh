@@ -14,9 +14,10 @@ state=$AG_DIR/lib/libvirt-domains.json
 mkdir -p "$AG_DIR/lib"
 printf '[{"name":"web1","uuid":"%s","state":"saved","was_paused":false,"suspended_ns":100,"saved_ns":200}]' \
 	"$uuid" >"$state"
-# No libvirtd behind this socket: the agent waits its 60 s, then gives up.
+# No libvirtd behind this socket: the agent waits timeouts.libvirt_connect_ms
+# (8 s here, 60 s by default), then gives up.
 jq --arg s "$state" --arg u "qemu+unix:///system?socket=$AG_DIR/no-libvirtd.sock" \
-	'. + {libvirt_state_file: $s, libvirt_uri: $u}' "$AG_DIR/agent.json" >"$AG_DIR/agent.json.new" &&
+	'. + {libvirt_state_file: $s, libvirt_uri: $u} | .timeouts.libvirt_connect_ms = 8000' "$AG_DIR/agent.json" >"$AG_DIR/agent.json.new" &&
 	mv "$AG_DIR/agent.json.new" "$AG_DIR/agent.json"
 
 ag_log "stage 1: the agent listens while the pending domains wait for libvirtd"
@@ -37,6 +38,8 @@ for i in $(seq 1 150); do
 done
 grep -q "libvirt domains left by .*: 1 pending, 0 failed" "$AG_DIR/agent.err" ||
 	ag_fail "no line saying 1 domain stays pending: $(tail -n 5 "$AG_DIR/agent.err")"
+grep -q "after 8000 ms" "$AG_DIR/agent.err" ||
+	ag_fail "the wait was not timeouts.libvirt_connect_ms: $(grep -m1 'libvirt' "$AG_DIR/agent.err")"
 [ -f "$state" ] || ag_fail "the state file is gone: the next start could not try again"
 ag_kvmlu status --json
 [ "$AG_RC" = 0 ] || ag_fail "status exited $AG_RC after the pending restore"

@@ -239,9 +239,9 @@ up_wait_ticks() {
 	kv_fail "cpu $1 printed no tick above ${2:-none} for $(kv_scaled 30) s"
 }
 
-# up_twenty_upgrades BACKEND CPUS: the main scenario, 20 upgrades in a row.
-up_twenty_upgrades() {
-	local backend=$1 cpus=$2 n=${UP_ROUNDS:-20} boot round
+# up_upgrades_in_row BACKEND CPUS: the main scenario, UP_ROUNDS (10) upgrades in a row.
+up_upgrades_in_row() {
+	local backend=$1 cpus=$2 n=${UP_ROUNDS:-10} boot round
 	up_start --memory 256M --cpus "$cpus" --memory-backend "$backend"
 	kv_wait_serial "^witness boot=[0-9a-f]{16} cpu=$((cpus - 1)) tick=" 60
 	boot=$(kv_boot_ids)

@@ -14,7 +14,7 @@ kv_init
 UP_ROUNDS=${KVMLU_SOAK_UPGRADES:-300}
 UP_VERIFY_EVERY=25
 kv_log "== $UP_ROUNDS upgrades, 4 vCPUs, memfd"
-up_twenty_upgrades memfd 4
+up_upgrades_in_row memfd 4
 kv_log "$UP_ROUNDS upgrades, 0 failures"
 kv_pass
 exit

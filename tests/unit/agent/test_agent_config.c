@@ -33,6 +33,7 @@ static void test_config_defaults_are_safe(void **state)
 	assert_string_equal(c.qemu_config, "/etc/kvmlu/qemu.json");
 	assert_int_equal(c.prepare_parallel, 8);
 	assert_int_equal(c.client_idle_ms, 10000);
+	assert_int_equal(c.libvirt_connect_ms, 60000);
 	assert_int_equal(c.max_clients, 64);
 	/* Today's behaviour: domains go through managed save. */
 	assert_int_equal(c.libvirt_ram, AGENT_LIBVIRT_RAM_SAVE);
@@ -54,7 +55,7 @@ static void test_config_parses_every_key(void **state)
 		" \"libvirt_state_file\": \"/var/lib/x/lv.json\","
 		" \"max_clients\": 5,"
 		" \"timeouts\": {\"vmm_ms\": 100, \"prepare_ms\": 200, \"restore_ms\": 300,"
-		" \"client_idle_ms\": 400}}",
+		" \"client_idle_ms\": 400, \"libvirt_connect_ms\": 500}}",
 		&c, err, sizeof(err)), 0);
 	assert_string_equal(c.socket_path, "/tmp/a.sock");
 	assert_string_equal(c.group, "wheel");
@@ -70,6 +71,7 @@ static void test_config_parses_every_key(void **state)
 	assert_int_equal(c.prepare_timeout_ms, 200);
 	assert_int_equal(c.restore_timeout_ms, 300);
 	assert_int_equal(c.client_idle_ms, 400);
+	assert_int_equal(c.libvirt_connect_ms, 500);
 	assert_int_equal(c.max_clients, 5);
 	/* Half of the prepare timeout goes to hashing while the guest runs. */
 	assert_int_equal(agent_running_hash_ms(&c), 100);
@@ -169,6 +171,7 @@ static void test_config_rejects_wrong_types_and_ranges(void **state)
 	expect_refused("{\"max_clients\": 0}", "max_clients");
 	expect_refused("{\"max_clients\": 1025}", "max_clients");
 	expect_refused("{\"timeouts\": {\"client_idle_ms\": 5}}", "client_idle_ms");
+	expect_refused("{\"timeouts\": {\"libvirt_connect_ms\": -1}}", "libvirt_connect_ms");
 	expect_refused("{\"libvirt_uri\": 7}", "libvirt_uri");
 	expect_refused("{\"libvirt_uri\": \"\"}", "libvirt_uri");
 	expect_refused("{\"libvirt_uri\": \"/var/run/libvirt/sock\"}", "not a libvirt URI");
