@@ -9,6 +9,8 @@
 #include <json-c/json.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +34,38 @@
 
 #define REPORT_DEFAULT_LAST 10
 
+/*
+ * One change of the host's VMs at a time: a host-update, the libvirt
+ * domains' restore after a kexec, or a domain-replace-qemu (which saves a
+ * domain that a host-update would otherwise suspend or save meanwhile).
+ * update_holder names the holder for the Busy answer.
+ */
 static pthread_mutex_t update_lock = PTHREAD_MUTEX_INITIALIZER;
+static _Atomic(const char *) update_holder;
+
+static bool update_lock_take(const char *who)
+{
+	if (pthread_mutex_trylock(&update_lock))
+		return false;
+	atomic_store(&update_holder, who);
+	return true;
+}
+
+static void update_lock_give(void)
+{
+	atomic_store(&update_holder, NULL);
+	pthread_mutex_unlock(&update_lock);
+}
+
+static struct json_object *update_lock_busy(const char *cmd, const struct json_line_request *rq)
+{
+	const char *who = atomic_load(&update_holder);
+	char msg[160];
+
+	snprintf(msg, sizeof(msg), "%s: %s is running; try again when it ends", cmd,
+		 who ? who : "another host-update");
+	return json_line_reply_error(KVMLU_ERR_BUSY, msg, rq->id);
+}
 /* The running update, for `status` (guarded by status_lock). */
 static pthread_mutex_t status_lock = PTHREAD_MUTEX_INITIALIZER;
 static char running_id[48];
@@ -314,8 +347,8 @@ static struct json_object *cmd_host_update(const struct agent_config *cfg, int f
 
 	if (k)
 		return bad_request(rq, "host-update: unknown argument \"%s\"", k);
-	if (pthread_mutex_trylock(&update_lock))
-		return json_line_reply_error(KVMLU_ERR_BUSY, "another host-update is running", rq->id);
+	if (!update_lock_take("a host-update"))
+		return update_lock_busy("host-update", rq);
 	j = calloc(1, sizeof(*j));
 	if (!j) {
 		reply = json_line_reply_error(KVMLU_ERR_FAILED, "out of memory", rq->id);
@@ -393,7 +426,7 @@ out_free:
 	kexec_files_close(&files);
 	free(j);
 out_unlock:
-	pthread_mutex_unlock(&update_lock);
+	update_lock_give();
 	return reply;
 }
 
@@ -409,8 +442,15 @@ struct json_object *agent_commands_dispatch(const struct agent_config *cfg, int 
 		return cmd_report(cfg, rq);
 	if (!strcmp(rq->cmd, "libvirt-event") && domains)
 		return cmd_libvirt_event(rq);
-	if (!strcmp(rq->cmd, KVMLU_CMD_REPLACE_QEMU) && replace_qemu)
-		return replace_qemu(cfg, rq);
+	if (!strcmp(rq->cmd, KVMLU_CMD_REPLACE_QEMU) && replace_qemu) {
+		struct json_object *reply;
+
+		if (!update_lock_take("a " KVMLU_CMD_REPLACE_QEMU))
+			return update_lock_busy(KVMLU_CMD_REPLACE_QEMU, rq);
+		reply = replace_qemu(cfg, rq);
+		update_lock_give();
+		return reply;
+	}
 	if (!strcmp(rq->cmd, "status") || !strcmp(rq->cmd, "vms")) {
 		k = unknown_arg(rq, none);
 		if (k)
@@ -459,10 +499,11 @@ static void *restore_domains_thread(void *arg)
 
 	/* The tail of the update before the kexec: no new one meanwhile. */
 	pthread_mutex_lock(&update_lock);
+	atomic_store(&update_holder, "the restore of the libvirt domains left by the kexec");
 	update_ops_host_init(&ops, &ctx, cfg);
 	agent_restore_domains(cfg, &ops, stderr);
 	update_ops_host_fini(&ctx);
-	pthread_mutex_unlock(&update_lock);
+	update_lock_give();
 	return NULL;
 }
 

@@ -16,7 +16,7 @@
 #    pause; the session is FINISHed only then; a checksum is now served
 #    at once.
 # Without userfaultfd in this kernel: SKIP (the fallback is checked by
-# vm_checksum_mismatch_keeps_vm_paused and vm_survive_kexec).
+# vm_checksum_mismatch_keeps_vm_paused and vm_survive_three_kexecs).
 HARNESS_MEM=2G
 HARNESS_TIMEOUT=700
 

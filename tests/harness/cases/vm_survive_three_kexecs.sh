@@ -1,11 +1,17 @@
-# Harness case: the same three witness VMs survive three host kexecs in a
-# row (a host's life has many updates). Each stage restores the VMs from
-# their LUO sessions, checks they continued (boot id, ticks, uptime,
-# checksum at pause == checksum after, guest verify), prepares them again
-# and kexecs; stage 4 checks the third handover. vm-g is on guest_memfd:
-# from stage 2 on what it preserves is the retrieved memory linked into
-# its new VM (KVM_LINK_GUEST_MEMFD). Smaller VMs than vm_survive_kexec
-# (128 MiB/1 vCPU, 256 MiB/2 vCPUs, 64 MiB/1 vCPU) to keep the run short.
+# Harness case: three witness VMs, one on guest_memfd, survive three host
+# kexecs in a row through LUO (a host's life has many updates). Stage 1:
+# vm-a (1 vCPU, 128 MiB memfd), vm-b (2 vCPUs, 256 MiB memfd) and vm-g
+# (1 vCPU, 64 MiB guest_memfd) run; vm-g is live-upgraded once (the new
+# VMM links the old VM's guest_memfd with KVM_LINK_GUEST_MEMFD: nothing
+# copied); all three are prepared (paused, state and RAM files in
+# sessions kvmlu/vm/<name>; vm-g's guest_memfd through the project's LUO
+# handler, kernel/patches) and the host kexecs. Stages 2 and 3 restore
+# each VM with `kvmlu-vmm restore --session`, check it continued (same
+# boot id, ticks and guest uptime go on, the memory checksum after the
+# kexec equals the one at pause, the guest's own verification passes),
+# prepare it again and kexec; from stage 2 on what vm-g preserves is the
+# retrieved memory linked into its new VM. Stage 4 checks the third
+# handover and live-upgrades vm-g once more on the retrieved memory.
 HARNESS_MEM=2G
 HARNESS_TIMEOUT=900
 
@@ -19,6 +25,7 @@ stage1() {
 	vm_wait_running vm-a
 	vm_wait_running vm-b
 	vm_wait_running vm-g
+	vm_upgrade_linked vm-g
 	vm_prepare vm-a
 	vm_prepare vm-b
 	vm_prepare vm-g
@@ -51,5 +58,6 @@ stage4() {
 	vm_check_continued vm-a
 	vm_check_continued vm-b
 	vm_check_continued vm-g
-	pass "vm-a, vm-b (memfd) and vm-g (guest_memfd) survived three kexecs in a row: boot ids kept, checksums equal each time"
+	vm_upgrade_linked vm-g
+	pass "vm-a, vm-b (memfd) and vm-g (guest_memfd) survived three kexecs in a row: boot ids kept, checksums equal each time; vm-g upgraded with its memory linked before and after"
 }

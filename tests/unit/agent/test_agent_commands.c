@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include "agent/config/agent_config.h"
+#include "agent/daemon/agent_commands.h"
 #include "agent/daemon/agent_server.h"
 #include "common/json_line.h"
 
@@ -388,6 +389,72 @@ static json_object *final_reply(struct agent *a)
 	}
 }
 
+static struct json_object *replace_qemu_must_not_run(const struct agent_config *cfg,
+						     const struct json_line_request *rq)
+{
+	(void)cfg;
+	(void)rq;
+	fail_msg("domain-replace-qemu ran while a host-update held the host");
+	return NULL;
+}
+
+/* A domain-replace-qemu that runs until the test lets it end. */
+static int replace_entered[2], replace_go[2];
+
+static struct json_object *replace_qemu_blocking(const struct agent_config *cfg,
+						 const struct json_line_request *rq)
+{
+	char c;
+
+	(void)cfg;
+	assert_int_equal(write(replace_entered[1], "e", 1), 1);
+	assert_int_equal(read(replace_go[0], &c, 1), 1);
+	return json_line_reply_ok(json_object_new_object(), rq->id);
+}
+
+/*
+ * While a domain-replace-qemu runs, a host-update is refused with Busy
+ * naming it (the update would suspend or save the domain being
+ * replaced); once it ended, the next host-update is not refused as Busy.
+ */
+static void test_agent_refuses_host_update_during_replace_qemu(void **state)
+{
+	struct agent *a = *state, *b;
+	json_object *reply;
+	struct pollfd p;
+	const char *line = "{\"cmd\":\"domain-replace-qemu\",\"id\":1,\"args\":{\"domain\":\"web1\"}}\n";
+
+	assert_int_equal(pipe(replace_entered), 0);
+	assert_int_equal(pipe(replace_go), 0);
+	agent_commands_set_replace_qemu(replace_qemu_blocking);
+	assert_int_equal(write(a->fd, line, strlen(line)), (ssize_t)strlen(line));
+	p = (struct pollfd){ .fd = replace_entered[0], .events = POLLIN };
+	if (poll(&p, 1, WAIT_BOUND_MS) != 1)
+		fail_msg("domain-replace-qemu never reached its handler");
+
+	assert_int_equal(agent_connect(a, &b), 0);
+	reply = ask(b, "{\"cmd\":\"host-update\",\"id\":2,\"args\":{\"kernel\":\"/nonexistent/vmlinuz\",\"dry-run\":true}}");
+	/* Let the handler end first, so that a failure below cannot hang the teardown. */
+	assert_int_equal(write(replace_go[1], "g", 1), 1);
+	if (strcmp(error_class(reply), "Busy") ||
+	    !strstr(error_desc(reply), "domain-replace-qemu is running"))
+		fail_msg("host-update during domain-replace-qemu: %s", json_object_to_json_string(reply));
+	json_object_put(reply);
+
+	reply = ask(a, "{\"cmd\":\"status\",\"id\":3}");
+	json_object_put(reply);
+	agent_commands_set_replace_qemu(NULL);
+	reply = ask(b, "{\"cmd\":\"host-update\",\"id\":4,\"args\":{\"kernel\":\"/nonexistent/vmlinuz\",\"dry-run\":true}}");
+	if (!strcmp(error_class(reply), "Busy"))
+		fail_msg("host-update still Busy after domain-replace-qemu ended: %s", error_desc(reply));
+	json_object_put(reply);
+	agent_disconnect(b);
+	for (int i = 0; i < 2; i++) {
+		close(replace_entered[i]);
+		close(replace_go[i]);
+	}
+}
+
 /*
  * `status` on a second connection answers while a host-update waits on a
  * VMM (the update's preflight holds its `status`), and shows that update
@@ -440,6 +507,14 @@ static void test_agent_answers_status_while_a_host_update_runs(void **state)
 	assert_string_equal(error_class(reply), "Busy");
 	assert_int_equal(reply_id(reply), 3);
 	json_object_put(reply);
+	/* Nor may a domain's QEMU be replaced while the update may save it. */
+	agent_commands_set_replace_qemu(replace_qemu_must_not_run);
+	reply = ask(b, "{\"cmd\":\"domain-replace-qemu\",\"id\":5,\"args\":{\"domain\":\"web1\"}}");
+	agent_commands_set_replace_qemu(NULL);
+	assert_string_equal(error_class(reply), "Busy");
+	if (!strstr(error_desc(reply), "a host-update is running"))
+		fail_msg("Busy does not say what runs: %s", error_desc(reply));
+	json_object_put(reply);
 
 	mute_vmm_stop(&vmm);
 	reply = final_reply(a);
@@ -471,6 +546,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_agent_refuses_a_request_with_a_key_twice,
 						agent_up, agent_down),
 		cmocka_unit_test_setup_teardown(test_agent_takes_a_line_of_exactly_256_kib,
+						agent_up, agent_down),
+		cmocka_unit_test_setup_teardown(test_agent_refuses_host_update_during_replace_qemu,
 						agent_up, agent_down),
 		cmocka_unit_test_setup_teardown(test_agent_answers_status_while_a_host_update_runs,
 						agent_up, agent_down),
