@@ -486,6 +486,34 @@ static void test_qemu_wrapper_config(void **state)
 	}
 }
 
+/*
+ * The shipped qemu.json (README.md installs it) loads, and the shipped
+ * tmpfiles.d file makes its qmp_dir at boot: /run is empty after a kexec.
+ */
+static void test_qemu_wrapper_shipped_config(void **state)
+{
+	struct qemu_wrapper_config cfg;
+	char err[256], line[256], want[sizeof(cfg.qmp_dir) + 8];
+	bool made = false;
+	FILE *f;
+
+	(void)state;
+	if (access("configs/qemu.json", R_OK))
+		skip();
+	if (qemu_wrapper_config_load("configs/qemu.json", &cfg, err, sizeof(err)))
+		fail_msg("configs/qemu.json: %s", err);
+	assert_string_equal(cfg.qmp_dir, QEMU_WRAPPER_QMP_DIR);
+	assert_string_equal(cfg.lvram_socket, QEMU_WRAPPER_LVRAM_SOCKET);
+	f = fopen("configs/kvmlu-qemu.conf", "r");
+	assert_non_null(f);
+	snprintf(want, sizeof(want), "d %s ", cfg.qmp_dir);
+	while (fgets(line, sizeof(line), f))
+		made |= !strncmp(line, want, strlen(want));
+	fclose(f);
+	if (!made)
+		fail_msg("configs/kvmlu-qemu.conf has no line '%s...'", want);
+}
+
 /* ---- the program, with a shell script as its QEMU ---- */
 
 static char tmp[64];
@@ -666,6 +694,7 @@ int main(void)
 		cmocka_unit_test(test_qemu_argv_refuses_what_does_not_read_as_qemu_options),
 		cmocka_unit_test(test_qemu_argv_checks_the_qmp_dir_and_names_the_memfd),
 		cmocka_unit_test(test_qemu_wrapper_config),
+		cmocka_unit_test(test_qemu_wrapper_shipped_config),
 	};
 	const struct CMUnitTest wrapper[] = {
 		cmocka_unit_test(test_qemu_wrapper_runs_qemu_on_the_memfd),
