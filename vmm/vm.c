@@ -211,6 +211,7 @@ int vm_create(struct vm *vm, const struct vm_config *cfg, char *err, size_t errl
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
 	pthread_cond_init(&vm->cond, &ca);
 	pthread_condattr_destroy(&ca);
+	vm->sync_made = true;
 	rc = vm_platform_ops.create(&pa, &vm->platform, err, errlen);
 	if (rc)
 		goto err_destroy;
@@ -413,8 +414,11 @@ void vm_destroy(struct vm *vm)
 	vm->vm_fd = vm->kvm_fd = vm->stop_efd = -1;
 	vm_platform_ops.destroy(vm->platform);
 	vm->platform = NULL;
-	pthread_cond_destroy(&vm->cond);
-	pthread_mutex_destroy(&vm->lock);
+	if (vm->sync_made) {
+		pthread_cond_destroy(&vm->cond);
+		pthread_mutex_destroy(&vm->lock);
+		vm->sync_made = false;
+	}
 }
 
 enum vm_state vm_get_state(struct vm *vm)

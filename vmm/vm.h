@@ -70,6 +70,7 @@ struct vm {
 	atomic_int kick;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;	/* parks, wake-ups, thread exits */
+	bool sync_made;		/* lock and cond initialised: vm_destroy may run twice */
 	enum vm_state state;
 	bool pause_req;
 	bool stop_req;
