@@ -385,11 +385,26 @@ static size_t rx_iov(struct virtio_net *n, const struct virtq_chain *c, struct i
 	return room;
 }
 
+/* len bytes of buf scattered over iov[0..nv) (the chain's buffers, then the bounce). */
+static size_t iov_from_buf(const struct iovec *iov, unsigned int nv, const uint8_t *buf, size_t len)
+{
+	size_t off = 0;
+
+	for (unsigned int i = 0; i < nv && off < len; i++) {
+		size_t k = iov[i].iov_len < len - off ? iov[i].iov_len : len - off;
+
+		memcpy(iov[i].iov_base, buf + off, k);
+		off += k;
+	}
+	return off;
+}
+
 /* What rx_frame() did with a frame. */
 enum rx_outcome {
 	RX_DELIVERED,	/* its chains are in n->done_head/len, with their lengths */
 	RX_DROP_EMPTY,	/* dropped; its chains are in n->done_head, to complete empty */
 	RX_DROP_KEEP,	/* dropped; n->chain untouched for the guest, it takes the next frame */
+	RX_HELD,	/* in n->held until the guest posts more chains; its chains given back */
 };
 
 /*
@@ -397,20 +412,25 @@ enum rx_outcome {
  * the start of n->frame) into further chains, appended to done_head and
  * done_len from index 1. Returns how many chains were popped; *ok false
  * if the ring ran out or a chain cannot take data (then none of them
- * gets the frame).
+ * gets the frame), *ran_out true for the first: more chains may come.
  */
-static unsigned int rx_more(struct virtio_net *n, size_t rest, bool *ok)
+static unsigned int rx_more(struct virtio_net *n, size_t rest, bool *ok, bool *ran_out)
 {
 	size_t off = 0;
 	unsigned int k = 0;
 
 	*ok = true;
+	*ran_out = false;
 	while (off < rest) {
 		size_t take;
 
-		if (k + 1 == VIRTQ_MAX_SIZE ||
-		    virtio_mmio_pop(&n->t, VIRTIO_NET_RXQ, &n->more) <= 0) {
+		if (k + 1 == VIRTQ_MAX_SIZE) {
 			*ok = false;
+			break;
+		}
+		if (virtio_mmio_pop(&n->t, VIRTIO_NET_RXQ, &n->more) <= 0) {
+			*ok = false;
+			*ran_out = true;
 			break;
 		}
 		k++;
@@ -438,7 +458,7 @@ static enum rx_outcome rx_frame(struct virtio_net *n, size_t len, size_t room, u
 {
 	struct virtio_net_hdr_v1 h;
 	unsigned int k = 0;
-	bool ok = true;
+	bool ok = true, ran_out = false;
 
 	*nr = 0;
 	n->done_head[0] = n->chain.head;
@@ -456,9 +476,22 @@ static enum rx_outcome rx_frame(struct virtio_net *n, size_t len, size_t room, u
 		return RX_DROP_KEEP;
 	if (len > room) {
 		if (features >> VIRTIO_NET_F_MRG_RXBUF & 1)
-			k = rx_more(n, len - room, &ok);
+			k = rx_more(n, len - room, &ok, &ran_out);
 		else
 			ok = false;	/* too small a chain: Linux counts a length error */
+	}
+	/*
+	 * Too few chains posted yet (the guest refills as it reads): hold the
+	 * frame, give its chains back and wait for the next kick, rather than
+	 * drop a 64 KiB segment that TCP would have to send again. A ring
+	 * that is all ours and still too small never will be: drop.
+	 */
+	if (!ok && ran_out && 1 + k < virtio_mmio_queue_size(&n->t, VIRTIO_NET_RXQ)) {
+		chain_copy_written(&n->chain, 0, n->held, room);
+		memcpy(n->held + room, n->frame, len - room);
+		n->held_len = len;
+		virtio_mmio_unpop(&n->t, VIRTIO_NET_RXQ, 1 + k);
+		return RX_HELD;
 	}
 	*nr = 1 + k;
 	if (!ok) {
@@ -496,7 +529,8 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 
 		if (!have) {
 			/* A chain is taken only for a frame that is there: none is wasted. */
-			if (!readable || !virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ||
+			if ((!readable && !n->held_len) ||
+			    !virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ||
 			    virtio_mmio_pop(&n->t, VIRTIO_NET_RXQ, &n->chain) <= 0)
 				break;
 			have = true;
@@ -504,7 +538,13 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 			net_acked(n, &features);
 			room = rx_iov(n, &n->chain, iov, &nv);
 		}
-		r = readv(n->fd, iov, (int)nv);
+		if (n->held_len) {
+			/* The held frame first, into this chain as if read now. */
+			r = (ssize_t)iov_from_buf(iov, nv, n->held, n->held_len);
+			n->held_len = 0;
+		} else {
+			r = readv(n->fd, iov, (int)nv);
+		}
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
@@ -518,6 +558,10 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 		}
 		reads++;
 		out = rx_frame(n, (size_t)r, room, features, &nr);
+		if (out == RX_HELD) {
+			have = false;	/* given back with its further chains */
+			break;
+		}
 		if (out != RX_DELIVERED)
 			__atomic_fetch_add(&n->rx_dropped, 1, __ATOMIC_RELAXED);
 		if (out == RX_DROP_KEEP)

@@ -28,12 +28,15 @@
  * buffers of the receive chain at the head of the ring, with a bounce
  * buffer behind them for what does not fit; with MRG_RXBUF that rest is
  * copied into as many further chains as it needs (num_buffers in the
- * header), otherwise the frame is dropped. The chains of a frame are
- * completed in the same step: at any pause a frame is either in the used
- * ring or still in the tap, never in between, so none is delivered twice.
+ * header), otherwise the frame is dropped. When the guest has not posted
+ * chains enough for it yet, the frame is held (held[]) and its chains
+ * given back until the next receive kick; only a frame larger than the
+ * whole ring is dropped. The chains of a frame are completed in the same
+ * step: at any pause a frame is in the used ring, held, or still in the
+ * tap, never in between, so none is delivered twice.
  *
  * Unhappy paths, none of which stops the VM: a receive chain too small
- * for the frame (without MRG_RXBUF, or with too few chains left), or
+ * for the frame (without MRG_RXBUF, or a ring too small for it), or
  * with device-readable buffers, is completed with length 0 and the frame
  * dropped (rx_dropped; Linux counts a length error and reposts the
  * buffer); a frame from the tap whose header the guest may not see (an
@@ -112,6 +115,14 @@ struct virtio_net {
 	uint32_t done_len[VIRTQ_MAX_SIZE];
 	/* rx bounce: what does not fit the first chain; one byte more finds overlong frames */
 	uint8_t frame[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX + 1];
+	/*
+	 * MRG_RXBUF: a frame read before the guest had posted chains enough
+	 * for it, delivered before the tap is read again (held_len 0: none).
+	 * It stays across a pause; an upgrade or a kexec loses it, as a
+	 * frame still in the tap is lost across a kexec.
+	 */
+	uint8_t held[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];
+	size_t held_len;
 	/* atomic: `status` reads them */
 	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
 };

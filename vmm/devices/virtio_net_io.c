@@ -50,9 +50,14 @@ static void *net_thread(void *arg)
 		bool paused = device_thread_paused(&n->io);
 		unsigned int nfds;
 
-		/* Paused: only ctl. Running: the tap only when there is somewhere to put a frame. */
+		/*
+		 * Paused: only ctl. Running: the tap only when there is somewhere
+		 * to put a frame, and no frame is held for want of chains (the
+		 * receive kick brings those).
+		 */
 		nfds = paused ? 1 :
-		       !n->tap_failed && virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
+		       !n->tap_failed && !n->held_len &&
+		       virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
 		if (poll(pfd, nfds, -1) < 0) {
 			if (errno == EINTR)
 				continue;

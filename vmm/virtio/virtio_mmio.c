@@ -416,6 +416,30 @@ int virtio_mmio_pop(struct virtio_mmio *t, unsigned int qi, struct virtq_chain *
 	return rc;
 }
 
+void virtio_mmio_unpop(struct virtio_mmio *t, unsigned int qi, unsigned int n)
+{
+	pthread_mutex_lock(&t->lock);
+	/* In flight, so no reset ran since the pops (a reset waits for inflight 0). */
+	if (qi < t->nr_queues && n <= t->inflight) {
+		virtq_unpop(&t->queues[qi], (uint16_t)n);
+		t->inflight -= n;
+		if (!t->inflight)
+			pthread_cond_broadcast(&t->idle);
+	}
+	pthread_mutex_unlock(&t->lock);
+}
+
+unsigned int virtio_mmio_queue_size(struct virtio_mmio *t, unsigned int qi)
+{
+	unsigned int n = 0;
+
+	pthread_mutex_lock(&t->lock);
+	if (qi < t->nr_queues)
+		n = t->queues[qi].size;
+	pthread_mutex_unlock(&t->lock);
+	return n;
+}
+
 void virtio_mmio_push(struct virtio_mmio *t, unsigned int qi, uint16_t head, uint32_t len,
 		      bool interrupt)
 {

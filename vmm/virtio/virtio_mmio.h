@@ -166,6 +166,10 @@ void virtio_mmio_reg_write_locked(struct virtio_mmio *t, uint64_t off, uint32_t 
  * not ready). A hostile chain becomes a device error here and returns 0.
  */
 int virtio_mmio_pop(struct virtio_mmio *t, unsigned int q, struct virtq_chain *c);
+/* Give back the last n chains popped from q and not pushed (virtq_unpop()). */
+void virtio_mmio_unpop(struct virtio_mmio *t, unsigned int q, unsigned int n);
+/* Queue q's size as the driver set it (0: no such queue). */
+unsigned int virtio_mmio_queue_size(struct virtio_mmio *t, unsigned int q);
 /*
  * Complete a popped chain; with interrupt (the end of a batch), raise the
  * interrupt if the driver wants one (always, unless it negotiated

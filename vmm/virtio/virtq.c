@@ -276,6 +276,11 @@ int virtq_pop(struct virtq *q, struct virtq_chain *c, char *err, size_t errlen)
 	return 1;
 }
 
+void virtq_unpop(struct virtq *q, uint16_t n)
+{
+	q->last_avail = (uint16_t)(q->last_avail - n);
+}
+
 void virtq_push(struct virtq *q, uint16_t head, uint32_t len)
 {
 	struct virtq_used_elem e = { .id = head, .len = len };

@@ -124,6 +124,12 @@ int virtq_enable(struct virtq *q, const struct guestmem *mem, char *err, size_t 
  */
 int virtq_pop(struct virtq *q, struct virtq_chain *c, char *err, size_t errlen);
 
+/*
+ * Give back the last n chains taken and not pushed (the device could not
+ * use them yet): the next virtq_pop() returns them again, in order.
+ */
+void virtq_unpop(struct virtq *q, uint16_t n);
+
 /* Chains the driver made available that we have not taken; -EIO if more than size. */
 int virtq_pending(const struct virtq *q);
 

@@ -906,23 +906,76 @@ static void test_virtio_net_rx_mergeable_frame_fills_several_chains(void **state
 	assert_int_equal(f->n->rx_bytes, 5000);
 	assert_true(tg_eventfd(f->n->t.irq_fd) >= 1);
 
-	/* Two chains for a frame that needs four: both come back empty, the frame is dropped. */
+	/*
+	 * Two chains for a frame that needs four: the frame is held, not
+	 * dropped, and nothing completed; a frame behind it waits in the tap.
+	 */
 	post_rx(f, 4, 1526);
 	post_rx(f, 5, 1526);
-	net_send_hdr(f->peer, &h, 5000, 3);
-	assert_int_equal(virtio_net_rx(f->n), 2);
-	for (uint16_t i = 4; i < 6; i++) {
+	net_send_hdr(f->peer, &h, 5000, 5);
+	net_send(f->peer, 60, 1, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 0);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 4);
+	assert_int_equal(f->n->rx_dropped, 0);
+	assert_int_equal(f->n->held_len, 12 + 5000);
+	/* Two more chains: the held frame whole in chains 4..7, then the small one in 8. */
+	post_rx(f, 6, 1526);
+	post_rx(f, 7, 1526);
+	post_rx(f, 8, 1526);
+	assert_int_equal(virtio_net_rx(f->n), 5);
+	assert_int_equal(used_idx(f, VIRTIO_NET_RXQ), 9);
+	off = 0;
+	for (uint16_t i = 4; i < 8; i++) {
+		used_elem(f, VIRTIO_NET_RXQ, i, &id, &len);
+		assert_int_equal(id, i);
+		assert_int_equal(len, want[i - 4]);
+		memcpy(all + off, gp(f, RXBUF + 0x1000ULL * i), len);
+		off += len;
+	}
+	memcpy(&got, all, 12);
+	assert_int_equal(got.num_buffers, 4);
+	assert_true(is_fill(all + 12, 5000, 5));
+	assert_int_equal(f->n->held_len, 0);
+	assert_int_equal(f->n->rx_dropped, 0);
+	assert_int_equal(f->n->rx_packets, 3);
+	/* Small frames still take one chain each, num_buffers 1. */
+	used_elem(f, VIRTIO_NET_RXQ, 8, &id, &len);
+	assert_int_equal(id, 8);
+	assert_int_equal(len, 12 + 60);
+	memcpy(&got, gp(f, RXBUF + 0x8000), 12);
+	assert_int_equal(got.num_buffers, 1);
+	assert_true(is_fill((uint8_t *)gp(f, RXBUF + 0x8000) + 12, 60, 1));
+}
+
+/*
+ * A frame larger than the whole receive ring (16 chains of 1526 bytes)
+ * can never be delivered: it is dropped, every chain completed empty, and
+ * the next frame goes through; holding it would stop receiving for good.
+ */
+static void test_virtio_net_rx_frame_larger_than_ring_dropped(void **state)
+{
+	struct fixture *f = *state;
+	struct virtio_net_hdr_v1 h = tso4_hdr(), got;
+	uint32_t id, len;
+
+	redrive(f, f->n, ALL_OFFLOADS);
+	for (uint16_t i = 0; i < QSIZE; i++)
+		post_rx(f, i, 1526);
+	net_send_hdr(f->peer, &h, 30000, 7);
+	assert_int_equal(virtio_net_rx(f->n), QSIZE);
+	for (uint16_t i = 0; i < QSIZE; i++) {
 		used_elem(f, VIRTIO_NET_RXQ, i, &id, &len);
 		assert_int_equal(id, i);
 		assert_int_equal(len, 0);
 	}
 	assert_int_equal(f->n->rx_dropped, 1);
-	/* Small frames still take one chain each, num_buffers 1. */
-	post_rx(f, 6, 1526);
-	net_send(f->peer, 60, 1, 0, 0);
+	assert_int_equal(f->n->held_len, 0);
+	post_rx(f, 0, 1526);
+	net_send(f->peer, 60, 2, 0, 0);
 	assert_int_equal(virtio_net_rx(f->n), 1);
-	memcpy(&got, gp(f, RXBUF + 0x6000), 12);
+	memcpy(&got, gp(f, RXBUF), 12);
 	assert_int_equal(got.num_buffers, 1);
+	assert_int_equal(f->n->rx_packets, 1);
 }
 
 /* A live upgrade (or a kexec's new tap): the restored features set the tap's offloads. */
@@ -1137,6 +1190,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_tx_drops_lying_offload_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_passes_offload_header_when_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_drops_lying_headers_from_tap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_frame_larger_than_ring_dropped, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_mergeable_frame_fills_several_chains, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_restore_sets_offloads_again, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_state_without_offloads_restores, setup, teardown),
