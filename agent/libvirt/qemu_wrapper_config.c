@@ -80,6 +80,11 @@ int qemu_wrapper_config_load(const char *path, struct qemu_wrapper_config *cfg,
 	int rc;
 
 	rc = file_read_all(path, QEMU_WRAPPER_CONFIG_MAX, &text, &len);
+	/* The wrapper runs as the domain's QEMU user, often confined. */
+	if (rc == -EACCES)
+		return kvmlu_err(err, errlen, rc,
+				 "%s: %s (the domain's QEMU user must read it: mode 0644, and any AppArmor or SELinux profile confining QEMU must allow it, docs/libvirt.md)",
+				 path, strerror(-rc));
 	if (rc)
 		return kvmlu_err(err, errlen, rc == -EFBIG ? -EINVAL : rc, "%s: %s", path,
 				 rc == -EFBIG ? "larger than 64 KiB" : strerror(-rc));

@@ -514,6 +514,41 @@ static void test_qemu_wrapper_shipped_config(void **state)
 		fail_msg("configs/kvmlu-qemu.conf has no line '%s...'", want);
 }
 
+/* A config the wrapper's user cannot read says what to fix (mode, confinement). */
+static void test_qemu_wrapper_config_unreadable_says_why(void **state)
+{
+	char dir[] = "/tmp/kvmlu-qemu-cfg.XXXXXX", path[64], err[512] = "";
+	int fd, status;
+	pid_t pid;
+
+	(void)state;
+	if (geteuid())
+		skip();	/* as root only: the file is root's, the reader nobody */
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(chmod(dir, 0755), 0);
+	snprintf(path, sizeof(path), "%s/qemu.json", dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, "{\"qemu\":\"/q\"}", 14), 14);
+	close(fd);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		struct qemu_wrapper_config cfg;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		if (qemu_wrapper_config_load(path, &cfg, err, sizeof(err)) != -EACCES)
+			_exit(3);
+		_exit(strstr(err, "mode 0644") && strstr(err, "AppArmor") ? 0 : 4);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	unlink(path);
+	rmdir(dir);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 /* ---- the program, with a shell script as its QEMU ---- */
 
 static char tmp[64];
@@ -695,6 +730,7 @@ int main(void)
 		cmocka_unit_test(test_qemu_argv_checks_the_qmp_dir_and_names_the_memfd),
 		cmocka_unit_test(test_qemu_wrapper_config),
 		cmocka_unit_test(test_qemu_wrapper_shipped_config),
+		cmocka_unit_test(test_qemu_wrapper_config_unreadable_says_why),
 	};
 	const struct CMUnitTest wrapper[] = {
 		cmocka_unit_test(test_qemu_wrapper_runs_qemu_on_the_memfd),
