@@ -30,6 +30,7 @@
 #include "vmm/devices/virtio_blk_state.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
+#include "tests/unit/vmm/vm_test_support.h"
 
 #define RAM	(4u << 20)
 #define DESC	0x100000ULL
@@ -45,14 +46,8 @@ static char path[64];
 
 static int setup(void **state)
 {
-	int fd;
-
 	(void)state;
-	snprintf(path, sizeof(path), "/tmp/kvmlu-test-vmblk-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 1 << 20), 0);
-	close(fd);
+	vt_disk_make(path, sizeof(path), "vmblk");
 	return 0;
 }
 
@@ -63,32 +58,14 @@ static int teardown(void **state)
 	return 0;
 }
 
-static bool have_kvm(void)
-{
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
 static uint32_t rd(struct vm *vm, uint64_t off)
 {
-	uint32_t v = 0;
-
-	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, false));
-	return v;
+	return vt_mmio_rd(vm, BASE + off);
 }
 
 static void wr(struct vm *vm, uint64_t off, uint32_t v)
 {
-	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, true));
-}
-
-static void *gpa(struct vm *vm, uint64_t a)
-{
-	return guestmem_gpa_to_hva(&vm->mem, a, 1);
+	vt_mmio_wr(vm, BASE + off, v);
 }
 
 static void make_vm(struct vm *vm, const struct virtio_blk_spec *spec, const int *adopt_fd,
@@ -145,25 +122,25 @@ static void drive(struct vm *vm)
 static void submit_write(struct vm *vm, uint16_t n, uint64_t sector, uint8_t fill)
 {
 	struct virtio_blk_outhdr h = { .type = VIRTIO_BLK_T_OUT, .sector = sector };
-	uint8_t *d = gpa(vm, DESC);
+	uint8_t *d = vt_gpa(vm, DESC);
 	uint16_t idx = (uint16_t)(n + 1);
 	struct { uint64_t a; uint32_t l; uint16_t f, nx; } desc[3] = {
 		{ HDR, sizeof(h), 1, 1 }, { DATA, 512, 1, 2 }, { STATUS, 1, 2, 0 },
 	};
 
-	memcpy(gpa(vm, HDR), &h, sizeof(h));
-	memset(gpa(vm, DATA), fill, 512);
-	*(uint8_t *)gpa(vm, STATUS) = 0xee;
+	memcpy(vt_gpa(vm, HDR), &h, sizeof(h));
+	memset(vt_gpa(vm, DATA), fill, 512);
+	*(uint8_t *)vt_gpa(vm, STATUS) = 0xee;
 	memcpy(d, desc, sizeof(desc));
-	memset((uint8_t *)gpa(vm, AVAIL) + 4 + 2 * (n % 8), 0, 2);
-	__atomic_store_n((uint16_t *)((uint8_t *)gpa(vm, AVAIL) + 2), idx, __ATOMIC_RELEASE);
+	memset((uint8_t *)vt_gpa(vm, AVAIL) + 4 + 2 * (n % 8), 0, 2);
+	__atomic_store_n((uint16_t *)((uint8_t *)vt_gpa(vm, AVAIL) + 2), idx, __ATOMIC_RELEASE);
 	/* The guest's notify; a vCPU would exit to us only if KVM did not take it. */
 	wr(vm, VIRTIO_MMIO_QUEUE_NOTIFY, 0);
 }
 
 static uint16_t used_idx(struct vm *vm)
 {
-	return __atomic_load_n((uint16_t *)((uint8_t *)gpa(vm, USED) + 2), __ATOMIC_ACQUIRE);
+	return __atomic_load_n((uint16_t *)((uint8_t *)vt_gpa(vm, USED) + 2), __ATOMIC_ACQUIRE);
 }
 
 /* The VM's one disk, through the device interface. */
@@ -183,7 +160,7 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	int fd;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	snprintf(spec.id, sizeof(spec.id), "root");
 	make_vm(&a, &spec, NULL, NULL, 0);
@@ -198,7 +175,7 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	submit_write(&a, 0, 4, 0x11);
 	vm_virtio_quiesce(&a.virtio);
 	assert_int_equal(used_idx(&a), 1);
-	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
+	assert_int_equal(*(uint8_t *)vt_gpa(&a, STATUS), VIRTIO_BLK_S_OK);
 	assert_true(rd(&a, VIRTIO_MMIO_INTERRUPT_STATUS) & 1);
 	{
 		struct virtio_blk_info info;
@@ -218,7 +195,7 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	fd = virtio_blk_of(disk0(&a))->fd;
 	make_vm(&b, &spec, &fd, &st.ident, 0);
 	/* The new VM's RAM is its own here; give it the rings the guest had. */
-	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x20000);
+	memcpy(vt_gpa(&b, 0x100000), vt_gpa(&a, 0x100000), 0x20000);
 	assert_int_equal(virtio_blk_type.restore(disk0(&b), &st, err, sizeof(err)), 0);
 	assert_int_equal(rd(&b, VIRTIO_MMIO_STATUS), 15);
 	vm_destroy(&a);
@@ -226,7 +203,7 @@ static void test_vm_virtio_blk_serves_requests_and_moves_to_a_new_vm(void **stat
 	submit_write(&b, 1, 5, 0x22);
 	vm_virtio_quiesce(&b.virtio);
 	assert_int_equal(used_idx(&b), 2);
-	assert_int_equal(*(uint8_t *)gpa(&b, STATUS), VIRTIO_BLK_S_OK);
+	assert_int_equal(*(uint8_t *)vt_gpa(&b, STATUS), VIRTIO_BLK_S_OK);
 	vm_destroy(&b);
 
 	fd = open(path, O_RDONLY);
@@ -246,7 +223,7 @@ static void test_vm_virtio_refuses_a_replaced_disk(void **state)
 	int fd;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	make_vm(&a, &spec, NULL, NULL, 0);
 	assert_int_equal(virtio_blk_type.capture(disk0(&a), &st, err, sizeof(err)), 0);
@@ -283,7 +260,7 @@ static void test_vm_virtio_blk_handover_writes_the_upgrade_wires_disk(void **sta
 	struct vm a;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	snprintf(spec.id, sizeof(spec.id), "data-1");
 	make_vm(&a, &spec, NULL, NULL, 0);

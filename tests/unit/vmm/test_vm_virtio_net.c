@@ -43,6 +43,7 @@
 #include "vmm/devices/virtio_net_state.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
+#include "tests/unit/vmm/vm_test_support.h"
 
 #define RAM	(4u << 20)
 #define RING(q)	(0x100000ULL + (uint64_t)(q) * 0x4000)
@@ -62,7 +63,6 @@ static const uint8_t MAC[6] = { 0x02, 0x4b, 0x56, 0x4c, 0x55, 0x01 };
 static bool allowed(void)
 {
 	const char *e = getenv("KVMLU_TEST_TAPS");
-	int fd;
 
 	if (!e || strcmp(e, "1")) {
 		print_message("SKIP: makes a bridge and taps on the host it runs on: runs with "
@@ -70,12 +70,10 @@ static bool allowed(void)
 			      "or by hand in a network namespace (unshare -n)\n");
 		return false;
 	}
-	fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
+	if (!vt_have_kvm()) {
 		print_message("SKIP: KVMLU_TEST_TAPS=1 but /dev/kvm does not open here\n");
 		return false;
 	}
-	close(fd);
 	if (access("/dev/net/tun", R_OK | W_OK)) {
 		print_message("SKIP: KVMLU_TEST_TAPS=1 but /dev/net/tun is not usable here\n");
 		return false;
@@ -85,20 +83,17 @@ static bool allowed(void)
 
 static uint32_t rd(struct vm *vm, uint64_t off)
 {
-	uint32_t v = 0;
-
-	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, false));
-	return v;
+	return vt_mmio_rd(vm, BASE + off);
 }
 
 static void wr(struct vm *vm, uint64_t off, uint32_t v)
 {
-	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BASE + off, (uint8_t *)&v, 4, true));
+	vt_mmio_wr(vm, BASE + off, v);
 }
 
 static uint8_t *gpa(struct vm *vm, uint64_t a)
 {
-	return guestmem_gpa_to_hva(&vm->mem, a, 1);
+	return vt_gpa(vm, a);
 }
 
 static void make_vm(struct vm *vm, const int *adopt_fd)

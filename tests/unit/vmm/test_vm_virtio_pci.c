@@ -37,6 +37,7 @@
 #include "vmm/virtio/virtio_pci_vm.h"
 #include "vmm/vm.h"
 #include "vmm/vm_virtio.h"
+#include "tests/unit/vmm/vm_test_support.h"
 
 #define RAM	(4u << 20)
 #define DESC	0x100000ULL
@@ -52,14 +53,8 @@ static char path[64];
 
 static int setup(void **state)
 {
-	int fd;
-
 	(void)state;
-	snprintf(path, sizeof(path), "/tmp/kvmlu-test-vmpci-XXXXXX");
-	fd = mkstemp(path);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 1 << 20), 0);
-	close(fd);
+	vt_disk_make(path, sizeof(path), "vmpci");
 	return 0;
 }
 
@@ -68,16 +63,6 @@ static int teardown(void **state)
 	(void)state;
 	unlink(path);
 	return 0;
-}
-
-static bool have_kvm(void)
-{
-	int fd = open("/dev/kvm", O_RDWR | O_CLOEXEC);
-
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
 }
 
 static uint32_t cfg_rd(struct vm *vm, unsigned int dev, unsigned int reg)
@@ -109,11 +94,6 @@ static uint64_t rd(struct vm *vm, uint64_t off, unsigned int len)
 static void wr(struct vm *vm, uint64_t off, uint64_t v, unsigned int len)
 {
 	assert_true(io_bus_access(&vm->bus, IO_SPACE_MMIO, BAR + off, (uint8_t *)&v, len, true));
-}
-
-static void *gpa(struct vm *vm, uint64_t a)
-{
-	return guestmem_gpa_to_hva(&vm->mem, a, 1);
 }
 
 static int make_vm_on(struct vm *vm, const struct virtio_blk_spec *spec,
@@ -191,12 +171,12 @@ static void submit_write(struct vm *vm, uint16_t n, uint64_t sector, uint8_t fil
 		{ HDR, sizeof(h), 1, 1 }, { DATA, 512, 1, 2 }, { STATUS, 1, 2, 0 },
 	};
 
-	memcpy(gpa(vm, HDR), &h, sizeof(h));
-	memset(gpa(vm, DATA), fill, 512);
-	*(uint8_t *)gpa(vm, STATUS) = 0xee;
-	memcpy(gpa(vm, DESC), desc, sizeof(desc));
-	memset((uint8_t *)gpa(vm, AVAIL) + 4 + 2 * (n % 8), 0, 2);
-	__atomic_store_n((uint16_t *)((uint8_t *)gpa(vm, AVAIL) + 2), (uint16_t)(n + 1),
+	memcpy(vt_gpa(vm, HDR), &h, sizeof(h));
+	memset(vt_gpa(vm, DATA), fill, 512);
+	*(uint8_t *)vt_gpa(vm, STATUS) = 0xee;
+	memcpy(vt_gpa(vm, DESC), desc, sizeof(desc));
+	memset((uint8_t *)vt_gpa(vm, AVAIL) + 4 + 2 * (n % 8), 0, 2);
+	__atomic_store_n((uint16_t *)((uint8_t *)vt_gpa(vm, AVAIL) + 2), (uint16_t)(n + 1),
 			 __ATOMIC_RELEASE);
 	/* Queue 0's notify address; a vCPU's write there is KVM's ioeventfd. */
 	wr(vm, VIRTIO_PCI_NOTIFY_OFF, 0, 2);
@@ -249,7 +229,7 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	int fd, rc;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	rc = make_vm(&a, &spec, VM_VIRTIO_TRANSPORT_PCI);
 	if (rc == -EOPNOTSUPP)
@@ -272,9 +252,9 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	assert_int_equal(vm_virtio_start(&a.virtio, err, sizeof(err)), 0);
 	submit_write(&a, 0, 3, 0x5a);
 	vm_virtio_quiesce(&a.virtio);
-	assert_int_equal(__atomic_load_n((uint16_t *)((uint8_t *)gpa(&a, USED) + 2),
+	assert_int_equal(__atomic_load_n((uint16_t *)((uint8_t *)vt_gpa(&a, USED) + 2),
 					 __ATOMIC_ACQUIRE), 1);
-	assert_int_equal(*(uint8_t *)gpa(&a, STATUS), VIRTIO_BLK_S_OK);
+	assert_int_equal(*(uint8_t *)vt_gpa(&a, STATUS), VIRTIO_BLK_S_OK);
 	p = vm_virtio_pci_fn(&a.virtio, 0);
 	assert_non_null(p);
 	assert_int_equal(p->msis, 1);		/* KVM_SIGNAL_MSI took it */
@@ -297,7 +277,7 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	assert_non_null(strstr(err, "virtio-pci device, this VM's is virtio-mmio"));
 	vm_destroy(&c);
 	assert_int_equal(make_vm_on(&b, &spec, VM_VIRTIO_TRANSPORT_PCI, &fd, &st.ident), 0);
-	memcpy(gpa(&b, 0x100000), gpa(&a, 0x100000), 0x20000);
+	memcpy(vt_gpa(&b, 0x100000), vt_gpa(&a, 0x100000), 0x20000);
 	/* A vector past the table: refused, nothing taken. */
 	bad = st;
 	bad.t.pci.queue_vector[0] = 2;
@@ -317,7 +297,7 @@ static void test_vm_virtio_pci_serves_a_disk_and_moves_to_a_new_vm(void **state)
 	assert_int_equal(vm_virtio_start(&b.virtio, err, sizeof(err)), 0);
 	submit_write(&b, 1, 4, 0x6b);
 	vm_virtio_quiesce(&b.virtio);
-	assert_int_equal(__atomic_load_n((uint16_t *)((uint8_t *)gpa(&b, USED) + 2),
+	assert_int_equal(__atomic_load_n((uint16_t *)((uint8_t *)vt_gpa(&b, USED) + 2),
 					 __ATOMIC_ACQUIRE), 2);
 	p = vm_virtio_pci_fn(&b.virtio, 0);
 	assert_int_equal(p->msis, 1);
@@ -347,7 +327,7 @@ static void test_vm_virtio_pci_without_devices_keeps_its_bus_in_the_state(void *
 	int rc;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	rc = vm_create(&a, &cfg, err, sizeof(err));
 	if (rc == -EOPNOTSUPP)
@@ -379,7 +359,7 @@ static void test_vm_virtio_refuses_an_unknown_transport(void **state)
 	struct vm a;
 
 	(void)state;
-	if (!have_kvm())
+	if (!vt_have_kvm())
 		skip();
 	assert_int_equal(make_vm(&a, &spec, (enum vm_virtio_transport)7), -EINVAL);
 	assert_non_null(strstr(err, "transport 7"));
