@@ -572,6 +572,10 @@ stage3_running() {
 	if [ -n "$LR_BENCH" ]; then
 		lr_bench_anchor stage3
 		lr_bench_agent_lines agent3
+		# libvirt's restore with its times: QEMU's launch, its monitor,
+		# the incoming load, cont (and any capabilities probe before them).
+		grep -aE 'qemuProcessLaunch|qemuProcessWaitForMonitor|Handshake complete|running with pid|virQEMUCaps[A-Za-z]*:|"execute":"(qmp_capabilities|migrate-incoming|cont)"|"event": "(MIGRATION|RESUME)"' \
+			$LV/debug.log 2>/dev/null | grep -v MIGRATION_PASS | tail -n 60 | cut -c1-220 | sed 's/^/KVMLU-HARNESS: lvbench libvirt3 /'
 		echo "KVMLU-HARNESS: lvbench journal downtime_ns=$down action=$act"
 	fi
 	[ -n "$LR_BENCH" ] || stage3_optout
