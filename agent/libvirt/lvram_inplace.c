@@ -504,6 +504,8 @@ int lvram_inplace_restore(virConnectPtr conn, struct libvirt_domain_report *d,
 	close(image_fd);
 	/* The agent's reference keeps the RAM; the kernel's hold ends. */
 	rc = lvram_store_hold(d->uuid, ram_fd, d->memory_bytes, (uid_t)d->qemu_uid, d->checksum);
+	if (!rc)
+		lvram_store_set_verified(d->uuid);	/* hashed equal just above */
 	if (!rc && ops->finish(&sess, why, sizeof(why)))
 		fprintf(stderr, "kvmlu-agent: %s: %s (the RAM is held all the same)\n", d->name, why);
 	ops->close(&sess);

@@ -86,16 +86,24 @@ static void answer_error(int fd, const char *cls, const char *desc)
  * socket (wait=on, before it creates any memory backend), so nothing but
  * the agent has touched the memfd since the pause. Once QEMU has loaded
  * the vCPUs, KVM writes the kvmclock wall-clock struct into the RAM
- * (lvram_store.h), which a later sum would count as a change.
+ * (lvram_store.h), which a later sum would count as a change. RAM the
+ * agent verified itself since it got it (after a kexec) has its sum as
+ * given already (lvram_store_set_verified): no second pass over it while
+ * QEMU waits.
  */
 static void sum_given(const struct lvram_request *rq, pid_t pid)
 {
 	char sum[LVRAM_SUM_LEN + 1], why[256];
+	struct lvram_held_info info;
 	int fd, rc;
 
-	rc = lvram_store_get(rq->uuid, &fd, NULL);
+	rc = lvram_store_get(rq->uuid, &fd, &info);
 	if (rc) {
 		fprintf(stderr, "kvmlu-agent: lvram %s: no RAM to hash: %s\n", rq->uuid, strerror(-rc));
+		return;
+	}
+	if (info.given && info.given_pid == pid && info.sum_given[0]) {
+		close(fd);
 		return;
 	}
 	rc = lvram_sum(fd, sum, why, sizeof(why));

@@ -106,6 +106,11 @@ int lvram_store_give(const struct lvram_request *rq, uid_t peer_uid, pid_t peer_
 	h->info.given = true;
 	h->info.given_pid = peer_pid;
 	h->info.sum_given[0] = '\0';
+	if (h->info.verified) {
+		/* Hashed equal to sum, and nothing but the agent has had it since. */
+		memcpy(h->info.sum_given, h->info.sum, sizeof(h->info.sum_given));
+		h->info.verified = false;
+	}
 	h->incoming_done = false;
 	*fd = f;
 out:
@@ -136,6 +141,17 @@ void lvram_store_expect(const char *uuid, bool expect)
 	h = find(uuid);
 	if (h)
 		h->info.expected = expect;
+	pthread_mutex_unlock(&lock);
+}
+
+void lvram_store_set_verified(const char *uuid)
+{
+	struct held *h;
+
+	pthread_mutex_lock(&lock);
+	h = find(uuid);
+	if (h && !h->info.given)
+		h->info.verified = true;
 	pthread_mutex_unlock(&lock);
 }
 

@@ -41,6 +41,12 @@ struct lvram_held_info {
 	 * after the load never equals the pause's on a KVM domain.
 	 */
 	char sum_given[LVRAM_SUM_LEN + 1];
+	/*
+	 * Hashed equal to sum since it came into the agent's hands, and given
+	 * to no QEMU since (lvram_store_set_verified): the next give takes
+	 * sum as sum_given without hashing again, once.
+	 */
+	bool verified;
 	bool expected;			/* the agent's own start waits for it */
 	bool given;
 	pid_t given_pid;		/* the QEMU that has it, while given */
@@ -79,6 +85,14 @@ int lvram_store_wait_incoming(const char *uuid, int timeout_ms, char *why, size_
  * the RAM is still given to that pid; a later give or ungive clears it.
  */
 void lvram_store_set_sum_given(const char *uuid, pid_t pid, const char *sum);
+
+/*
+ * uuid's RAM was hashed equal to its sum after it came to the agent (the
+ * restore after a kexec, after RETRIEVE), and only the agent has had it
+ * since: its next give needs no hash of its own (sum_given above). A give
+ * ends it: a QEMU that had the RAM may have changed it.
+ */
+void lvram_store_set_verified(const char *uuid);
 
 /* A dup of the held fd and its info (for hashing). -ENOENT. */
 int lvram_store_get(const char *uuid, int *fd, struct lvram_held_info *info);

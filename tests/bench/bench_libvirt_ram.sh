@@ -26,8 +26,10 @@
 #   save      virDomainSuspend + virDomainManagedSave, less kill
 #   kill      inside the managed save: libvirt's qemuProcessKill of the
 #             saved QEMU (its debug log's stamp) -> the save returned: its
-#             wait for that QEMU to die (here it gives up after 40 s, "Failed
-#             to terminate process N with SIGKILL") and its cleanup
+#             wait for that QEMU to die and its cleanup. libvirt counts a
+#             zombie as alive; the case runs libvirtd under the harness's
+#             subreaper, which reaps it at once as systemd does (without
+#             it libvirt waited its full 40 s on a zombie of PID 1)
 #   sum1      the RAM's checksum at the pause (in-place)
 #   pre       the rest up to the kexec (image to a sealed memfd, PRESERVE_FD
 #             of it, the journal, the agent's other steps)
@@ -37,12 +39,20 @@
 #             disk keeps (managed save: the whole image, from the virtio
 #             disk), kvmlu-agent --restore, the agent daemon's start
 #   libvirtd  libvirtd's exec -> `virsh list` answering
-#   wait      -> the agent's first step for the domain (it polls libvirtd)
+#   wait      -> the agent's first step for the domain (it polls libvirtd;
+#             negative when it reached libvirtd before the case's own
+#             `virsh list` returned, which libvirtd's column then holds)
 #   retr      RETRIEVE_SESSION/RETRIEVE_FD of the RAM and the image (in-place)
 #   sum2      the RAM's checksum after the kexec (in-place)
 #   misc      the image written back, the domain looked up or defined
 #   qemu      QEMU's start, the device-state load (managed save: and the
-#             RAM's), resume
+#             RAM's), resume; a line under the row splits it by libvirt's
+#             debug log (lines the case prints): launch (virDomainCreate to
+#             QEMU's exec), monitor (to QEMU's monitor answering: QEMU's
+#             own start, kvmlu-qemu's and, in place, the agent's work on
+#             kvmlu's QMP socket), cpu (libvirt's guest CPU checks over QMP,
+#             some 400 commands), load (migrate-incoming to libvirt's
+#             `cont`), resume (to the agent's `running`)
 # jrnl_s: the journal's downtime_ns less stop_s, as a check (two kernels'
 # CLOCK_REALTIME, the second from the RTC's whole seconds; in-place it
 # starts before the RAM's PRESERVE_FD, which runs while the guest runs).
@@ -75,6 +85,10 @@ row() {
 		return t[1] * 3600 + t[2] * 60 + t[3]
 	}
 	/KVMLU-HARNESS: lvbench libvirt2.*qemuProcessKill:/ { kt = tod($0) }
+	/KVMLU-HARNESS: lvbench libvirt3 .*running with pid=/ { ql = tod($0) }
+	/KVMLU-HARNESS: lvbench libvirt3 .*qemuMonitorGetChardevInfo returned/ { qm = tod($0) }
+	/KVMLU-HARNESS: lvbench libvirt3 .*Detecting IOThread PIDs/ { qi = tod($0) }
+	/KVMLU-HARNESS: lvbench libvirt3 .*QEMU_MONITOR_SEND_MSG.*"execute":"cont"/ { qc = tod($0) }
 	/KVMLU-HARNESS: \[[0-9.]*\] kexec -e: stage 1 -> 2/ { k1 = host($0) }
 	/KVMLU-HARNESS: \[[0-9.]*\] userspace stage 2 / { u2 = host($0) }
 	/KVMLU-HARNESS: lvbench stop / { stop = $NF + 0 }
@@ -120,6 +134,12 @@ row() {
 			inplace ? f(sum1) : "-", f(pre), f(kx - cont), f(u3 - kx), f(lx - u3), f(lu - lx),
 			f(first - lu), inplace ? f(retr) : "-", inplace ? f(sum2) : "-",
 			inplace ? f(misc) : "-", f(run - o3("start")), f(stop_s), jd ? f(jd - stop_s) : "-"
+		# The qemu column split, on the new kernel CLOCK_REALTIME (libvirt stamps in UTC).
+		qs = a3["start"] - int(a3["start"] / 86400) * 86400
+		qr = a3["running"] - int(a3["running"] / 86400) * 86400
+		if (ql && qm && qi && qc)
+			printf "%6s %-8s qemu: launch %s, monitor %s, cpu %s, load %s, resume %s\n", "", "",
+				f(ql - qs), f(qm - ql), f(qi - qm), f(qc - qi), f(qr - qc)
 	}' "$3"
 }
 header() {

@@ -94,7 +94,7 @@ stage1() {
 }
 
 stage2() {
-	for f in /usr/sbin/libvirtd /usr/bin/virsh /usr/bin/setpriv $QEMU /kvmlu/bin/kvmlu-qemu \
+	for f in /usr/sbin/libvirtd /usr/bin/virsh /usr/bin/setpriv $QEMU /kvmlu/bin/kvmlu-qemu /kvmlu/bin/subreaper \
 		/kvmlu/bin/kvmlu-agent /kvmlu/bin/kvmlu /kvmlu/linux/vmlinuz /kvmlu/linux/initramfs.cpio.gz; do
 		[ -e "$f" ] || skip "$f missing (HARNESS_ARCHIVE=tests/harness/libvirt_archive.sh appends libvirt and QEMU; check.sh runs this case only when KVMLU_TEST_FILTER names it)"
 	done
@@ -130,7 +130,10 @@ EOF2
 
 	harness_log "libvirt: libvirtd starting"
 	t0=$(now_ms)
-	/usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
+	# Under subreaper (tests/harness/tools/subreaper.c): the QEMU processes
+	# libvirt ends are reaped at once, as systemd does on a host, not left
+	# zombies of this shell (PID 1) for libvirt to wait 40 s on.
+	/kvmlu/bin/subreaper /usr/bin/setpriv --reuid=65534 --regid=65534 --clear-groups env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
 		HOME=$LV XDG_RUNTIME_DIR=$LV/run XDG_CONFIG_HOME=$LV/config XDG_CACHE_HOME=$LV/cache \
 		LIBVIRT_LOG_FILTERS="1:qemu 1:util.command 1:util.process 1:rpc.netserver 1:daemon 3:*" \
 		LIBVIRT_LOG_OUTPUTS="3:stderr 1:file:$LV/debug.log" /usr/sbin/libvirtd >$LV/daemon.log 2>&1 &

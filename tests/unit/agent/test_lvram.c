@@ -350,6 +350,53 @@ static void store_keeps_sum_given(void **state)
 	lvram_store_release(UUID);
 }
 
+/*
+ * RAM the agent verified itself (hashed equal after RETRIEVE) has its sum
+ * as given at the first give, with no hash of its own while QEMU waits;
+ * once given, never again: that QEMU may have changed it.
+ */
+static void store_verified_gives_sum_once(void **state)
+{
+	const char *const qemu[] = { "qemu", "-uuid", UUID, NULL };
+	struct lvram_request rq = { .uuid = UUID, .size = 2 * MIB };
+	struct lvram_held_info info;
+	char buf[256], err[256];
+	size_t n = cmdline(buf, sizeof(buf), qemu);
+	int fd = -1, fd2 = -1;
+
+	(void)state;
+	assert_int_equal(lvram_store_hold(UUID, memfd_of(2 * MIB), 2 * MIB, 107, SUM), 0);
+	lvram_store_set_verified(UUID);
+	lvram_store_expect(UUID, true);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_true(info.verified);
+	assert_string_equal(info.sum_given, "");
+	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), 0);
+	close(fd);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, SUM);
+	assert_false(info.verified);
+	/* That start failed: the next QEMU's RAM is hashed afresh. */
+	lvram_store_ungive(UUID);
+	assert_int_equal(lvram_store_give(&rq, 107, 4243, buf, n, &fd, err, sizeof(err)), 0);
+	close(fd);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_string_equal(info.sum_given, "");
+	/* Verified while given: no (that QEMU has it). */
+	lvram_store_set_verified(UUID);
+	lvram_store_ungive(UUID);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
+	close(fd2);
+	assert_false(info.verified);
+	lvram_store_release(UUID);
+	/* Unknown uuid: nothing happens. */
+	lvram_store_set_verified(UUID);
+	assert_int_equal(lvram_store_get(UUID, &fd2, &info), -ENOENT);
+}
+
 /* What the server answers on one connection (a socketpair: the peer is this process). */
 static void serve_one(const char *line, struct lvram_reply *r, int *fd)
 {
@@ -490,6 +537,7 @@ int main(void)
 		cmocka_unit_test(peer_checks),
 		cmocka_unit_test(store_gives_once),
 		cmocka_unit_test(store_keeps_sum_given),
+		cmocka_unit_test(store_verified_gives_sum_once),
 		cmocka_unit_test(server_answers),
 		cmocka_unit_test(client_against_socket),
 		cmocka_unit_test(qemu_cmdline_ram_fd),
