@@ -14,16 +14,18 @@
 # guest in its own REGION MiB of it, and a tap on the bridge br-bench,
 # whose address 10.17.0.1 is this host's end of the TCP runs (kvmlu-loadgen
 # tcp-send to the guest, tcp-rr against its echo, tcp-sink of its stream).
-#   kvmlu-vmm:  --disk /dev/vda --net tap=ktap0,bridge=br-bench (virtio-mmio)
+#   kvmlu-vmm:  --disk /dev/vda --net tap=ktap0,bridge=br-bench
+#               --virtio-transport mmio or pci (kvmlu.bench_transports)
 #   QEMU:       virtio-blk-pci on /dev/vda, virtio-net-pci on tap qtap0
 #               (userspace virtio, no vhost; QEMU's default offloads)
 # Only the bench's appended initramfs has QEMU (as bench_linux_boot.sh
 # does it): without it this case measures kvmlu-vmm alone.
 #
-# The two VMs run one after the other: QEMU's guest
+# The VMs run one after the other: QEMU's guest
 # boots, runs ROUNDS rounds of its disk and TCP runs and ends; then
-# kvmlu-vmm's boots and runs as many; the bench takes medians. Then
-# kvmlu-vmm's guest goes through UPGRADES live upgrades idle, then
+# kvmlu-vmm's boots and runs as many, once per transport of
+# kvmlu.bench_transports (each guest but the last ends after its rounds);
+# the bench takes medians. Then the last kvmlu-vmm guest goes through UPGRADES live upgrades idle, then
 # (unless kvmlu.bench_hostupdate=0) a host update idle (stage 1 -> 2),
 # the busy phase with UPGRADES live upgrades and a host update busy
 # (2 -> 3), then it ends. (Both at once, taking turns round by round,
@@ -45,7 +47,10 @@
 # throughput run, default 5), kvmlu.bench_rounds (default 5),
 # kvmlu.bench_region (MiB of the disk each guest writes and reads,
 # default 32), kvmlu.bench_upgrades (live upgrades idle and busy, default
-# 3 each), kvmlu.bench_hostupdate (default 1).
+# 3 each), kvmlu.bench_hostupdate (default 1), kvmlu.bench_transports
+# (kvmlu-vmm's virtio transports, in order, comma-separated: mmio, pci,
+# mmio,pci; default mmio). With one transport kvmlu-vmm's figures are
+# "kvmlu_KEY", with more "kvmlu_mmio_KEY", "kvmlu_pci_KEY".
 #
 # Each guest is steered through a mark block near the disk's end (the
 # guest reads it with O_DIRECT): kvmlu-vmm's the last 4 KiB, QEMU's the
@@ -72,13 +77,9 @@ ROUNDS=$(opt bench_rounds 5)
 REGION=$(opt bench_region 32)
 UPGRADES=$(opt bench_upgrades 3)
 HOSTUPDATE=$(opt bench_hostupdate 1)
-# kvmlu.bench_pci=1: kvmlu-vmm's guest on --virtio-transport pci.
-PCI=$(opt bench_pci 0)
-if [ "$PCI" = 1 ]; then
-	KTRANSPORT="--virtio-transport pci"
-else
-	KTRANSPORT=
-fi
+TRANSPORTS=$(sed -n 's/.*kvmlu\.bench_transports=\([a-z,]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+TRANSPORTS=${TRANSPORTS:-mmio}
+LAST_TRANSPORT=${TRANSPORTS##* }
 
 bench() { harness_log "KVMLU-BENCH $*"; }
 
@@ -201,14 +202,15 @@ make_bridge() {
 		fail "could not make the bridge $BR"
 }
 
-kvmlu_boot() {
+kvmlu_boot() { # kvmlu_boot TRANSPORT BLACKOUT(0|1)
 	_s=/tmp/$NAME.serial
 	mark $KMARK zero
-	rm -f "/run/$NAME.sock"
+	# kvmlu-vmm appends to its serial file; the waits count lines of one guest.
+	rm -f "/run/$NAME.sock" "$_s"
 	$VM_BIN run --name $NAME --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd $GI \
-		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=1" \
-		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR $KTRANSPORT \
+		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=$2" \
+		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR --virtio-transport "$1" \
 		--serial "$_s" --control "/run/$NAME.sock" >"/tmp/$NAME.vmm" 2>&1 &
 	echo $! >"/tmp/$NAME.pid"
 }
@@ -257,14 +259,13 @@ disk_run() {
 	report "$_who" "$3" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$4")" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$5")" "$_pid"
 }
 
-# turn WHO ROUND: one guest's disk and TCP runs (kvmlu: the kvmlu-vmm VM),
+# turn WHO ROUND: one guest's disk and TCP runs (kvmlu*: the kvmlu-vmm VM),
 # the VMM's KVM exits read right before and after each
 turn() {
-	if [ "$1" = kvmlu ]; then
-		_s=/tmp/$NAME.serial _m=$KMARK _ip=10.17.0.2 _pid=$(cat "/tmp/$NAME.pid") _w=kvmlu-vmm
-	else
-		_s=/tmp/qx.serial _m=$QMARK _ip=10.17.0.3 _pid=$QPID _w=QEMU
-	fi
+	case $1 in
+	kvmlu*) _s=/tmp/$NAME.serial _m=$KMARK _ip=10.17.0.2 _pid=$(cat "/tmp/$NAME.pid") _w=$1 ;;
+	*) _s=/tmp/qx.serial _m=$QMARK _ip=10.17.0.3 _pid=$QPID _w=QEMU ;;
+	esac
 	_who=$1 _round=$2
 	disk_run 1 seqwrite seqwrite_MBps MBps mib
 	disk_run 2 seqread seqread_MBps MBps mib
@@ -315,8 +316,9 @@ rounds() {
 	done
 }
 
-# QEMU's guest: boot, its rounds, its end. Then kvmlu-vmm's guest: boot,
-# its rounds; it stays, idle, for the upgrades.
+# QEMU's guest: boot, its rounds, its end. Then kvmlu-vmm's guest on each
+# transport: boot, its rounds, its end; the last one stays, idle, for the
+# upgrades.
 throughput() {
 	if [ -x $QEMU ]; then
 		qemu_boot
@@ -332,11 +334,22 @@ throughput() {
 	else
 		harness_log "no $QEMU in this initramfs: kvmlu-vmm only"
 	fi
-	kvmlu_boot
-	guest_up "/tmp/$NAME.serial" "$(cat "/tmp/$NAME.pid")" kvmlu-vmm
-	rounds kvmlu
-	mark $KMARK KVMLU-ROUNDS-END
-	wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST idle' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm: after the rounds"
+	for _t in $TRANSPORTS; do
+		_kw=kvmlu
+		[ "$_t" = "$TRANSPORTS" ] || _kw=kvmlu_$_t
+		if [ "$_t" = "$LAST_TRANSPORT" ]; then
+			kvmlu_boot "$_t" 1
+		else
+			kvmlu_boot "$_t" 0
+		fi
+		guest_up "/tmp/$NAME.serial" "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($_t)"
+		rounds $_kw
+		mark $KMARK KVMLU-ROUNDS-END
+		[ "$_t" = "$LAST_TRANSPORT" ] && break
+		wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST done' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($_t): end of the rounds"
+		vm_gone
+	done
+	wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST idle' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($LAST_TRANSPORT): after the rounds"
 }
 
 kvmlu_busy() { # the busy phase and its upgrades; a TCP stream runs on
@@ -426,7 +439,7 @@ setup() {
 stage1() {
 	setup
 	make_bridge
-	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK transport=$([ "$PCI" = 1 ] && echo pci || echo mmio)"
+	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK transport=$(echo $TRANSPORTS | tr ' ' ',')"
 	throughput
 	upgrades idle "/tmp/$NAME.serial"
 	if [ "$HOSTUPDATE" = 1 ]; then
