@@ -88,16 +88,34 @@ kv() {
 	grep -a "$2" "$1" 2>/dev/null | tail -n 1 | tr -d '\r' | sed -n "s/.* $3=\\([^ ]*\\).*/\\1/p"
 }
 
+# stuck PID: what a VM that stopped making progress is doing, for the log:
+# its KVM exit counts twice, 2 s apart (a vCPU in HLT that nothing wakes
+# counts almost nothing), and for kvmlu-vmm's VM its status (the disk's
+# requests) and the VMM's last messages.
+stuck() {
+	kstat "$1"
+	harness_log "stuck: exits=$KS_exits io=$KS_io mmio=$KS_mmio irq=$KS_irq halt=$KS_halt"
+	sleep 2
+	kstat "$1"
+	harness_log "stuck, 2 s later: exits=$KS_exits io=$KS_io mmio=$KS_mmio irq=$KS_irq halt=$KS_halt"
+	[ "$1" = "$(cat "/tmp/$NAME.pid" 2>/dev/null)" ] || return 0
+	harness_log "stuck: status $($VM_CTL -t 10 "/run/$NAME.sock" '{"cmd":"status"}' 2>&1 | tr -d '\n' | cut -c1-1500)"
+	tail -n 10 "/tmp/$NAME.vmm" | sed 's/^/vmm| /'
+}
+
 # wait_for FILE REGEX SECONDS PID WHAT [N]: until FILE has N lines matching
-# REGEX (default 1); fails when PID is gone or the time is up.
+# REGEX (default 1); fails when PID is gone or the time is up. A line every
+# 60 s while it waits says this host is still polling.
 wait_for() {
 	_i=0
 	while _c=$(grep -a -c "$2" "$1" 2>/dev/null); [ "${_c:-0}" -lt "${6:-1}" ]; do
 		if ! kill -0 "$4" 2>/dev/null || [ $_i -ge $(($3 * 5)) ]; then
 			tail -n 25 "$1" | tr -d '\r' | sed 's/^/guest| /'
+			kill -0 "$4" 2>/dev/null && stuck "$4"
 			fail "$5: no '$2' (x${6:-1}) on the guest console within $3 s$(kill -0 "$4" 2>/dev/null || echo ', the VMM exited')"
 		fi
-		grep -aq 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" &&
+		[ $_i -gt 0 ] && [ $((_i % 300)) = 0 ] && harness_log "still waiting for '$2' ($5), $((_i / 5)) s"
+		grep -aq 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" 2>/dev/null &&
 			fail "$5: $(grep -a 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" | head -n 1 | tr -d '\r')"
 		usleep 200000
 		_i=$((_i + 1))
@@ -206,7 +224,8 @@ kvmlu_boot() { # kvmlu_boot TRANSPORT BLACKOUT(0|1)
 	_s=/tmp/$NAME.serial
 	mark $KMARK zero
 	# kvmlu-vmm appends to its serial file; the waits count lines of one guest.
-	rm -f "/run/$NAME.sock" "$_s"
+	rm -f "/run/$NAME.sock"
+	: >"$_s"
 	$VM_BIN run --name $NAME --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd $GI \
 		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=$2" \
