@@ -111,7 +111,11 @@ wait_for() {
 	while _c=$(grep -a -c "$2" "$1" 2>/dev/null); [ "${_c:-0}" -lt "${6:-1}" ]; do
 		if ! kill -0 "$4" 2>/dev/null || [ $_i -ge $(($3 * 5)) ]; then
 			tail -n 25 "$1" | tr -d '\r' | sed 's/^/guest| /'
-			kill -0 "$4" 2>/dev/null && stuck "$4"
+			if kill -0 "$4" 2>/dev/null; then
+				stuck "$4"
+			else	# what the VMM said last
+				tail -n 10 "$([ "$4" = "${QPID:-}" ] && echo /tmp/qx.log || echo "/tmp/$NAME.vmm")" | sed 's/^/vmm| /'
+			fi
 			fail "$5: no '$2' (x${6:-1}) on the guest console within $3 s$(kill -0 "$4" 2>/dev/null || echo ', the VMM exited')"
 		fi
 		[ $_i -gt 0 ] && [ $((_i % 300)) = 0 ] && harness_log "still waiting for '$2' ($5), $((_i / 5)) s"
