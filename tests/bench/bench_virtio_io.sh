@@ -61,6 +61,8 @@
 # both) runs kvmlu-vmm's guest once on each, in that order, side by side
 # in the table ("pci mmio" the other way); the blackouts are the last
 # one's,
+# KVMLU_HARNESS_SMP=1 (the QEMU host on one vCPU instead of the case's 2:
+# docs/devices.md says why the pci runs were measured so),
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
