@@ -25,7 +25,8 @@
 # boots, runs ROUNDS rounds of its disk and TCP runs and ends; then
 # kvmlu-vmm's boots and runs as many, once per transport of
 # kvmlu.bench_transports (each guest but the last ends after its rounds);
-# the bench takes medians. Then the last kvmlu-vmm guest goes through UPGRADES live upgrades idle, then
+# the bench takes medians. Then the last kvmlu-vmm guest goes through
+# UPGRADES live upgrades idle, then
 # (unless kvmlu.bench_hostupdate=0) a host update idle (stage 1 -> 2),
 # the busy phase with UPGRADES live upgrades and a host update busy
 # (2 -> 3), then it ends. (Both at once, taking turns round by round,
@@ -358,13 +359,11 @@ throughput() {
 		harness_log "no $QEMU in this initramfs: kvmlu-vmm only"
 	fi
 	for _t in $TRANSPORTS; do
-		_kw=kvmlu
+		# Its figures' prefix; the last guest stays for the blackouts.
+		_kw=kvmlu _b=0
 		[ "$_t" = "$TRANSPORTS" ] || _kw=kvmlu_$_t
-		if [ "$_t" = "$LAST_TRANSPORT" ]; then
-			kvmlu_boot "$_t" 1
-		else
-			kvmlu_boot "$_t" 0
-		fi
+		[ "$_t" = "$LAST_TRANSPORT" ] && _b=1
+		kvmlu_boot "$_t" $_b
 		guest_up "/tmp/$NAME.serial" "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($_t)"
 		rounds $_kw
 		mark $KMARK KVMLU-ROUNDS-END
