@@ -1,13 +1,15 @@
 #!/bin/bash
 # Bench: the stock Linux guest's disk and TCP throughput in
-# kvmlu-vmm (virtio-mmio: --disk, --net) against QEMU -accel kvm (virtio-blk-pci,
+# kvmlu-vmm (--disk, --net on virtio-mmio, virtio-pci or each in turn)
+# against QEMU -accel kvm (virtio-blk-pci,
 # virtio-net-pci on a tap), and kvmlu-vmm's live-upgrade blackout with the
 # guest idle next to the guest busy on its disk and network. Everything in
 # one QEMU host (tests/harness, TCG with nested SVM), on its nested
 # /dev/kvm, in the same run: harness case virtio_io_bench. QEMU's guest
-# runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's
-# (one after the other, see the case); the table gives the medians, the
-# ratio of each round pair (round i of kvmlu-vmm / round i of QEMU): its
+# runs KVMLU_BENCH_VIRTIO_ROUNDS rounds of the runs below, then kvmlu-vmm's,
+# once per transport asked for (one after the other, see the case); the
+# table gives the medians, the ratio of each round pair (round i of
+# kvmlu-vmm / round i of QEMU, per transport): its
 # median and its spread (min-max), and each VMM's KVM exits per unit
 # (MiB, request, MB, transaction), the median over the rounds, counted
 # from the QEMU host's debugfs (/sys/kernel/debug/kvm/<pid>-<fd>/exits,
@@ -54,15 +56,20 @@
 # KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
-# KVMLU_BENCH_VIRTIO_TRANSPORT=pci (kvmlu-vmm's guest on --virtio-transport
-# pci, MSI-X, instead of virtio-mmio),
+# KVMLU_BENCH_VIRTIO_TRANSPORT (default mmio): pci puts kvmlu-vmm's guest
+# on --virtio-transport pci (MSI-X) instead of virtio-mmio; "mmio pci" (or
+# both) runs kvmlu-vmm's guest once on each, in that order, side by side
+# in the table ("pci mmio" the other way); the blackouts are the last
+# one's,
+# KVMLU_HARNESS_SMP=1 (the QEMU host on one vCPU instead of the case's 2:
+# docs/devices.md says why the pci runs were measured so),
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
 # Natively too, first: where this machine's /dev/kvm is usable, the same
 # guest in kvmlu-vmm and QEMU -accel kvm here, in a private network
 # namespace (tests/bench/virtio_io_native.sh says what it runs and
-# prints; KVMLU_BENCH_VIRTIO_NATIVE=0 skips it).
+# prints, once per transport; KVMLU_BENCH_VIRTIO_NATIVE=0 skips it).
 # Bash reads a script while it runs it: the braces make it read this one
 # whole first, so that editing it under a long run cannot change that run.
 {
@@ -75,10 +82,12 @@ rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-5}
 region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
-case ${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio} in
-mmio) pci=0 ;;
-pci) pci=1 ;;
-*) echo "bench_virtio_io: KVMLU_BENCH_VIRTIO_TRANSPORT=${KVMLU_BENCH_VIRTIO_TRANSPORT}: mmio or pci" >&2; exit 2 ;;
+transports=${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio}
+[ "$transports" = both ] && transports="mmio pci"
+transports=$(tr ',' ' ' <<<"$transports" | xargs)
+case $transports in
+mmio | pci | "mmio pci" | "pci mmio") ;;
+*) echo "bench_virtio_io: KVMLU_BENCH_VIRTIO_TRANSPORT=${KVMLU_BENCH_VIRTIO_TRANSPORT}: mmio, pci, \"mmio pci\" (both) or \"pci mmio\"" >&2; exit 2 ;;
 esac
 work=$top/build/harness/bench-virtio
 mkdir -p "$work"
@@ -91,7 +100,10 @@ fi
 if [ -z "${only_log:-}" ]; then
 # A machine whose KVM cannot run the guest gets its table with the reason,
 # not a failed bench: what it could not run is a fact of that machine.
-tests/bench/virtio_io_native.sh || echo "$me: the native half ran nothing to compare (above says why)"
+for t in $transports; do
+	KVMLU_BENCH_VIRTIO_TRANSPORT=$t tests/bench/virtio_io_native.sh ||
+		echo "$me: the native half ($t) ran nothing to compare (above says why)"
+done
 tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
 tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
 if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then
@@ -176,8 +188,8 @@ vals() { # vals LOG KEY: every KVMLU-BENCH KEY=value in order, one a line
 median() { sort -g | awk '{ v[NR] = $1 } END {
 	if (NR == 0) { print ""; exit }
 	printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratios() { # ratios LOG KEY: kvmlu/qemu of each round, one a line
-	paste -d' ' <(vals "$1" "kvmlu_$2") <(vals "$1" "qemu_$2") |
+ratios() { # ratios LOG WHO KEY: WHO/qemu of each round, one a line
+	paste -d' ' <(vals "$1" "$2_$3") <(vals "$1" "qemu_$3") |
 		awk 'NF == 2 && $2 + 0 > 0 { printf "%.3f\n", $1 / $2 }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
@@ -202,41 +214,75 @@ per_op() { # per_op LOG WHO KEY STAT DIV: STAT exits per unit of each round, one
 	paste -d' ' <(vals "$1" "$2_$3_$4") <(vals "$1" "$2_$3_ops") |
 		awk -v d="$5" '$1 ~ /^[0-9]+$/ && $2 + 0 > 0 { printf "%.2f\n", $1 / ($2 / d) }'
 }
+kwhos() { # kwhos LOG: the prefixes of kvmlu-vmm's figures, one per transport
+	local t
+	t=$(val "$1" transport | grep . || echo mmio)
+	case $t in
+	*,*) tr ',' '\n' <<<"$t" | sed 's/^/kvmlu_/' ;;
+	*) echo kvmlu ;;
+	esac
+}
+colname() { # colname WHO: its column's name
+	case $1 in
+	kvmlu) echo kvmlu-vmm ;;
+	kvmlu_*) echo "kvmlu-${1#kvmlu_}" ;;
+	*) echo qemu-kvm ;;
+	esac
+}
 table() { # table LOG: the figures of one run
-	local log=$1 row k unit div label a b r im ix bm bx hi hb n who st line
+	local log=$1 row k unit div label a b r im ix bm bx hi hb n who st line kw head t
 	n=$(val "$log" upgrades)
-	echo "kvmlu-vmm on virtio-$(val "$log" transport | grep . || echo mmio); QEMU on virtio-pci"
+	kw=$(kwhos "$log" | xargs)
+	t=$(val "$log" transport | grep . || echo mmio)
+	case $t in
+	*,*) echo "kvmlu-vmm on virtio-${t//,/, then virtio-} (one guest each: kvmlu-${t//,/, kvmlu-}); QEMU on virtio-pci" ;;
+	*) echo "kvmlu-vmm on virtio-$t; QEMU on virtio-pci" ;;
+	esac
 	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
-	printf '%-38s %10s %10s %10s %11s  %-22s\n' "medians of the rounds" kvmlu-vmm qemu-kvm kvmlu/qemu "(min-max)" "exits/unit kvmlu qemu"
+	head=$(printf '%-38s' "medians of the rounds")
+	for who in $kw qemu; do head="$head $(printf '%10s' "$(colname "$who")")"; done
+	for who in $kw; do head="$head $(printf '%10s %11s' "${who#kvmlu_}/qemu" "(min-max)")"; done
+	echo "$head"
 	while IFS= read -r row; do
 		k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
-		a=$(vals "$log" "kvmlu_$k" | median) b=$(vals "$log" "qemu_$k" | median)
-		printf '%-38s %10s %10s %10s %11s  %10s %10s /%s\n' "$label" "${a:--}" "${b:--}" \
-			"$(ratios "$log" "$k" | median)" "$(ratios "$log" "$k" | spread)" \
-			"$(per_op "$log" kvmlu "$k" exits "$div" | median)" "$(per_op "$log" qemu "$k" exits "$div" | median)" "$unit"
+		line=$(printf '%-38s' "$label")
+		for who in $kw qemu; do
+			a=$(vals "$log" "${who}_$k" | median)
+			line="$line $(printf '%10s' "${a:--}")"
+		done
+		for who in $kw; do
+			line="$line $(printf '%10s %11s' "$(ratios "$log" "$who" "$k" | median)" "$(ratios "$log" "$who" "$k" | spread)")"
+		done
+		echo "$line"
 	done <<<"$rows"
-	for who in kvmlu_randread32 qemu_randread32 kvmlu_randwrite32 qemu_randwrite32; do
-		a=$(vals "$log" "${who}_avgqd" | median)
-		eval "qd_$who=\${a:--}"
+	for who in $kw qemu; do
+		for st in randread32 randwrite32; do
+			a=$(vals "$log" "${who}_${st}_avgqd" | median)
+			eval "qd_${who}_$st=\${a:--}"
+		done
 	done
-	echo "QD32: average depth at the guest's block layer (time_in_queue / time), medians: reads $qd_kvmlu_randread32 kvmlu-vmm, $qd_qemu_randread32 QEMU; writes $qd_kvmlu_randwrite32, $qd_qemu_randwrite32"
+	line="QD32: average depth at the guest's block layer (time_in_queue / time), medians, reads and writes:"
+	for who in $kw qemu; do
+		eval "line=\"\$line $(colname "$who") \$qd_${who}_randread32, \$qd_${who}_randwrite32;\""
+	done
+	echo "${line%;}"
 	echo "exits per unit by kind (medians; KVM debugfs of the QEMU host: io/mmio went out to the VMM's userspace;"
 	echo "  irq: a host interrupt; halt: the guest's HLT; npf: nested page faults fixed; emul: instructions emulated)"
-	printf '%-38s %-9s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul
+	printf '%-38s %-12s %9s %9s %9s %9s %9s %9s %9s\n' "" "" all io mmio irq halt npf emul
 	while IFS= read -r row; do
 		k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
-		for who in kvmlu qemu; do
+		for who in $kw qemu; do
 			line=
 			for st in exits io mmio irq halt pf emul; do
 				a=$(per_op "$log" "$who" "$k" "$st" "$div" | median)
 				line="$line $(printf '%9s' "${a:--}")"
 			done
-			printf '%-38s %-9s%s\n' "${label%%,*}" "$who/$unit" "$line"
+			printf '%-38s %-12s%s\n' "${label%%,*}" "${who#kvmlu_}/$unit" "$line"
 		done
 	done <<<"$rows"
 	read -r im ix <<<"$(med_max "$(val "$log" upgrade_idle_ms)")"
 	read -r bm bx <<<"$(med_max "$(val "$log" upgrade_busy_ms)")"
-	printf '%-34s %12s %12s %12s\n' "live upgrade blackout, ms" idle busy busy/idle
+	printf '%-34s %12s %12s %12s\n' "live upgrade blackout, ms (${t##*,})" idle busy busy/idle
 	printf '%-34s %12s %12s %12s\n' "  median of $n" "$im" "$bm" "$(ratio "$bm" "$im")"
 	printf '%-34s %12s %12s %12s\n' "  max" "$ix" "$bx" "$(ratio "$bx" "$ix")"
 	if [ "$(val "$log" hostupdate)" = 1 ]; then
@@ -262,7 +308,7 @@ if [ -n "${only_log:-}" ]; then
 fi
 rc=0
 for i in $(seq 1 "$runs"); do
-	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate kvmlu.bench_pci=$pci" \
+	out=$(KVMLU_HARNESS_APPEND="${KVMLU_HARNESS_APPEND:-} kvmlu.bench_secs=$secs kvmlu.bench_rounds=$rounds kvmlu.bench_region=$region kvmlu.bench_upgrades=$upgrades kvmlu.bench_hostupdate=$hostupdate kvmlu.bench_transports=${transports// /,}" \
 		tests/harness/run-case.sh virtio_io_bench "$kdir/bzImage" "$work/initramfs.cpio" "$work/run$i")
 	log=$work/run$i/harness-virtio_io_bench.log
 	case $out in

@@ -14,16 +14,19 @@
 # guest in its own REGION MiB of it, and a tap on the bridge br-bench,
 # whose address 10.17.0.1 is this host's end of the TCP runs (kvmlu-loadgen
 # tcp-send to the guest, tcp-rr against its echo, tcp-sink of its stream).
-#   kvmlu-vmm:  --disk /dev/vda --net tap=ktap0,bridge=br-bench (virtio-mmio)
+#   kvmlu-vmm:  --disk /dev/vda --net tap=ktap0,bridge=br-bench
+#               --virtio-transport mmio or pci (kvmlu.bench_transports)
 #   QEMU:       virtio-blk-pci on /dev/vda, virtio-net-pci on tap qtap0
 #               (userspace virtio, no vhost; QEMU's default offloads)
 # Only the bench's appended initramfs has QEMU (as bench_linux_boot.sh
 # does it): without it this case measures kvmlu-vmm alone.
 #
-# The two VMs run one after the other: QEMU's guest
+# The VMs run one after the other: QEMU's guest
 # boots, runs ROUNDS rounds of its disk and TCP runs and ends; then
-# kvmlu-vmm's boots and runs as many; the bench takes medians. Then
-# kvmlu-vmm's guest goes through UPGRADES live upgrades idle, then
+# kvmlu-vmm's boots and runs as many, once per transport of
+# kvmlu.bench_transports (each guest but the last ends after its rounds);
+# the bench takes medians. Then the last kvmlu-vmm guest goes through
+# UPGRADES live upgrades idle, then
 # (unless kvmlu.bench_hostupdate=0) a host update idle (stage 1 -> 2),
 # the busy phase with UPGRADES live upgrades and a host update busy
 # (2 -> 3), then it ends. (Both at once, taking turns round by round,
@@ -45,7 +48,10 @@
 # throughput run, default 5), kvmlu.bench_rounds (default 5),
 # kvmlu.bench_region (MiB of the disk each guest writes and reads,
 # default 32), kvmlu.bench_upgrades (live upgrades idle and busy, default
-# 3 each), kvmlu.bench_hostupdate (default 1).
+# 3 each), kvmlu.bench_hostupdate (default 1), kvmlu.bench_transports
+# (kvmlu-vmm's virtio transports, in order, comma-separated: mmio, pci,
+# mmio,pci; default mmio). With one transport kvmlu-vmm's figures are
+# "kvmlu_KEY", with more "kvmlu_mmio_KEY", "kvmlu_pci_KEY".
 #
 # Each guest is steered through a mark block near the disk's end (the
 # guest reads it with O_DIRECT): kvmlu-vmm's the last 4 KiB, QEMU's the
@@ -72,13 +78,9 @@ ROUNDS=$(opt bench_rounds 5)
 REGION=$(opt bench_region 32)
 UPGRADES=$(opt bench_upgrades 3)
 HOSTUPDATE=$(opt bench_hostupdate 1)
-# kvmlu.bench_pci=1: kvmlu-vmm's guest on --virtio-transport pci.
-PCI=$(opt bench_pci 0)
-if [ "$PCI" = 1 ]; then
-	KTRANSPORT="--virtio-transport pci"
-else
-	KTRANSPORT=
-fi
+TRANSPORTS=$(sed -n 's/.*kvmlu\.bench_transports=\([a-z,]*\).*/\1/p' /proc/cmdline | tr ',' ' ')
+TRANSPORTS=${TRANSPORTS:-mmio}
+LAST_TRANSPORT=${TRANSPORTS##* }
 
 bench() { harness_log "KVMLU-BENCH $*"; }
 
@@ -87,16 +89,38 @@ kv() {
 	grep -a "$2" "$1" 2>/dev/null | tail -n 1 | tr -d '\r' | sed -n "s/.* $3=\\([^ ]*\\).*/\\1/p"
 }
 
+# stuck PID: what a VM that stopped making progress is doing, for the log:
+# its KVM exit counts twice, 2 s apart (a vCPU in HLT that nothing wakes
+# counts almost nothing), and for kvmlu-vmm's VM its status (the disk's
+# requests) and the VMM's last messages.
+stuck() {
+	kstat "$1"
+	harness_log "stuck: exits=$KS_exits io=$KS_io mmio=$KS_mmio irq=$KS_irq halt=$KS_halt"
+	sleep 2
+	kstat "$1"
+	harness_log "stuck, 2 s later: exits=$KS_exits io=$KS_io mmio=$KS_mmio irq=$KS_irq halt=$KS_halt"
+	[ "$1" = "$(cat "/tmp/$NAME.pid" 2>/dev/null)" ] || return 0
+	harness_log "stuck: status $($VM_CTL -t 10 "/run/$NAME.sock" '{"cmd":"status"}' 2>&1 | tr -d '\n' | cut -c1-1500)"
+	tail -n 10 "/tmp/$NAME.vmm" | sed 's/^/vmm| /'
+}
+
 # wait_for FILE REGEX SECONDS PID WHAT [N]: until FILE has N lines matching
-# REGEX (default 1); fails when PID is gone or the time is up.
+# REGEX (default 1); fails when PID is gone or the time is up. A line every
+# 60 s while it waits says this host is still polling.
 wait_for() {
 	_i=0
 	while _c=$(grep -a -c "$2" "$1" 2>/dev/null); [ "${_c:-0}" -lt "${6:-1}" ]; do
 		if ! kill -0 "$4" 2>/dev/null || [ $_i -ge $(($3 * 5)) ]; then
 			tail -n 25 "$1" | tr -d '\r' | sed 's/^/guest| /'
+			if kill -0 "$4" 2>/dev/null; then
+				stuck "$4"
+			else	# what the VMM said last
+				tail -n 10 "$([ "$4" = "${QPID:-}" ] && echo /tmp/qx.log || echo "/tmp/$NAME.vmm")" | sed 's/^/vmm| /'
+			fi
 			fail "$5: no '$2' (x${6:-1}) on the guest console within $3 s$(kill -0 "$4" 2>/dev/null || echo ', the VMM exited')"
 		fi
-		grep -aq 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" &&
+		[ $_i -gt 0 ] && [ $((_i % 300)) = 0 ] && harness_log "still waiting for '$2' ($5), $((_i / 5)) s"
+		grep -aq 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" 2>/dev/null &&
 			fail "$5: $(grep -a 'KVMLU-BENCH-GUEST error\|KVMLU-LOADGEN error' "$1" | head -n 1 | tr -d '\r')"
 		usleep 200000
 		_i=$((_i + 1))
@@ -201,14 +225,16 @@ make_bridge() {
 		fail "could not make the bridge $BR"
 }
 
-kvmlu_boot() {
+kvmlu_boot() { # kvmlu_boot TRANSPORT BLACKOUT(0|1)
 	_s=/tmp/$NAME.serial
 	mark $KMARK zero
+	# kvmlu-vmm appends to its serial file; the waits count lines of one guest.
 	rm -f "/run/$NAME.sock"
+	: >"$_s"
 	$VM_BIN run --name $NAME --memory 256M --cpus 1 \
 		--kernel /kvmlu/linux/vmlinuz --initrd $GI \
-		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=1" \
-		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR $KTRANSPORT \
+		--append "console=ttyS0 reboot=k panic=-1 nokaslr rdinit=/bench/init kvmlu.bench_secs=$SECS kvmlu.bench_region=0+$REGION kvmlu.bench_mark=1 kvmlu.bench_ip=10.17.0.2/24 kvmlu.bench_blackout=$2" \
+		--disk "$DISK,id=bench" --net tap=ktap0,bridge=$BR --virtio-transport "$1" \
 		--serial "$_s" --control "/run/$NAME.sock" >"/tmp/$NAME.vmm" 2>&1 &
 	echo $! >"/tmp/$NAME.pid"
 }
@@ -257,14 +283,13 @@ disk_run() {
 	report "$_who" "$3" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$4")" "$(kv "$_s" "KVMLU-LOADGEN $2 " "$5")" "$_pid"
 }
 
-# turn WHO ROUND: one guest's disk and TCP runs (kvmlu: the kvmlu-vmm VM),
+# turn WHO ROUND: one guest's disk and TCP runs (kvmlu*: the kvmlu-vmm VM),
 # the VMM's KVM exits read right before and after each
 turn() {
-	if [ "$1" = kvmlu ]; then
-		_s=/tmp/$NAME.serial _m=$KMARK _ip=10.17.0.2 _pid=$(cat "/tmp/$NAME.pid") _w=kvmlu-vmm
-	else
-		_s=/tmp/qx.serial _m=$QMARK _ip=10.17.0.3 _pid=$QPID _w=QEMU
-	fi
+	case $1 in
+	kvmlu*) _s=/tmp/$NAME.serial _m=$KMARK _ip=10.17.0.2 _pid=$(cat "/tmp/$NAME.pid") _w=$1 ;;
+	*) _s=/tmp/qx.serial _m=$QMARK _ip=10.17.0.3 _pid=$QPID _w=QEMU ;;
+	esac
 	_who=$1 _round=$2
 	disk_run 1 seqwrite seqwrite_MBps MBps mib
 	disk_run 2 seqread seqread_MBps MBps mib
@@ -315,8 +340,9 @@ rounds() {
 	done
 }
 
-# QEMU's guest: boot, its rounds, its end. Then kvmlu-vmm's guest: boot,
-# its rounds; it stays, idle, for the upgrades.
+# QEMU's guest: boot, its rounds, its end. Then kvmlu-vmm's guest on each
+# transport: boot, its rounds, its end; the last one stays, idle, for the
+# upgrades.
 throughput() {
 	if [ -x $QEMU ]; then
 		qemu_boot
@@ -332,11 +358,20 @@ throughput() {
 	else
 		harness_log "no $QEMU in this initramfs: kvmlu-vmm only"
 	fi
-	kvmlu_boot
-	guest_up "/tmp/$NAME.serial" "$(cat "/tmp/$NAME.pid")" kvmlu-vmm
-	rounds kvmlu
-	mark $KMARK KVMLU-ROUNDS-END
-	wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST idle' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm: after the rounds"
+	for _t in $TRANSPORTS; do
+		# Its figures' prefix; the last guest stays for the blackouts.
+		_kw=kvmlu _b=0
+		[ "$_t" = "$TRANSPORTS" ] || _kw=kvmlu_$_t
+		[ "$_t" = "$LAST_TRANSPORT" ] && _b=1
+		kvmlu_boot "$_t" $_b
+		guest_up "/tmp/$NAME.serial" "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($_t)"
+		rounds $_kw
+		mark $KMARK KVMLU-ROUNDS-END
+		[ "$_t" = "$LAST_TRANSPORT" ] && break
+		wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST done' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($_t): end of the rounds"
+		vm_gone
+	done
+	wait_for "/tmp/$NAME.serial" 'KVMLU-BENCH-GUEST idle' 300 "$(cat "/tmp/$NAME.pid")" "kvmlu-vmm ($LAST_TRANSPORT): after the rounds"
 }
 
 kvmlu_busy() { # the busy phase and its upgrades; a TCP stream runs on
@@ -426,7 +461,7 @@ setup() {
 stage1() {
 	setup
 	make_bridge
-	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK transport=$([ "$PCI" = 1 ] && echo pci || echo mmio)"
+	bench "config secs=$SECS rounds=$ROUNDS region_mib=$REGION upgrades=$UPGRADES hostupdate=$HOSTUPDATE disk=$DISK transport=$(echo $TRANSPORTS | tr ' ' ',')"
 	throughput
 	upgrades idle "/tmp/$NAME.serial"
 	if [ "$HOSTUPDATE" = 1 ]; then
