@@ -56,13 +56,11 @@
 # KVMLU_BENCH_VIRTIO_REGION_MIB (default 32),
 # KVMLU_BENCH_VIRTIO_UPGRADES (idle and busy each, default 3),
 # KVMLU_BENCH_VIRTIO_HOSTUPDATE=0 (no host updates: one stage, faster),
-# KVMLU_BENCH_VIRTIO_TRANSPORT (default mmio): pci puts kvmlu-vmm's guest
+# KVMLU_BENCH_VIRTIO_TRANSPORT (default "mmio pci"): pci puts kvmlu-vmm's guest
 # on --virtio-transport pci (MSI-X) instead of virtio-mmio; "mmio pci" (or
 # both) runs kvmlu-vmm's guest once on each, in that order, side by side
 # in the table ("pci mmio" the other way); the blackouts are the last
 # one's,
-# KVMLU_HARNESS_SMP=1 (the QEMU host on one vCPU instead of the case's 2:
-# docs/devices.md says why the pci runs were measured so),
 # KVMLU_BENCH_RUNS (default 1); KVMLU_BENCH_VIRTIO_LOG=LOG prints the table
 # of an earlier run's case log and runs nothing. KVMLU_HARNESS_NO_BUILD=1: use build/kernel
 # as it is (no kernel/build.sh).
@@ -82,7 +80,7 @@ rounds=${KVMLU_BENCH_VIRTIO_ROUNDS:-5}
 region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 upgrades=${KVMLU_BENCH_VIRTIO_UPGRADES:-3}
 hostupdate=${KVMLU_BENCH_VIRTIO_HOSTUPDATE:-1}
-transports=${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio}
+transports=${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio pci}
 [ "$transports" = both ] && transports="mmio pci"
 transports=$(tr ',' ' ' <<<"$transports" | xargs)
 case $transports in

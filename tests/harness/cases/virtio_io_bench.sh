@@ -57,7 +57,10 @@
 # guest reads it with O_DIRECT): kvmlu-vmm's the last 4 KiB, QEMU's the
 # one before.
 HARNESS_MEM=3G
-HARNESS_SMP=2
+# One vCPU: on two, the emulator's two-vCPU race (tests/harness/README.md,
+# "No retries") stopped or reset the QEMU host at the pci guest's QD32
+# runs (docs/devices.md).
+HARNESS_SMP=1
 HARNESS_TIMEOUT=3000
 HARNESS_DISK=128M
 
