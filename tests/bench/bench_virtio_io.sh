@@ -237,6 +237,8 @@ table() { # table LOG: the figures of one run
 	*) echo "kvmlu-vmm on virtio-$t; QEMU on virtio-pci" ;;
 	esac
 	echo "$(val "$log" rounds) rounds of $(val "$log" secs) s runs, QEMU's guest then kvmlu-vmm's; $(val "$log" region_mib) MiB of a raw virtio disk each; 256 MiB / 1 vCPU guests; log $log"
+	[ -z "$(val "$log" thp_shmem)" ] ||
+		echo "THP in the QEMU host: shmem_enabled $(val "$log" thp_shmem) (kvmlu-vmm's memfd RAM, as configs/kvmlu-thp.conf sets it), enabled $(val "$log" thp_anon) (QEMU's anonymous RAM)"
 	head=$(printf '%-38s' "medians of the rounds")
 	for who in $kw qemu; do head="$head $(printf '%10s' "$(colname "$who")")"; done
 	for who in $kw; do head="$head $(printf '%10s %11s' "${who#kvmlu_}/qemu" "(min-max)")"; done

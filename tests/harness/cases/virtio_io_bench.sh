@@ -456,6 +456,13 @@ setup() {
 	KMARK=$(($(blockdev --getsize64 $DISK) / 4096 - 1))
 	QMARK=$((KMARK - 1))
 	[ $((2 * REGION * 256)) -lt "$QMARK" ] || fail "2 x kvmlu.bench_region=$REGION MiB do not fit below the marks on $DISK"
+	# As a host with kvmlu installed has it (configs/kvmlu-thp.conf): kvmlu-vmm's
+	# memfd RAM in 2 MiB folios, as QEMU's anonymous RAM gets them.
+	_thp=/sys/kernel/mm/transparent_hugepage/shmem_enabled
+	if [ -w $_thp ]; then
+		echo advise >$_thp
+		bench "thp thp_shmem=$(sed 's/.*\[\(.*\)\].*/\1/' $_thp) thp_anon=$(sed 's/.*\[\(.*\)\].*/\1/' /sys/kernel/mm/transparent_hugepage/enabled)"
+	fi
 }
 
 # Without host updates (kvmlu.bench_hostupdate=0) all in stage 1; with
