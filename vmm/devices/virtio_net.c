@@ -100,7 +100,8 @@ int virtio_net_init_fd(struct virtio_net *n, int fd, const struct virtio_net_spe
 {
 	struct net_config cfg = { .status = VIRTIO_NET_S_LINK_UP };
 	uint64_t features = (1ULL << VIRTIO_NET_F_MAC) | (1ULL << VIRTIO_NET_F_STATUS) |
-			    VIRTIO_NET_OFFLOAD_FEATURES | (1ULL << VIRTIO_NET_F_MRG_RXBUF);
+			    VIRTIO_NET_OFFLOAD_FEATURES | (1ULL << VIRTIO_NET_F_MRG_RXBUF) |
+			    (1ULL << VIRTIO_RING_F_EVENT_IDX);
 	int rc;
 
 	net_zero(n);
@@ -315,11 +316,13 @@ static void tx_one(struct virtio_net *n, const struct virtq_chain *c, uint64_t f
 /* Completions between two interrupts at most, as virtio-blk. */
 #define NET_IRQ_BATCH 16
 
-unsigned int virtio_net_tx(struct virtio_net *n)
+/* arm: pop until the ring is empty, which asks the driver for its next kick. */
+static unsigned int tx_drain(struct virtio_net *n, bool arm)
 {
 	unsigned int done = 0, batch = 0;
 
-	while (virtio_mmio_pop(&n->t, VIRTIO_NET_TXQ, &n->chain) > 0) {
+	while ((arm || virtio_mmio_pending(&n->t, VIRTIO_NET_TXQ)) &&
+	       virtio_mmio_pop(&n->t, VIRTIO_NET_TXQ, &n->chain) > 0) {
 		uint64_t features;
 		bool last;
 
@@ -334,6 +337,16 @@ unsigned int virtio_net_tx(struct virtio_net *n)
 			batch = 0;
 	}
 	return done;
+}
+
+unsigned int virtio_net_tx(struct virtio_net *n)
+{
+	return tx_drain(n, true);
+}
+
+unsigned int virtio_net_tx_unarmed(struct virtio_net *n)
+{
+	return tx_drain(n, false);
 }
 
 static bool fd_readable(int fd)
@@ -529,8 +542,9 @@ unsigned int virtio_net_rx(struct virtio_net *n)
 
 		if (!have) {
 			/* A chain is taken only for a frame that is there: none is wasted. */
+			/* An empty ring asks for the receive kick that refills it (EVENT_IDX). */
 			if ((!readable && !n->held_len) ||
-			    !virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ||
+			    !virtio_mmio_pending_arm(&n->t, VIRTIO_NET_RXQ) ||
 			    virtio_mmio_pop(&n->t, VIRTIO_NET_RXQ, &n->chain) <= 0)
 				break;
 			have = true;

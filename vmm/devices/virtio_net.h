@@ -154,6 +154,14 @@ void virtio_net_resume(struct virtio_net *n);
  * VIRTIO_NET_RX_BUDGET frames. Both return how many chains they completed.
  */
 unsigned int virtio_net_tx(struct virtio_net *n);
+/*
+ * virtio_net_tx() without asking the driver for its next kick (EVENT_IDX's
+ * avail_event stays where it was): a sending guest queues its next frames
+ * without an exit while the device thread looks again after
+ * VIRTIO_NET_TX_POLL_US, and only a look that finds nothing new asks.
+ */
+unsigned int virtio_net_tx_unarmed(struct virtio_net *n);
+#define VIRTIO_NET_TX_POLL_US	50
 unsigned int virtio_net_rx(struct virtio_net *n);
 
 /*

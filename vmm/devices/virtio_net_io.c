@@ -22,8 +22,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "common/clock.h"
 #include "common/err.h"
 #include "vmm/devices/virtio_net.h"
 
@@ -38,9 +40,17 @@ static void *net_thread(void *arg)
 	struct virtio_net *n = arg;
 	char tname[16];
 
+	/*
+	 * Transmit frames were sent and the next kick not asked for yet: the
+	 * ring is looked at again by tx_look_ns, whatever else wakes the thread.
+	 */
+	bool tx_watch = false;
+	uint64_t tx_look_ns = 0;
+
 	snprintf(tname, sizeof(tname), "net-%.11s", n->spec.tap);
 	pthread_setname_np(pthread_self(), tname);
 	for (;;) {
+		struct timespec poll_for = { 0 };
 		struct pollfd pfd[4] = {
 			{ .fd = n->io.ctl_fd, .events = POLLIN },
 			{ .fd = n->t.kick_fd[VIRTIO_NET_RXQ], .events = POLLIN },
@@ -49,6 +59,7 @@ static void *net_thread(void *arg)
 		};
 		bool paused = device_thread_paused(&n->io);
 		unsigned int nfds;
+		int rc;
 
 		/*
 		 * Paused: only ctl. Running: the tap only when there is somewhere
@@ -57,23 +68,48 @@ static void *net_thread(void *arg)
 		 */
 		nfds = paused ? 1 :
 		       !n->tap_failed && !n->held_len &&
-		       virtio_mmio_pending(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
-		if (poll(pfd, nfds, -1) < 0) {
+		       virtio_mmio_pending_arm(&n->t, VIRTIO_NET_RXQ) ? 4 : 3;
+		if (tx_watch && !paused) {
+			uint64_t now = kvmlu_mono_ns();
+
+			if (now >= tx_look_ns) {
+				/* The look after a send: more queued meanwhile, or ask for the next kick. */
+				if (virtio_net_tx_unarmed(n)) {
+					tx_look_ns = now + VIRTIO_NET_TX_POLL_US * 1000ULL;
+				} else {
+					virtio_net_tx(n);
+					tx_watch = false;
+				}
+				continue;
+			}
+			poll_for.tv_nsec = (long)(tx_look_ns - now);
+		}
+		rc = ppoll(pfd, nfds, tx_watch && !paused ? &poll_for : NULL, NULL);
+		if (rc < 0) {
 			if (errno == EINTR)
 				continue;
 			virtio_mmio_device_error(&n->t, "device thread: poll: %s", strerror(errno));
 			break;
 		}
+		if (rc == 0)
+			continue;	/* the look is due */
 		if (pfd[0].revents) {
 			if (!device_thread_control(&n->io, net_drain, n))
 				break;
+			tx_watch = false;	/* the drain asked for the next kick */
 			continue;	/* paused may have changed: recompute the set */
 		}
 		if (paused)
 			continue;
 		if (pfd[2].revents) {
 			device_thread_drain_fd(pfd[2].fd);
-			virtio_net_tx(n);
+			if (virtio_net_tx_unarmed(n)) {
+				if (!tx_watch)
+					tx_look_ns = kvmlu_mono_ns() + VIRTIO_NET_TX_POLL_US * 1000ULL;
+				tx_watch = true;
+			} else if (!tx_watch) {
+				virtio_net_tx(n);	/* nothing there: ask for the next kick */
+			}
 		}
 		if (pfd[1].revents)
 			device_thread_drain_fd(pfd[1].fd);

@@ -181,6 +181,8 @@ void virtio_mmio_push(struct virtio_mmio *t, unsigned int q, uint16_t head, uint
 void virtio_mmio_notify(struct virtio_mmio *t, unsigned int q);
 /* Chains made available on q and not taken yet (0 if not live). */
 unsigned int virtio_mmio_pending(struct virtio_mmio *t, unsigned int q);
+/* The same; at 0 the driver is asked to notify q at its next chain (virtq_pending_arm()). */
+unsigned int virtio_mmio_pending_arm(struct virtio_mmio *t, unsigned int q);
 
 /* NEEDS_RESET, a config interrupt, and no more queue work until reset. */
 void virtio_mmio_device_error(struct virtio_mmio *t, const char *fmt, ...)

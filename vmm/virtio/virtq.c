@@ -137,6 +137,18 @@ static uint16_t virtq_arm_notify(struct virtq *q, uint16_t avail_idx)
 	return virtq_avail_idx(q);
 }
 
+int virtq_pending_arm(struct virtq *q)
+{
+	uint16_t n;
+
+	if (!q->ready)
+		return 0;
+	n = (uint16_t)(virtq_avail_idx(q) - q->last_avail);
+	if (!n)
+		n = (uint16_t)(virtq_arm_notify(q, virtq_avail_idx(q)) - q->last_avail);
+	return n > q->size ? -EIO : n;
+}
+
 /* Append one buffer (a direct descriptor, or an entry of an indirect table). */
 static int virtq_add_buf(const struct virtq *q, struct virtq_chain *c, const struct virtq_desc *d,
 			 const char *where, unsigned int i, char *err, size_t errlen)

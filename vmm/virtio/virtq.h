@@ -132,6 +132,8 @@ void virtq_unpop(struct virtq *q, uint16_t n);
 
 /* Chains the driver made available that we have not taken; -EIO if more than size. */
 int virtq_pending(const struct virtq *q);
+/* The same; when there are none, the driver is asked to notify at its next one (EVENT_IDX). */
+int virtq_pending_arm(struct virtq *q);
 
 /* Return a chain with len bytes written into its writable buffers. */
 void virtq_push(struct virtq *q, uint16_t head, uint32_t len);

@@ -220,14 +220,17 @@ static void test_virtio_net_offers_mac_status_and_two_queues(void **state)
 
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_ID), VIRTIO_ID_NET);
 	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 0);
-	/* MAC, STATUS, checksum and TCP segmentation both ways, mergeable rx buffers. */
+	/*
+	 * MAC, STATUS, checksum and TCP segmentation both ways, mergeable rx
+	 * buffers, and event indices (fewer kicks and interrupts).
+	 */
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES),
 			 (1u << VIRTIO_NET_F_MAC) | (1u << VIRTIO_NET_F_STATUS) |
 			 (1u << VIRTIO_NET_F_CSUM) | (1u << VIRTIO_NET_F_GUEST_CSUM) |
 			 (1u << VIRTIO_NET_F_GUEST_TSO4) | (1u << VIRTIO_NET_F_GUEST_TSO6) |
 			 (1u << VIRTIO_NET_F_GUEST_ECN) | (1u << VIRTIO_NET_F_HOST_TSO4) |
 			 (1u << VIRTIO_NET_F_HOST_TSO6) | (1u << VIRTIO_NET_F_HOST_ECN) |
-			 (1u << VIRTIO_NET_F_MRG_RXBUF));
+			 (1u << VIRTIO_NET_F_MRG_RXBUF) | (1u << VIRTIO_RING_F_EVENT_IDX));
 	tg_wr(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES_SEL, 1);
 	assert_int_equal(tg_rd(&f->n->t, VIRTIO_MMIO_DEVICE_FEATURES), 1);	/* VERSION_1 */
 	for (int i = 0; i < 8; i++)
@@ -948,6 +951,65 @@ static void test_virtio_net_rx_mergeable_frame_fills_several_chains(void **state
 }
 
 /*
+ * EVENT_IDX on the receive side: a frame waiting in the tap with the ring
+ * empty asks the driver for its next receive kick (avail_event at the next
+ * index), so a driver that posts chains wakes the device; without that ask
+ * the device would wait for a kick that never comes.
+ */
+static void test_virtio_net_rx_empty_ring_asks_for_the_next_kick(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t *ae_p;
+	uint16_t ae;
+
+	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_RXQ)) + 4 + 8 * QSIZE;
+	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	post_rx(f, 0, 1526);
+	net_send(f->peer, 60, 1, 0, 0);
+	net_send(f->peer, 60, 2, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 1);
+	assert_int_equal(virtio_mmio_pending_arm(&f->n->t, VIRTIO_NET_RXQ), 0);
+	post_rx(f, 1, 1526);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	/* The tap empty too: the thread's look before it sleeps asks. */
+	assert_int_equal(virtio_mmio_pending_arm(&f->n->t, VIRTIO_NET_RXQ), 0);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 2);
+}
+
+/*
+ * A send without asking for the next kick: virtio_net_tx_unarmed() sends
+ * what is there and leaves EVENT_IDX's avail_event where it was (a
+ * sending guest queues more without an exit); virtio_net_tx(), the
+ * thread's look that finds nothing new, sets it to the next index.
+ */
+static void test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t *ae_p, buf[2048];
+	uint16_t ae;
+
+	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_TXQ)) + 4 + 8 * QSIZE;
+	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	post_tx(f, 0, 100, 1);
+	post_tx(f, 2, 200, 2);
+	assert_int_equal(virtio_net_tx_unarmed(f->n), 2);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 100);
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 200);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	assert_int_equal(virtio_net_tx_unarmed(f->n), 0);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 0x7777);
+	assert_int_equal(virtio_net_tx(f->n), 0);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 2);
+}
+
+/*
  * A frame larger than the whole receive ring (16 chains of 1526 bytes)
  * can never be delivered: it is dropped, every chain completed empty, and
  * the next frame goes through; holding it would stop receiving for good.
@@ -1190,6 +1252,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_tx_drops_lying_offload_headers, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_passes_offload_header_when_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_drops_lying_headers_from_tap, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_rx_empty_ring_asks_for_the_next_kick,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked,
+						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_frame_larger_than_ring_dropped, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_mergeable_frame_fills_several_chains, setup, teardown),
