@@ -465,24 +465,23 @@ void virtio_mmio_notify(struct virtio_mmio *t, unsigned int qi)
 	pthread_mutex_unlock(&t->lock);
 }
 
-unsigned int virtio_mmio_pending_arm(struct virtio_mmio *t, unsigned int qi)
+static unsigned int pending(struct virtio_mmio *t, unsigned int qi, bool arm)
 {
 	int n = 0;
 
 	pthread_mutex_lock(&t->lock);
 	if (qi < t->nr_queues && live(t))
-		n = virtq_pending_arm(&t->queues[qi]);
+		n = arm ? virtq_pending_arm(&t->queues[qi]) : virtq_pending(&t->queues[qi]);
 	pthread_mutex_unlock(&t->lock);
 	return n > 0 ? (unsigned int)n : 0;
 }
 
+unsigned int virtio_mmio_pending_arm(struct virtio_mmio *t, unsigned int qi)
+{
+	return pending(t, qi, true);
+}
+
 unsigned int virtio_mmio_pending(struct virtio_mmio *t, unsigned int qi)
 {
-	int n = 0;
-
-	pthread_mutex_lock(&t->lock);
-	if (qi < t->nr_queues && live(t))
-		n = virtq_pending(&t->queues[qi]);
-	pthread_mutex_unlock(&t->lock);
-	return n > 0 ? (unsigned int)n : 0;
+	return pending(t, qi, false);
 }
