@@ -35,6 +35,18 @@ static void net_drain(void *arg)
 	virtio_net_tx(arg);
 }
 
+/*
+ * Send what the guest queued without asking for its next kick; when there
+ * was nothing, ask for it. Returns whether to look again later.
+ */
+static bool tx_send(struct virtio_net *n)
+{
+	if (virtio_net_tx_unarmed(n))
+		return true;
+	virtio_net_tx(n);
+	return false;
+}
+
 static void *net_thread(void *arg)
 {
 	struct virtio_net *n = arg;
@@ -74,12 +86,8 @@ static void *net_thread(void *arg)
 
 			if (now >= tx_look_ns) {
 				/* The look after a send: more queued meanwhile, or ask for the next kick. */
-				if (virtio_net_tx_unarmed(n)) {
-					tx_look_ns = now + VIRTIO_NET_TX_POLL_US * 1000ULL;
-				} else {
-					virtio_net_tx(n);
-					tx_watch = false;
-				}
+				tx_watch = tx_send(n);
+				tx_look_ns = now + VIRTIO_NET_TX_POLL_US * 1000ULL;
 				continue;
 			}
 			poll_for.tv_nsec = (long)(tx_look_ns - now);
@@ -103,13 +111,11 @@ static void *net_thread(void *arg)
 			continue;
 		if (pfd[2].revents) {
 			device_thread_drain_fd(pfd[2].fd);
-			if (virtio_net_tx_unarmed(n)) {
-				if (!tx_watch)
-					tx_look_ns = kvmlu_mono_ns() + VIRTIO_NET_TX_POLL_US * 1000ULL;
-				tx_watch = true;
-			} else if (!tx_watch) {
-				virtio_net_tx(n);	/* nothing there: ask for the next kick */
-			}
+			/* While watching, the look comes on time whatever this finds. */
+			if (tx_watch)
+				virtio_net_tx_unarmed(n);
+			else if ((tx_watch = tx_send(n)))
+				tx_look_ns = kvmlu_mono_ns() + VIRTIO_NET_TX_POLL_US * 1000ULL;
 		}
 		if (pfd[1].revents)
 			device_thread_drain_fd(pfd[1].fd);

@@ -139,14 +139,12 @@ static uint16_t virtq_arm_notify(struct virtq *q, uint16_t avail_idx)
 
 int virtq_pending_arm(struct virtq *q)
 {
-	uint16_t n;
+	int n = virtq_pending(q);
 
-	if (!q->ready)
-		return 0;
-	n = (uint16_t)(virtq_avail_idx(q) - q->last_avail);
-	if (!n)
-		n = (uint16_t)(virtq_arm_notify(q, virtq_avail_idx(q)) - q->last_avail);
-	return n > q->size ? -EIO : n;
+	if (n || !q->ready)
+		return n;
+	virtq_arm_notify(q, virtq_avail_idx(q));
+	return virtq_pending(q);	/* the look after asking */
 }
 
 /* Append one buffer (a direct descriptor, or an entry of an indirect table). */
