@@ -297,6 +297,17 @@ static void store_gives_once(void **state)
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), -ENOENT);
 }
 
+/* What the store holds for UUID now (lvram_store_get, its fd closed). */
+static struct lvram_held_info held_info(void)
+{
+	struct lvram_held_info info;
+	int fd = -1;
+
+	assert_int_equal(lvram_store_get(UUID, &fd, &info), 0);
+	close(fd);
+	return info;
+}
+
 /*
  * The sum of the RAM as given is kept for the QEMU it was given to only,
  * and a new give or an ungive forgets it: domain-replace-qemu compares the
@@ -310,33 +321,29 @@ static void store_keeps_sum_given(void **state)
 	struct lvram_held_info info;
 	char buf[256], err[256];
 	size_t n = cmdline(buf, sizeof(buf), qemu);
-	int fd = -1, fd2 = -1;
+	int fd = -1;
 
 	(void)state;
 	assert_int_equal(lvram_store_hold(UUID, memfd_of(2 * MIB), 2 * MIB, 107, SUM), 0);
 	lvram_store_expect(UUID, true);
 	/* Not given yet: nothing to keep. */
 	lvram_store_set_sum_given(UUID, 4242, SUM2);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, "");
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
 	/* Another pid's word, or not a sum: dropped. */
 	lvram_store_set_sum_given(UUID, 4243, SUM2);
 	lvram_store_set_sum_given(UUID, 4242, "0123");
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, "");
 	lvram_store_set_sum_given(UUID, 4242, SUM2);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, SUM2);
 	assert_string_equal(info.sum, SUM);
 	/* The start failed: the next start's QEMU gets hashed afresh. */
 	lvram_store_ungive(UUID);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, "");
 	assert_int_equal(lvram_store_give(&rq, 107, 4244, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
@@ -344,8 +351,7 @@ static void store_keeps_sum_given(void **state)
 	lvram_store_ungive(UUID);
 	assert_int_equal(lvram_store_give(&rq, 107, 4245, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, "");
 	lvram_store_release(UUID);
 }
@@ -362,39 +368,35 @@ static void store_verified_gives_sum_once(void **state)
 	struct lvram_held_info info;
 	char buf[256], err[256];
 	size_t n = cmdline(buf, sizeof(buf), qemu);
-	int fd = -1, fd2 = -1;
+	int fd = -1;
 
 	(void)state;
 	assert_int_equal(lvram_store_hold(UUID, memfd_of(2 * MIB), 2 * MIB, 107, SUM), 0);
 	lvram_store_set_verified(UUID);
 	lvram_store_expect(UUID, true);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_true(info.verified);
 	assert_string_equal(info.sum_given, "");
 	assert_int_equal(lvram_store_give(&rq, 107, 4242, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, SUM);
 	assert_false(info.verified);
 	/* That start failed: the next QEMU's RAM is hashed afresh. */
 	lvram_store_ungive(UUID);
 	assert_int_equal(lvram_store_give(&rq, 107, 4243, buf, n, &fd, err, sizeof(err)), 0);
 	close(fd);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_string_equal(info.sum_given, "");
 	/* Verified while given: no (that QEMU has it). */
 	lvram_store_set_verified(UUID);
 	lvram_store_ungive(UUID);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), 0);
-	close(fd2);
+	info = held_info();
 	assert_false(info.verified);
 	lvram_store_release(UUID);
 	/* Unknown uuid: nothing happens. */
 	lvram_store_set_verified(UUID);
-	assert_int_equal(lvram_store_get(UUID, &fd2, &info), -ENOENT);
+	assert_false(lvram_store_held(UUID));
 }
 
 /* What the server answers on one connection (a socketpair: the peer is this process). */
