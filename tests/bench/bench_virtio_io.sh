@@ -103,7 +103,6 @@ for t in $transports; do
 		echo "$me: the native half ($t) ran nothing to compare (above says why)"
 done
 tests/guest/linux/fetch-kernel.sh >/dev/null || { echo "$me: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
-tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
 if [ "${KVMLU_HARNESS_NO_BUILD:-0}" != 1 ]; then
 	kernel/build.sh >"$work/kernel.log" 2>&1 ||
 		{ tail -n 20 "$work/kernel.log"; echo "$me: kernel/build.sh failed"; exit 1; }
@@ -113,34 +112,14 @@ kdir=$(readlink -f build/kernel)
 [ -x build/bin/kvmlu-loadgen ] || { echo "$me: build/bin/kvmlu-loadgen missing (make)"; exit 1; }
 qemu=$(command -v qemu-system-x86_64) || { echo "$me: SKIP: qemu-system-x86_64 missing"; exit 0; }
 
-# The guest kernel's modules the test initramfs lacks (QEMU's virtio-pci;
-# virtio-net), from the package fetch-kernel.sh extracted, in dependency order.
-cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
-moddir=
-for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
-	ver=${k##*/vmlinuz-}
-	[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
-	moddir=$cache/x/lib/modules/$ver/kernel
-	cmp -s "$k" build/guest-linux/vmlinuz && break
-done
-[ -n "$moddir" ] || { echo "$me: SKIP: no guest kernel modules in $cache"; exit 0; }
-mods="drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko
-drivers/virtio/virtio_pci.ko net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko"
-
 stage=$(mktemp -d "$work/stage.XXXXXX")
 trap 'rm -rf "$stage"' EXIT
 
 # 1. The guest's initramfs: the test one, then the bench's archive.
-g=$stage/guest
-mkdir -p "$g/bench/modules"
-install -m 0755 tests/bench/guest-bench-init "$g/bench/init"
-install -m 0755 build/bin/kvmlu-loadgen "$g/bench/kvmlu-loadgen"
-for m in $mods; do
-	cp "$moddir/$m" "$g/bench/modules/" || { echo "$me: $moddir/$m missing"; exit 1; }
-	echo "${m##*/}" >>"$g/bench/modules/load.order"
-done
-(cd "$g" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9n >"$stage/bench.cpio.gz"
-cat build/guest-linux/initramfs.cpio.gz "$stage/bench.cpio.gz" >"$work/guest-initramfs.cpio.gz"
+rc=0
+tests/bench/bench-guest-initramfs.sh "$work/guest-initramfs.cpio.gz" || rc=$?
+[ $rc = 77 ] && { echo "$me: SKIP: no guest kernel modules"; exit 0; }
+[ $rc = 0 ] || exit 1
 
 # 2. What the QEMU host gets on top of the harness initramfs: QEMU with its
 # libraries and the firmware a pc machine with -kernel needs, and the
@@ -161,9 +140,7 @@ tests/harness/mkinitramfs.sh "$work/base.cpio" "$kdir/bzImage" >"$work/initramfs
 cat "$work/base.cpio" "$work/extra.cpio" >"$work/initramfs.cpio"
 fi
 
-val() { # val LOG KEY: the last KVMLU-BENCH KEY=value
-	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | tail -n 1 | sed 's/.*=//'
-}
+. tests/bench/virtio_io_figures.sh
 stamp() { # stamp LOG TEXT: host seconds of the first line with TEXT
 	grep -a -m 1 -F "$2" "$1" | sed -n 's/^\[ *\([0-9.]*\)\].*/\1/p'
 }
@@ -180,16 +157,6 @@ kexec_ms() { # kexec_ms LOG FROM TO: kexec -e -> userspace of stage TO
 	[ -n "$k" ] && [ -n "$u" ] || { echo -; return; }
 	awk -v k="$k" -v u="$u" 'BEGIN { printf "%.0f", (u - k) * 1000 }'
 }
-vals() { # vals LOG KEY: every KVMLU-BENCH KEY=value in order, one a line
-	grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | sed 's/.*=//'
-}
-median() { sort -g | awk '{ v[NR] = $1 } END {
-	if (NR == 0) { print ""; exit }
-	printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratios() { # ratios LOG WHO KEY: WHO/qemu of each round, one a line
-	paste -d' ' <(vals "$1" "$2_$3") <(vals "$1" "qemu_$3") |
-		awk 'NF == 2 && $2 + 0 > 0 { printf "%.3f\n", $1 / $2 }'
-}
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "" || b == "" || b + 0 == 0) print "-"; else printf "%.2f", a / b }'; }
 med_max() { # med_max 1.2,3.4,...: "median max"
 	tr ',' '\n' <<<"$1" | sed '/^$/d' | sort -g | awk '{ v[NR] = $1 } END {
@@ -198,20 +165,7 @@ med_max() { # med_max 1.2,3.4,...: "median max"
 		printf "%.2f %.2f\n", m, v[NR] }'
 }
 
-# The workloads: KEY:unit of the exit count (the ops figure's divisor):label
-rows="seqwrite_MBps:MiB:1:seq write 1 MiB + fdatasync, MB/s
-seqread_MBps:MiB:1:seq read 1 MiB O_DIRECT, MB/s
-randread_iops:req:1:rand read 4 KiB O_DIRECT QD1, IOPS
-randread32_iops:req:1:rand read 4 KiB O_DIRECT QD32, IOPS
-randwrite32_iops:req:1:rand write 4 KiB O_DIRECT QD32, IOPS
-tcp_MBps:MB:1000000:TCP stream host -> guest, MB/s
-tcpout_MBps:MB:1000000:TCP stream guest -> host, MB/s
-tcprr_tps:trans:1:TCP req/resp 64 B, trans/s"
 spread() { sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { if (NR) printf "%.2f-%.2f", lo, hi; else print "-" }'; }
-per_op() { # per_op LOG WHO KEY STAT DIV: STAT exits per unit of each round, one a line
-	paste -d' ' <(vals "$1" "$2_$3_$4") <(vals "$1" "$2_$3_ops") |
-		awk -v d="$5" '$1 ~ /^[0-9]+$/ && $2 + 0 > 0 { printf "%.2f\n", $1 / ($2 / d) }'
-}
 kwhos() { # kwhos LOG: the prefixes of kvmlu-vmm's figures, one per transport
 	local t
 	t=$(val "$1" transport | grep . || echo mmio)

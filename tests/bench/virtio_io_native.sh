@@ -61,31 +61,12 @@ mkdir -p "$work"
 kernel=$(tests/guest/linux/fetch-kernel.sh) || { echo "native: SKIP: no guest kernel (tests/guest/linux/fetch-kernel.sh)"; exit 0; }
 gi=${KVMLU_BENCH_VIRTIO_GUEST_INITRD:-}
 if [ -z "$gi" ]; then
-	# As bench_virtio_io.sh builds it: the test initramfs, then the
-	# bench's archive (rdinit, loadgen, the modules it lacks).
-	tests/guest/linux/build-initramfs.sh >/dev/null || { echo "$me: build-initramfs.sh failed"; exit 1; }
-	cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
-	moddir=
-	for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
-		ver=${k##*/vmlinuz-}
-		[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
-		moddir=$cache/x/lib/modules/$ver/kernel
-		cmp -s "$k" build/guest-linux/vmlinuz && break
-	done
-	[ -n "$moddir" ] || { echo "native: SKIP: no guest kernel modules in $cache"; exit 0; }
-	g=$(mktemp -d "$work/stage.XXXXXX")
-	mkdir -p "$g/bench/modules"
-	install -m 0755 tests/bench/guest-bench-init "$g/bench/init"
-	install -m 0755 build/bin/kvmlu-loadgen "$g/bench/kvmlu-loadgen"
-	for m in drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko \
-		drivers/virtio/virtio_pci.ko net/core/failover.ko drivers/net/net_failover.ko drivers/net/virtio_net.ko; do
-		cp "$moddir/$m" "$g/bench/modules/" || { echo "$me: $moddir/$m missing"; rm -rf "$g"; exit 1; }
-		echo "${m##*/}" >>"$g/bench/modules/load.order"
-	done
+	# As bench_virtio_io.sh builds it.
 	gi=$work/guest-initramfs.cpio.gz
-	{ cat build/guest-linux/initramfs.cpio.gz
-	  (cd "$g" && find . | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) | gzip -9n; } >"$gi"
-	rm -rf "$g"
+	rc=0
+	tests/bench/bench-guest-initramfs.sh "$gi" || rc=$?
+	[ $rc = 77 ] && { echo "native: SKIP: no guest kernel modules"; exit 0; }
+	[ $rc = 0 ] || exit 1
 fi
 log=$work/native.log
 : >"$log"
@@ -109,28 +90,8 @@ rc=$?
 echo "native run: $(($(date +%s) - start)) s, log $log"
 
 # ------------------------------------------------------------------ table
-vals() { grep -a -o "KVMLU-BENCH .*" "$1" | grep -o " $2=[^ ]*" | sed 's/.*=//'; }
-val() { vals "$1" "$2" | tail -n 1; }
+. tests/bench/virtio_io_figures.sh
 noted() { grep -a -m 1 "^KVMLU-NOTE $1 " "$log" | sed "s/^KVMLU-NOTE $1 //"; }
-median() { sort -g | awk '{ v[NR] = $1 } END {
-	if (NR == 0) { print ""; exit }
-	printf "%.2f\n", (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-ratios() {
-	paste -d' ' <(vals "$1" "kvmlu_$2") <(vals "$1" "qemu_$2") |
-		awk 'NF == 2 && $2 + 0 > 0 { printf "%.3f\n", $1 / $2 }'
-}
-per_op() { # per_op LOG WHO KEY STAT DIV: STAT exits per unit of each round
-	paste -d' ' <(vals "$1" "$2_$3_$4") <(vals "$1" "$2_$3_ops") |
-		awk -v d="$5" '$1 ~ /^[0-9]+$/ && $2 + 0 > 0 { printf "%.2f\n", $1 / ($2 / d) }'
-}
-rows="seqwrite_MBps:MiB:1:seq write 1 MiB + fdatasync, MB/s
-seqread_MBps:MiB:1:seq read 1 MiB O_DIRECT, MB/s
-randread_iops:req:1:rand read 4 KiB O_DIRECT QD1, IOPS
-randread32_iops:req:1:rand read 4 KiB O_DIRECT QD32, IOPS
-randwrite32_iops:req:1:rand write 4 KiB O_DIRECT QD32, IOPS
-tcp_MBps:MB:1000000:TCP stream host -> guest, MB/s
-tcpout_MBps:MB:1000000:TCP stream guest -> host, MB/s
-tcprr_tps:trans:1:TCP req/resp 64 B, trans/s"
 qemu_ok=$(val "$log" qemu_ok)
 echo "native (this machine's /dev/kvm): kvmlu-vmm on virtio-$transport; QEMU -accel kvm -cpu $cpu on virtio-pci"
 echo "$rounds round(s) of $secs s runs (short: a Linux guest may boot for minutes on this KVM), QEMU's guest then kvmlu-vmm's; $region MiB of one raw disk file each; 256 MiB / 1 vCPU"
@@ -152,7 +113,7 @@ while IFS= read -r row; do
 	k=${row%%:*} r=${row#*:} unit=${r%%:*} r=${r#*:} div=${r%%:*} label=${r#*:}
 	a=$(vals "$log" "kvmlu_$k" | median) b=$(vals "$log" "qemu_$k" | median) q=
 	# A ratio only when QEMU's guest ran all its rounds here.
-	[ "$qemu_ok" = 1 ] && q=$(ratios "$log" "$k" | median)
+	[ "$qemu_ok" = 1 ] && q=$(ratios "$log" kvmlu "$k" | median)
 	printf '%-38s %10s %10s %10s  %10s %10s /%s\n' "$label" "${a:--}" "${b:--}" "${q:--}" \
 		"$(per_op "$log" kvmlu "$k" exits "$div" | median | grep . || echo -)" \
 		"$(per_op "$log" qemu "$k" exits "$div" | median | grep . || echo -)" "$unit"

@@ -20,15 +20,7 @@ die() { echo "qemu_archive: $*" >&2; exit 1; }
 qemu=$(command -v qemu-system-x86_64) || die "qemu-system-x86_64 missing (package qemu-system-x86)"
 base=$top/build/guest-linux/initramfs.cpio.gz
 [ -s "$base" ] || die "$base missing (tests/guest/linux/prepare.sh)"
-cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
-moddir=
-for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
-	ver=${k##*/vmlinuz-}
-	[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
-	moddir=$cache/x/lib/modules/$ver/kernel
-	cmp -s "$k" "$top/build/guest-linux/vmlinuz" && break
-done
-[ -n "$moddir" ] || die "no guest kernel modules in $cache (tests/guest/linux/fetch-kernel.sh)"
+moddir=$("$top/tests/guest/linux/module-dir.sh" 2>&1) || die "$moddir"
 
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT

@@ -27,8 +27,6 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 out=${1:-$top/build/guest-linux/initramfs.cpio.gz}
 bb=/bin/busybox
-cache=${KVMLU_GUEST_KERNEL_CACHE:-/var/cache/kvmlu/guest-kernel}
-vmlinuz=$top/build/guest-linux/vmlinuz
 modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/virtio_mmio.ko
 	drivers/virtio/virtio_pci_legacy_dev.ko drivers/virtio/virtio_pci_modern_dev.ko drivers/virtio/virtio_pci.ko
 	drivers/block/virtio_blk.ko
@@ -37,13 +35,7 @@ modules="drivers/virtio/virtio_ring.ko drivers/virtio/virtio.ko drivers/virtio/v
 netcount=$(dirname "$out")/netcount
 qdwrite=$(dirname "$out")/qdwrite
 
-moddir=
-for k in $(ls "$cache"/x/boot/vmlinuz-* 2>/dev/null | sort -V); do
-	ver=${k##*/vmlinuz-}
-	[ -d "$cache/x/lib/modules/$ver/kernel" ] || continue
-	moddir=$cache/x/lib/modules/$ver/kernel
-	cmp -s "$k" "$vmlinuz" 2>/dev/null && break
-done
+moddir=$("$here/module-dir.sh" 2>/dev/null) || moddir=
 
 if ! file -L "$bb" 2>/dev/null | grep -q 'statically linked'; then
 	echo "build-initramfs: $bb is not busybox-static (apt-get install busybox-static)"
