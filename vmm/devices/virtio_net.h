@@ -85,6 +85,8 @@
 	 (1ULL << VIRTIO_NET_F_HOST_TSO6) | (1ULL << VIRTIO_NET_F_HOST_ECN))
 /* tap_offloads before the first TUNSETOFFLOAD on an adopted fd: anything. */
 #define VIRTIO_NET_OFFLOADS_UNKNOWN	0xffffffffu
+/* Completions between two interrupts at most, as virtio-blk. */
+#define VIRTIO_NET_IRQ_BATCH	16
 /* Frames one virtio_net_rx() call reads at most before the thread looks at tx again. */
 #define VIRTIO_NET_RX_BUDGET	64
 
@@ -123,6 +125,7 @@ struct virtio_net {
 	 */
 	uint8_t held[VIRTIO_NET_HDR_LEN + VIRTIO_NET_FRAME_MAX];
 	size_t held_len;
+	uint64_t kick_rx_bytes, kick_tx_bytes;	/* the counters at the last transmit kick */
 	/* atomic: `status` reads them */
 	uint64_t rx_packets, rx_bytes, rx_dropped, tx_packets, tx_bytes, tx_dropped;
 };
@@ -162,7 +165,18 @@ unsigned int virtio_net_tx(struct virtio_net *n);
  */
 unsigned int virtio_net_tx_unarmed(struct virtio_net *n);
 #define VIRTIO_NET_TX_POLL_US	50
+/*
+ * A transmit kick. A guest that received more bytes than it sent since
+ * the last kick (a TCP receiver, whose frames are its ACKs) gets
+ * virtio_net_tx(): its next frame kicks at once, as an ACK that waits for
+ * the look slows the sender down. Otherwise virtio_net_tx_unarmed(), or
+ * virtio_net_tx() when there was nothing to send. Returns whether the
+ * device thread should look again after VIRTIO_NET_TX_POLL_US.
+ */
+bool virtio_net_tx_kick(struct virtio_net *n);
 unsigned int virtio_net_rx(struct virtio_net *n);
+/* The features the driver acked, if it is running (DRIVER_OK); else false. */
+bool virtio_net_acked(struct virtio_net *n, uint64_t *features);
 
 /*
  * TUN_F_* flags for the features a driver acked: rx the ones the tap may

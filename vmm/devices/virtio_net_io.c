@@ -114,7 +114,7 @@ static void *net_thread(void *arg)
 			/* While watching, the look comes on time whatever this finds. */
 			if (tx_watch)
 				virtio_net_tx_unarmed(n);
-			else if ((tx_watch = tx_send(n)))
+			else if ((tx_watch = virtio_net_tx_kick(n)))
 				tx_look_ns = kvmlu_mono_ns() + VIRTIO_NET_TX_POLL_US * 1000ULL;
 		}
 		if (pfd[1].revents)

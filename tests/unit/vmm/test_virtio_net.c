@@ -1010,6 +1010,44 @@ static void test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked(void **state
 }
 
 /*
+ * A transmit kick from a guest that mostly receives (a TCP receiver
+ * sending its ACKs) asks for the next kick at once; from a guest that
+ * mostly sends it does not, and the thread looks again instead.
+ */
+static void test_virtio_net_tx_kick_asks_at_once_for_a_receiver(void **state)
+{
+	struct fixture *f = *state;
+	uint8_t *ae_p, buf[2048];
+	uint16_t ae;
+
+	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_TXQ)) + 4 + 8 * QSIZE;
+	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	/* Sending 1000 bytes, nothing received: send, look again later. */
+	post_tx(f, 0, 1000, 1);
+	assert_true(virtio_net_tx_kick(f->n));
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 1000);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 0x7777);
+	/* 1400 bytes received, 60 sent since that kick: ask at once. */
+	post_rx(f, 0, 1526);
+	net_send(f->peer, 1400, 3, 0, 0);
+	assert_int_equal(virtio_net_rx(f->n), 1);
+	post_tx(f, 2, 60, 2);
+	assert_false(virtio_net_tx_kick(f->n));
+	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 60);
+	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 2);
+	/* Sending again, nothing received since: back to the look. */
+	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	post_tx(f, 4, 500, 4);
+	assert_true(virtio_net_tx_kick(f->n));
+	memcpy(&ae, ae_p, 2);
+	assert_int_equal(ae, 0x7777);
+}
+
+/*
  * A frame larger than the whole receive ring (16 chains of 1526 bytes)
  * can never be delivered: it is dropped, every chain completed empty, and
  * the next frame goes through; holding it would stop receiving for good.
@@ -1253,6 +1291,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_passes_offload_header_when_acked, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_drops_lying_headers_from_tap, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_rx_empty_ring_asks_for_the_next_kick,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(test_virtio_net_tx_kick_asks_at_once_for_a_receiver,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked,
 						setup, teardown),
