@@ -62,7 +62,7 @@ struct vmm_options {
 	 */
 	unsigned int nr_devs;
 	struct vm_device_config devs[VMM_MAX_DISKS + VMM_MAX_NETS];
-	enum vm_virtio_transport transport;	/* --virtio-transport; default mmio */
+	enum vm_virtio_transport transport;	/* --virtio-transport; default pci */
 };
 
 /*

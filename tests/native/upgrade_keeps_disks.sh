@@ -1,6 +1,7 @@
 #!/bin/bash
 # Proves: --disk gives a VM virtio-blk disks, and a live upgrade hands them
-# over as the same open files. Bad --disk arguments start nothing and say
+# over as the same open files. The VM is on virtio-mmio
+# (upgrade_keeps_virtio_pci_vm.sh covers the default, pci). Bad --disk arguments start nothing and say
 # why (missing file, unknown option, a disk another VM writes). status
 # lists the disks. save-state of a VM with disks is format 2.0 with one
 # virtio-blk node per disk. After an upgrade the new process holds the
@@ -28,7 +29,7 @@ refuse_start() {
 refuse_start 1 "disk $KV_DIR/missing.raw: No such file or directory" --disk "$KV_DIR/missing.raw"
 refuse_start 64 "unknown or repeated option 'rw' (readonly, id=NAME)" --disk "$rw,rw"
 
-up_start --memory 256M --cpus 2 --disk "$rw,id=root" --disk "$ro,readonly,id=data"
+up_start --memory 256M --cpus 2 --virtio-transport mmio --disk "$rw,id=root" --disk "$ro,readonly,id=data"
 kv_wait_serial '^witness boot=[0-9a-f]{16} cpu=1 tick=' 60
 boot=$(kv_boot_ids)
 refuse_start 1 "another VM has it open?" --disk "$rw"

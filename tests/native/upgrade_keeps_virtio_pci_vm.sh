@@ -6,7 +6,8 @@
 # upgrades keep it so: the new process holds the same open disk, status
 # still says pci, the guest ticks on with the same boot id. A bad
 # --virtio-transport value starts nothing and says why; a VM without the
-# option is still virtio-mmio. The witness guest drives no device: the
+# option is on virtio-pci too (the default), one with
+# --virtio-transport mmio on virtio-mmio. The witness guest drives no device: the
 # guest side of virtio-pci (config cycles, MSI-X, its state moved to a
 # new VM) is test_vm_virtio_pci's, and the Linux guest's in the harness
 # (linux_guest_disk_on_virtio_pci). No sanitizer report.
@@ -62,10 +63,16 @@ done
 up_stop
 up_check_sanitizers
 
-# Without the option: virtio-mmio as before.
+# Without the option: virtio-pci, the default.
 kv_start --memory 64M --cpus 1 --disk "$disk"
 kv_ok '{"cmd":"status"}'
-[ "$(kv_ret virtio_transport)" = mmio ] || kv_fail "default transport: $KV_REPLY"
+[ "$(kv_ret virtio_transport)" = pci ] || kv_fail "default transport: $KV_REPLY"
+[ "$(kv_ret 'disks[0].pci_device')" = 1 ] || kv_fail "default: no pci device 1: $KV_REPLY"
+kv_stop
+# --virtio-transport mmio: a virtio-mmio window with its GSI.
+kv_start --memory 64M --cpus 1 --virtio-transport mmio --disk "$disk"
+kv_ok '{"cmd":"status"}'
+[ "$(kv_ret virtio_transport)" = mmio ] || kv_fail "mmio transport: $KV_REPLY"
 [ "$(kv_ret 'disks[0].gsi')" = 16 ] || kv_fail "mmio disk gsi: $KV_REPLY"
 [ "$(kv_ret 'disks[0].pci_device')" = null ] || kv_fail "mmio disk with a pci device: $KV_REPLY"
 kv_stop

@@ -7,8 +7,9 @@
 # file on the outer machine, /dev/vda in here), given to kvmlu-vmm as
 # `--disk /dev/vda`: it keeps its data across the kexec, which the host's
 # tmpfs would not. The host makes an ext4 on it (mke2fs, 4 MiB short of
-# the disk's end); in the guest, tests/guest/linux/init loads virtio_mmio
-# and virtio_blk (the devices are in the ACPI DSDT), mounts the disk's
+# the disk's end); the VM is on virtio-mmio (the other cases' Linux guests
+# are on the default, pci); in the guest, tests/guest/linux/init loads
+# virtio_mmio and virtio_blk (the devices are in the ACPI DSDT), mounts the disk's
 # /dev/vda and appends "rec N" lines to /records, printing
 # `KVMLU-REC-ACK n=N` after each fsync returned (kvmlu.records=/dev/vda).
 #
@@ -279,7 +280,7 @@ stage1() {
 	# QEMU host's emulator, its vCPU 0 spinning for another CPU while the
 	# host's own CPU took no interrupts (tests/harness/README.md). Guests
 	# on two vCPUs: linux_guest_survives_upgrade_and_kexec and the TCP case.
-	$VM_BIN run --name $LD --memory 256M --cpus 1 \
+	$VM_BIN run --name $LD --memory 256M --cpus 1 --virtio-transport mmio \
 		--kernel /kvmlu/linux/vmlinuz --initrd /kvmlu/linux/initramfs.cpio.gz \
 		--append "console=ttyS0 reboot=k panic=-1 nokaslr kvmlu.status=5 kvmlu.records=/dev/vda kvmlu.qd=$LD_QD_FIRST,$LD_QD_BLOCKS,$LD_QD_WRITERS" \
 		--disk "$disk,id=records" \

@@ -491,7 +491,7 @@ static void test_options_takes_the_virtio_transport(void **state)
 
 	(void)state;
 	assert_int_equal(parse(&o, err, dflt), 0);
-	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_MMIO);
+	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_PCI);
 	assert_int_equal(parse(&o, err, pci), 0);
 	assert_int_equal(o.transport, VM_VIRTIO_TRANSPORT_PCI);
 	assert_int_equal(parse(&o, err, mmio), 0);
