@@ -7,8 +7,8 @@
 # bench's archive: tests/bench/guest-bench-init as rdinit, kvmlu-loadgen,
 # the virtio-pci and virtio-net modules; 256 MiB, 1 vCPU) runs its rounds
 # in QEMU -accel kvm (virtio-blk-pci, virtio-net-pci on a tap) and in
-# kvmlu-vmm (virtio-mmio, or virtio-pci with
-# KVMLU_BENCH_VIRTIO_TRANSPORT=pci), one after the other, on one raw disk
+# kvmlu-vmm (virtio-pci, or virtio-mmio with
+# KVMLU_BENCH_VIRTIO_TRANSPORT=mmio), one after the other, on one raw disk
 # file in /var/tmp (each guest its own part, through the page cache in
 # both) and taps on one bridge br-bench (10.17.0.1/24), in a private
 # network and mount namespace (unshare -n -m: the host's network is not
@@ -76,7 +76,7 @@ region=${KVMLU_BENCH_VIRTIO_REGION_MIB:-32}
 boot=${KVMLU_BENCH_VIRTIO_NATIVE_BOOT_SECS:-900}
 probe=${KVMLU_BENCH_VIRTIO_NATIVE_PROBE_SECS:-30}
 cpu=${KVMLU_BENCH_VIRTIO_NATIVE_QEMU_CPU:-host}
-transport=${KVMLU_BENCH_VIRTIO_TRANSPORT:-mmio}
+transport=${KVMLU_BENCH_VIRTIO_TRANSPORT:-pci}
 extra=${KVMLU_BENCH_VIRTIO_NATIVE_APPEND:-}
 case $transport in mmio | pci) ;; *) echo "$me: KVMLU_BENCH_VIRTIO_TRANSPORT=$transport: mmio or pci" >&2; exit 2 ;; esac
 disk=$(mktemp /var/tmp/kvmlu-bench-virtio.XXXXXX) || { echo "$me: no disk file in /var/tmp"; exit 1; }
@@ -344,8 +344,7 @@ qemu_run() {
 	QPID=
 }
 kvmlu_run() {
-	local t0 tr=
-	[ "$TRANSPORT" = pci ] && tr="--virtio-transport pci"
+	local t0 tr="--virtio-transport $TRANSPORT"
 	S=$T/kvmlu.serial M=$KMARK IP=10.17.0.2
 	mark $M zero
 	t0=$(date +%s)
