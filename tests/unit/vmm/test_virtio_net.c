@@ -981,6 +981,28 @@ static void test_virtio_net_rx_empty_ring_asks_for_the_next_kick(void **state)
 }
 
 /*
+ * The device driven again with EVENT_IDX acked, and the transmit ring's
+ * avail_event marked 0x7777: where the device asks for the next kick.
+ */
+static uint8_t *tx_event_idx_marked(struct fixture *f)
+{
+	uint8_t *ae_p;
+
+	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
+	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_TXQ)) + 4 + 8 * QSIZE;
+	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	return ae_p;
+}
+
+static uint16_t avail_event(const uint8_t *ae_p)
+{
+	uint16_t ae;
+
+	memcpy(&ae, ae_p, 2);
+	return ae;
+}
+
+/*
  * A send without asking for the next kick: virtio_net_tx_unarmed() sends
  * what is there and leaves EVENT_IDX's avail_event where it was (a
  * sending guest queues more without an exit); virtio_net_tx(), the
@@ -990,11 +1012,8 @@ static void test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked(void **state
 {
 	struct fixture *f = *state;
 	uint8_t *ae_p, buf[2048];
-	uint16_t ae;
 
-	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
-	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_TXQ)) + 4 + 8 * QSIZE;
-	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	ae_p = tx_event_idx_marked(f);
 	post_tx(f, 0, 100, 1);
 	post_tx(f, 2, 200, 2);
 	assert_int_equal(virtio_net_tx_unarmed(f->n), 2);
@@ -1002,11 +1021,9 @@ static void test_virtio_net_tx_unarmed_leaves_the_next_kick_unasked(void **state
 	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 200);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
 	assert_int_equal(virtio_net_tx_unarmed(f->n), 0);
-	memcpy(&ae, ae_p, 2);
-	assert_int_equal(ae, 0x7777);
+	assert_int_equal(avail_event(ae_p), 0x7777);
 	assert_int_equal(virtio_net_tx(f->n), 0);
-	memcpy(&ae, ae_p, 2);
-	assert_int_equal(ae, 2);
+	assert_int_equal(avail_event(ae_p), 2);
 }
 
 /*
@@ -1018,17 +1035,13 @@ static void test_virtio_net_tx_kick_asks_at_once_for_a_receiver(void **state)
 {
 	struct fixture *f = *state;
 	uint8_t *ae_p, buf[2048];
-	uint16_t ae;
 
-	redrive(f, f->n, 1ULL << VIRTIO_RING_F_EVENT_IDX);
-	ae_p = (uint8_t *)gp(f, USED(VIRTIO_NET_TXQ)) + 4 + 8 * QSIZE;
-	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
+	ae_p = tx_event_idx_marked(f);
 	/* Sending 1000 bytes, nothing received: send, look again later. */
 	post_tx(f, 0, 1000, 1);
 	assert_true(virtio_net_tx_kick(f->n));
 	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 1000);
-	memcpy(&ae, ae_p, 2);
-	assert_int_equal(ae, 0x7777);
+	assert_int_equal(avail_event(ae_p), 0x7777);
 	/* 1400 bytes received, 60 sent since that kick: ask at once. */
 	post_rx(f, 0, 1526);
 	net_send(f->peer, 1400, 3, 0, 0);
@@ -1037,14 +1050,12 @@ static void test_virtio_net_tx_kick_asks_at_once_for_a_receiver(void **state)
 	assert_false(virtio_net_tx_kick(f->n));
 	assert_int_equal(recv(f->peer, buf, sizeof(buf), MSG_DONTWAIT), 12 + 60);
 	assert_int_equal(used_idx(f, VIRTIO_NET_TXQ), 2);
-	memcpy(&ae, ae_p, 2);
-	assert_int_equal(ae, 2);
+	assert_int_equal(avail_event(ae_p), 2);
 	/* Sending again, nothing received since: back to the look. */
 	memcpy(ae_p, &(uint16_t){ 0x7777 }, 2);
 	post_tx(f, 4, 500, 4);
 	assert_true(virtio_net_tx_kick(f->n));
-	memcpy(&ae, ae_p, 2);
-	assert_int_equal(ae, 0x7777);
+	assert_int_equal(avail_event(ae_p), 0x7777);
 }
 
 /*
