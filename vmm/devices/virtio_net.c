@@ -247,6 +247,14 @@ unsigned int virtio_net_tx_unarmed(struct virtio_net *n)
 	return tx_drain(n, false);
 }
 
+bool virtio_net_tx_look(struct virtio_net *n)
+{
+	if (virtio_net_tx_unarmed(n))
+		return true;
+	virtio_net_tx(n);
+	return false;
+}
+
 bool virtio_net_tx_kick(struct virtio_net *n)
 {
 	uint64_t rx = __atomic_load_n(&n->rx_bytes, __ATOMIC_RELAXED);
@@ -255,8 +263,8 @@ bool virtio_net_tx_kick(struct virtio_net *n)
 
 	n->kick_rx_bytes = rx;
 	n->kick_tx_bytes = tx;
-	if (!receiving && virtio_net_tx_unarmed(n))
-		return true;
+	if (!receiving)
+		return virtio_net_tx_look(n);
 	virtio_net_tx(n);
 	return false;
 }

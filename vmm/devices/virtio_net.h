@@ -166,12 +166,17 @@ unsigned int virtio_net_tx(struct virtio_net *n);
 unsigned int virtio_net_tx_unarmed(struct virtio_net *n);
 #define VIRTIO_NET_TX_POLL_US	50
 /*
+ * The device thread's look at the transmit ring: virtio_net_tx_unarmed(),
+ * or virtio_net_tx() when there was nothing to send. Returns whether to
+ * look again after VIRTIO_NET_TX_POLL_US.
+ */
+bool virtio_net_tx_look(struct virtio_net *n);
+/*
  * A transmit kick. A guest that received more bytes than it sent since
  * the last kick (a TCP receiver, whose frames are its ACKs) gets
  * virtio_net_tx(): its next frame kicks at once, as an ACK that waits for
- * the look slows the sender down. Otherwise virtio_net_tx_unarmed(), or
- * virtio_net_tx() when there was nothing to send. Returns whether the
- * device thread should look again after VIRTIO_NET_TX_POLL_US.
+ * the look slows the sender down. Otherwise virtio_net_tx_look(). Returns
+ * whether the device thread should look again after VIRTIO_NET_TX_POLL_US.
  */
 bool virtio_net_tx_kick(struct virtio_net *n);
 unsigned int virtio_net_rx(struct virtio_net *n);

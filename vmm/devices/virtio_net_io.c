@@ -35,18 +35,6 @@ static void net_drain(void *arg)
 	virtio_net_tx(arg);
 }
 
-/*
- * Send what the guest queued without asking for its next kick; when there
- * was nothing, ask for it. Returns whether to look again later.
- */
-static bool tx_send(struct virtio_net *n)
-{
-	if (virtio_net_tx_unarmed(n))
-		return true;
-	virtio_net_tx(n);
-	return false;
-}
-
 static void *net_thread(void *arg)
 {
 	struct virtio_net *n = arg;
@@ -86,7 +74,7 @@ static void *net_thread(void *arg)
 
 			if (now >= tx_look_ns) {
 				/* The look after a send: more queued meanwhile, or ask for the next kick. */
-				tx_watch = tx_send(n);
+				tx_watch = virtio_net_tx_look(n);
 				tx_look_ns = now + VIRTIO_NET_TX_POLL_US * 1000ULL;
 				continue;
 			}
